@@ -1,0 +1,246 @@
+// format_bench: the KeySet block against the classic LevelDB-style block.
+//
+// Benchmarks BM_KeySet_<Op> and BM_Classic_<Op> for Op in Build, Scan, Get,
+// Seek, on one block holding 4 MiB of entries (16-byte keys, 100-byte values).
+// Each benchmark runs with repetitions; the closing summary prints the median
+// time per operation of both formats and the KeySet speed-up.
+//
+//   format_bench [--entry_bytes=4194304] [google benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/block.h"
+
+namespace jigsaw {
+namespace {
+
+constexpr size_t kKeySize = 16;
+constexpr size_t kValueSize = 100;
+
+struct Dataset {
+  std::vector<std::string> keys;  // sorted, unique
+  std::vector<std::string> values;
+  std::vector<uint32_t> lookup_order;  // random permutation of indices
+};
+
+Dataset MakeDataset(size_t entry_bytes) {
+  const size_t count = entry_bytes / (kKeySize + kValueSize);
+  std::mt19937_64 rng(2024);
+  std::vector<uint64_t> numbers;
+  numbers.reserve(count * 2);
+  while (numbers.size() < count) {
+    for (size_t i = numbers.size(); i < count; ++i) numbers.push_back(rng() % 10000000000000000ULL);
+    std::sort(numbers.begin(), numbers.end());
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  }
+  Dataset d;
+  for (uint64_t n : numbers) {
+    char key[kKeySize + 1];
+    std::snprintf(key, sizeof(key), "%016" PRIu64, n);
+    d.keys.emplace_back(key, kKeySize);
+    std::string value(kValueSize, '\0');
+    for (char& c : value) c = static_cast<char>(rng());
+    d.values.push_back(std::move(value));
+  }
+  d.lookup_order.resize(count);
+  for (size_t i = 0; i < count; ++i) d.lookup_order[i] = static_cast<uint32_t>(i);
+  std::shuffle(d.lookup_order.begin(), d.lookup_order.end(), rng);
+  return d;
+}
+
+size_t g_entry_bytes = 4 << 20;
+
+const Dataset& GetDataset() {
+  static const Dataset dataset = MakeDataset(g_entry_bytes);
+  return dataset;
+}
+
+// A finished block of one format over the dataset, built once.
+struct BuiltBlock {
+  std::vector<uint64_t> storage;
+  Slice contents;
+  std::unique_ptr<BlockReader> reader;
+};
+
+size_t Capacity(BlockFormat format, const Dataset& d) {
+  size_t capacity = 4096;
+  for (size_t i = 0; i < d.keys.size(); ++i) capacity += MaxEntryFootprint(format, kKeySize, kValueSize);
+  return capacity;
+}
+
+size_t BuildInto(BlockFormat format, const Dataset& d, char* dest, size_t capacity) {
+  auto builder = NewBlockBuilder(format, {}, dest, capacity);
+  for (size_t i = 0; i < d.keys.size(); ++i) {
+    if (!builder->Add(d.keys[i], 1, ValueType::kValue, d.values[i]).ok()) std::abort();
+  }
+  size_t size = 0;
+  if (!builder->Finish(&size).ok()) std::abort();
+  return size;
+}
+
+const BuiltBlock& GetBlock(BlockFormat format) {
+  static std::map<BlockFormat, BuiltBlock> blocks;
+  auto it = blocks.find(format);
+  if (it != blocks.end()) return it->second;
+  const Dataset& d = GetDataset();
+  BuiltBlock& b = blocks[format];
+  const size_t capacity = Capacity(format, d);
+  b.storage.resize(capacity / 8 + 1);
+  char* dest = reinterpret_cast<char*>(b.storage.data());
+  b.contents = Slice(dest, BuildInto(format, d, dest, capacity));
+  if (!BlockReader::Open(format, b.contents, {}, &b.reader).ok()) std::abort();
+  return b;
+}
+
+void BM_Build(benchmark::State& state, BlockFormat format) {
+  const Dataset& d = GetDataset();
+  const size_t capacity = Capacity(format, d);
+  std::vector<uint64_t> storage(capacity / 8 + 1);
+  char* dest = reinterpret_cast<char*>(storage.data());
+  size_t size = 0;
+  for (auto _ : state) {
+    size = BuildInto(format, d, dest, capacity);
+    benchmark::DoNotOptimize(dest);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * d.keys.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * d.keys.size() * (kKeySize + kValueSize)));
+  state.counters["entries"] = static_cast<double>(d.keys.size());
+  state.counters["block_bytes"] = static_cast<double>(size);
+}
+
+void BM_Scan(benchmark::State& state, BlockFormat format) {
+  const BuiltBlock& b = GetBlock(format);
+  auto it = b.reader->NewIterator();
+  uint64_t entries = 0;
+  for (auto _ : state) {
+    uint64_t checksum = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      checksum += it->user_key().size() + static_cast<uint8_t>(it->value().data()[0]);
+      ++entries;
+    }
+    benchmark::DoNotOptimize(checksum);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(entries));
+}
+
+void BM_Get(benchmark::State& state, BlockFormat format) {
+  const Dataset& d = GetDataset();
+  const BuiltBlock& b = GetBlock(format);
+  size_t i = 0;
+  BlockLookup result;
+  for (auto _ : state) {
+    const std::string& key = d.keys[d.lookup_order[i]];
+    if (++i == d.lookup_order.size()) i = 0;
+    if (!b.reader->Get(key, kMaxSequenceNumber, &result).ok()) std::abort();
+    benchmark::DoNotOptimize(result.value.data()[0]);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
+void BM_Seek(benchmark::State& state, BlockFormat format) {
+  const Dataset& d = GetDataset();
+  const BuiltBlock& b = GetBlock(format);
+  auto it = b.reader->NewIterator();
+  size_t i = 0;
+  for (auto _ : state) {
+    const std::string& key = d.keys[d.lookup_order[i]];
+    if (++i == d.lookup_order.size()) i = 0;
+    it->Seek(key);
+    if (!it->Valid()) std::abort();
+    benchmark::DoNotOptimize(it->value().data()[0]);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
+// Collects the median of each benchmark for the closing summary.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") {
+        medians_[run.run_name.function_name] = {run.GetAdjustedRealTime(), run.time_unit,
+                                                run.counters.count("items_per_second")
+                                                    ? double(run.counters.at("items_per_second"))
+                                                    : 0.0};
+      }
+    }
+  }
+
+  void PrintSummary() const {
+    std::printf("\nSummary: %zu entries (%zu-byte keys, %zu-byte values), median of repetitions\n",
+                GetDataset().keys.size(), kKeySize, kValueSize);
+    std::printf("%-6s %16s %16s %10s  %s\n", "op", "KeySet ns/entry", "Classic ns/entry", "speed-up", "target");
+    for (const char* op : {"Build", "Scan", "Get", "Seek"}) {
+      const double keyset = NanosPerItem(std::string("BM_KeySet_") + op);
+      const double classic = NanosPerItem(std::string("BM_Classic_") + op);
+      if (keyset <= 0 || classic <= 0) continue;
+      std::string target = "-";
+      if (std::strcmp(op, "Build") == 0 || std::strcmp(op, "Scan") == 0) {
+        target = classic / keyset >= 3.0 ? ">= 3x: met" : ">= 3x: MISSED";
+      } else if (std::strcmp(op, "Get") == 0) {
+        target = keyset <= 400.0 ? "<= 400 ns: met" : "<= 400 ns: MISSED";
+      }
+      std::printf("%-6s %16.1f %16.1f %9.2fx  %s\n", op, keyset, classic, classic / keyset, target.c_str());
+    }
+  }
+
+ private:
+  struct Median {
+    double time;
+    benchmark::TimeUnit unit;
+    double items_per_second;
+  };
+  double NanosPerItem(const std::string& name) const {
+    auto it = medians_.find(name);
+    if (it == medians_.end() || it->second.items_per_second <= 0) return -1;
+    return 1e9 / it->second.items_per_second;
+  }
+  std::map<std::string, Median> medians_;
+};
+
+}  // namespace
+}  // namespace jigsaw
+
+int main(int argc, char** argv) {
+  using jigsaw::BlockFormat;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--entry_bytes=", 14) == 0) {
+      jigsaw::g_entry_bytes = std::strtoull(argv[i] + 14, nullptr, 10);
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      --i;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  struct Op {
+    const char* name;
+    void (*fn)(benchmark::State&, BlockFormat);
+  };
+  const Op ops[] = {{"Build", jigsaw::BM_Build}, {"Scan", jigsaw::BM_Scan}, {"Get", jigsaw::BM_Get},
+                    {"Seek", jigsaw::BM_Seek}};
+  for (const Op& op : ops) {
+    for (auto [prefix, format] : {std::pair{"BM_KeySet_", BlockFormat::kKeySet},
+                                  std::pair{"BM_Classic_", BlockFormat::kClassic}}) {
+      benchmark::RegisterBenchmark((std::string(prefix) + op.name).c_str(), op.fn, format)
+          ->Repetitions(5)
+          ->ReportAggregatesOnly(true)
+          ->Unit(benchmark::kNanosecond);
+    }
+  }
+  jigsaw::SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.PrintSummary();
+  benchmark::Shutdown();
+  return 0;
+}

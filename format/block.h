@@ -1,0 +1,161 @@
+// The block interface shared by the KeySet format and the classic
+// (LevelDB-style) format, so that the engine and the profiler can run with
+// either and measure the difference.
+//
+// A block is an immutable, self-contained, checksummed run of entries sorted
+// in internal-key order (format/dbformat.h). Builders write a block straight
+// into caller-provided memory -- a pmem mapping, a buffer for an SSD file or a
+// heap buffer. Readers serve lookups and iteration directly on a span of bytes
+// without copying them.
+#ifndef JIGSAW_FORMAT_BLOCK_H_
+#define JIGSAW_FORMAT_BLOCK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "format/dbformat.h"
+#include "jigsaw/comparator.h"
+#include "jigsaw/slice.h"
+#include "jigsaw/status.h"
+
+namespace jigsaw {
+
+enum class BlockFormat : uint8_t {
+  kKeySet = 1,   // docs/format.md
+  kClassic = 2,  // docs/classic_format.md
+};
+const char* BlockFormatName(BlockFormat format);
+
+struct BlockBuilderOptions {
+  // Order of user keys. Must outlive the builder. Default: bytewise.
+  const Comparator* comparator = BytewiseComparator();
+  // KeySet: bits per key of the in-block Bloom filter; 0 = no filter. Default 10.
+  int bloom_bits_per_key = 10;
+  // Classic: entries between restart points. Default 16.
+  int restart_interval = 16;
+};
+
+// Builds one block into dest[0, capacity).
+//
+// Contract: entries are added in strictly increasing internal-key order
+// (user key ascending, then sequence descending); violating it is a
+// programming error (checked by assert in debug builds). dest must be 8-byte
+// aligned and must stay valid until Finish returns. The builder only writes
+// inside dest[0, capacity). It does not persist anything: after Finish the
+// caller makes dest[0, block_size) durable as its medium requires.
+//
+// Thread-safety: a builder is used by one thread at a time.
+class BlockBuilder {
+ public:
+  virtual ~BlockBuilder() = default;
+
+  // Appends one entry. Returns InvalidArgument if the key or value exceeds
+  // kMaxKeySize / kMaxValueSize, and NoSpace if the finished block would no
+  // longer fit in `capacity`; in both cases the builder is unchanged and can
+  // still be finished.
+  virtual Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type,
+                     const Slice& value) = 0;
+
+  // Completes the block: afterwards dest[0, *block_size) is a valid block.
+  // No further calls are allowed.
+  virtual Status Finish(size_t* block_size) = 0;
+
+  virtual uint64_t num_entries() const = 0;
+  // Size of the block if it were finished now.
+  virtual size_t CurrentSize() const = 0;
+};
+
+// dest: 8-byte aligned memory of `capacity` bytes that the caller owns.
+std::unique_ptr<BlockBuilder> NewBlockBuilder(BlockFormat format,
+                                              const BlockBuilderOptions& options, char* dest,
+                                              size_t capacity);
+
+// Upper bound of CurrentSize() growth when adding one entry; lets callers
+// size destinations.
+size_t MaxEntryFootprint(BlockFormat format, size_t key_size, size_t value_size);
+
+struct BlockReadOptions {
+  // Must be the comparator the block was built with (the KeySet format checks
+  // it). Must outlive the reader. Default: bytewise.
+  const Comparator* comparator = BytewiseComparator();
+  // Verify the block checksum when opening. Default true. With false, a
+  // damaged block still never causes an out-of-bounds read: structural damage
+  // is reported as Corruption; damage inside keys or values may go unnoticed.
+  bool verify_checksum = true;
+};
+
+// Result of a point lookup.
+struct BlockLookup {
+  ValueType type = ValueType::kValue;
+  SequenceNumber sequence = 0;
+  Slice value;  // points into the block; empty for deletions
+};
+
+// Iterates a block in internal-key order. Slices returned by user_key() and
+// value() stay valid until the iterator moves or is destroyed (the KeySet
+// format: until the block bytes are released).
+// Thread-safety: one thread at a time per iterator.
+class BlockIterator {
+ public:
+  virtual ~BlockIterator() = default;
+
+  bool Valid() const { return valid_; }
+  virtual void SeekToFirst() = 0;
+  virtual void SeekToLast() = 0;
+  // Positions at the first entry with (user key, sequence) >= (user_key,
+  // sequence) in internal-key order: the newest version of user_key visible
+  // at `sequence`, or the next key.
+  virtual void Seek(const Slice& user_key, SequenceNumber sequence = kMaxSequenceNumber) = 0;
+  virtual void Next() = 0;  // requires Valid()
+  virtual void Prev() = 0;  // requires Valid()
+
+  // The current entry; require Valid(). The accessors are not virtual: every
+  // move stores the current entry here, so reading it costs no dispatch.
+  Slice user_key() const { return user_key_; }
+  SequenceNumber sequence() const { return TagSequence(tag_); }
+  ValueType type() const { return TagType(tag_); }
+  Slice value() const { return value_; }
+  // Corruption if a damaged entry was met; the iterator is then !Valid().
+  virtual Status status() const = 0;
+
+ protected:
+  bool valid_ = false;
+  Slice user_key_;
+  Slice value_;
+  uint64_t tag_ = 0;
+};
+
+// A read-only view of one block. Does not own the bytes: `contents` must stay
+// valid and unchanged while the reader or any of its iterators is alive.
+// Thread-safety: const methods may be called concurrently.
+class BlockReader {
+ public:
+  virtual ~BlockReader() = default;
+
+  // Checks the header (and the checksum if requested) in O(1) + checksum
+  // time. Returns Corruption for malformed or truncated blocks, NotSupported
+  // for a newer format version, InvalidArgument for a comparator mismatch or
+  // a misaligned buffer.
+  static Status Open(BlockFormat format, const Slice& contents, const BlockReadOptions& options,
+                     std::unique_ptr<BlockReader>* reader);
+
+  virtual BlockFormat format() const = 0;
+  virtual uint64_t num_entries() const = 0;
+
+  // Finds the newest entry of user_key with sequence <= snapshot. OK with
+  // *result filled (a deletion is reported as type kDeletion), NotFound if the
+  // block has no such entry, Corruption if a damaged entry was met.
+  virtual Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const = 0;
+
+  virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
+
+  // Deep O(n) check of every entry, of the order and of the format's index
+  // structures. Used by consistency checks and tests; readers do not need it
+  // to be memory-safe.
+  virtual Status Validate() const = 0;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_FORMAT_BLOCK_H_

@@ -1,0 +1,43 @@
+// Blocked Bloom filter stored inside a KeySet block.
+//
+// The filter is an array of 64-byte lines. A key selects one line from its
+// 64-bit hash and sets/tests `probes` bits inside that line, so a lookup costs
+// one cache line. Layout and hashing are part of the KeySet format
+// (docs/format.md, "Bloom filter section").
+#ifndef JIGSAW_FORMAT_BLOOM_H_
+#define JIGSAW_FORMAT_BLOOM_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jigsaw/slice.h"
+
+namespace jigsaw::bloom {
+
+inline constexpr size_t kLineBytes = 64;
+inline constexpr uint32_t kMaxProbes = 30;
+
+// XXH3-64 of the user key, seed 0.
+uint64_t KeyHash(const Slice& user_key);
+
+struct Geometry {
+  uint32_t lines = 0;   // 0 means "no filter"
+  uint32_t probes = 0;
+};
+
+// Filter shape for `num_keys` keys at `bits_per_key` bits each (0 = no filter).
+Geometry ChooseGeometry(uint64_t num_keys, int bits_per_key);
+// Just the line count of ChooseGeometry (cheap enough to call per entry).
+inline uint32_t LinesFor(uint64_t num_keys, int bits_per_key) {
+  if (num_keys == 0 || bits_per_key <= 0) return 0;
+  const uint64_t bits = num_keys * static_cast<uint64_t>(bits_per_key);
+  return static_cast<uint32_t>((bits + kLineBytes * 8 - 1) / (kLineBytes * 8));
+}
+
+// `lines` points to geometry.lines * kLineBytes bytes.
+void AddHash(char* lines, const Geometry& geometry, uint64_t hash);
+bool MayContainHash(const char* lines, const Geometry& geometry, uint64_t hash);
+
+}  // namespace jigsaw::bloom
+
+#endif  // JIGSAW_FORMAT_BLOOM_H_

@@ -1,0 +1,42 @@
+#include "jigsaw/status.h"
+
+#include <gtest/gtest.h>
+
+namespace jigsaw {
+namespace {
+
+TEST(StatusTest, OkHasNoMessage) {
+  Status s;
+  EXPECT_TRUE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kOk);
+  EXPECT_EQ(s.ToString(), "OK");
+  EXPECT_TRUE(s.message().empty());
+}
+
+TEST(StatusTest, CodesAndMessages) {
+  EXPECT_TRUE(Status::NotFound("k").IsNotFound());
+  EXPECT_TRUE(Status::Corruption("c").IsCorruption());
+  EXPECT_TRUE(Status::NotSupported("n").IsNotSupported());
+  EXPECT_TRUE(Status::InvalidArgument("i").IsInvalidArgument());
+  EXPECT_TRUE(Status::IOError("io").IsIOError());
+  EXPECT_TRUE(Status::NoSpace("full").IsNoSpace());
+  Status s = Status::InvalidArgument("key too large", "70000 bytes");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "key too large: 70000 bytes");
+  EXPECT_EQ(s.ToString(), "Invalid argument: key too large: 70000 bytes");
+}
+
+TEST(StatusTest, CopyAndMove) {
+  Status a = Status::IOError("disk", "gone");
+  Status b = a;
+  EXPECT_EQ(a.ToString(), b.ToString());
+  Status c = std::move(a);
+  EXPECT_TRUE(c.IsIOError());
+  b = Status::OK();
+  EXPECT_TRUE(b.ok());
+  c = c;  // self-assignment keeps the value
+  EXPECT_TRUE(c.IsIOError());
+}
+
+}  // namespace
+}  // namespace jigsaw
