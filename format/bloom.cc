@@ -1,60 +1,56 @@
 #include "format/bloom.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace jigsaw::bloom {
 
-uint64_t KeyHash(const Slice& user_key) { return XXH3_64bits(user_key.data(), user_key.size()); }
-
 Geometry ChooseGeometry(uint64_t num_keys, int bits_per_key) {
   Geometry g;
-  if (num_keys == 0 || bits_per_key <= 0) return g;
   g.lines = LinesFor(num_keys, bits_per_key);
-  // k = bits_per_key * ln 2 minimises the false-positive rate.
-  g.probes = static_cast<uint32_t>(std::clamp(std::lround(bits_per_key * 0.69), 1L, long{kMaxProbes}));
+  g.probes = g.lines > 0 ? kProbes : 0;
   return g;
 }
 
 namespace {
-// The line is chosen from the low 32 bits (multiply-shift range reduction),
-// the bit positions from the high 32 bits by double hashing inside the line.
-inline uint32_t LineIndex(uint64_t hash, uint32_t lines) {
-  return static_cast<uint32_t>((static_cast<uint64_t>(static_cast<uint32_t>(hash)) * lines) >> 32);
+
+// Odd 32-bit multipliers, one per 64-bit word of a line ("split block"
+// Bloom filter): each probe sets one bit in its own word, chosen by the top
+// six bits of (hash * salt).
+constexpr uint32_t kSalts[kProbes] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
+                                      0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
+
+// The line comes from the high 32 bits of the hash (multiply-shift range
+// reduction), the bit positions from the low 32 bits.
+inline size_t LineOffset(uint64_t hash, uint32_t lines) {
+  return static_cast<size_t>((hash >> 32) * lines >> 32) * kLineBytes;
 }
-inline uint32_t Rotate(uint32_t h) { return (h >> 17) | (h << 15); }
+
 }  // namespace
 
 void AddHash(char* lines, const Geometry& geometry, uint64_t hash) {
-  // The line is updated as eight little-endian u64 words in a local copy;
-  // bit b of the line is bit (b % 64) of word b / 64, i.e. byte b / 8, bit b % 8.
-  char* line = lines + size_t{LineIndex(hash, geometry.lines)} * kLineBytes;
-  uint64_t words[kLineBytes / 8];
-  std::memcpy(words, line, kLineBytes);
-  uint32_t h = static_cast<uint32_t>(hash >> 32);
-  const uint32_t delta = Rotate(h);
-  for (uint32_t i = 0; i < geometry.probes; ++i) {
-    const uint32_t bit = h & (kLineBytes * 8 - 1);
-    words[bit >> 6] |= uint64_t{1} << (bit & 63);
-    h += delta;
+  char* line = lines + LineOffset(hash, geometry.lines);
+  const auto h = static_cast<uint32_t>(hash);
+#pragma GCC unroll 8
+  for (uint32_t i = 0; i < kProbes; ++i) {
+    uint64_t word;
+    std::memcpy(&word, line + 8 * i, 8);
+    word |= uint64_t{1} << ((h * kSalts[i]) >> 26);
+    std::memcpy(line + 8 * i, &word, 8);
   }
-  std::memcpy(line, words, kLineBytes);
 }
 
 bool MayContainHash(const char* lines, const Geometry& geometry, uint64_t hash) {
-  const auto* line =
-      reinterpret_cast<const uint8_t*>(lines) + size_t{LineIndex(hash, geometry.lines)} * kLineBytes;
-  uint32_t h = static_cast<uint32_t>(hash >> 32);
-  const uint32_t delta = Rotate(h);
-  for (uint32_t i = 0; i < geometry.probes; ++i) {
-    const uint32_t bit = h & (kLineBytes * 8 - 1);
-    if ((line[bit >> 3] & (1u << (bit & 7))) == 0) return false;
-    h += delta;
+  const char* line = lines + LineOffset(hash, geometry.lines);
+  const auto h = static_cast<uint32_t>(hash);
+  uint64_t missing = 0;
+#pragma GCC unroll 8
+  for (uint32_t i = 0; i < kProbes; ++i) {
+    uint64_t word;
+    std::memcpy(&word, line + 8 * i, 8);
+    missing |= ~word & (uint64_t{1} << ((h * kSalts[i]) >> 26));
   }
-  return true;
+  return missing == 0;
 }
 
 }  // namespace jigsaw::bloom

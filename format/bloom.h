@@ -1,9 +1,10 @@
 // Blocked Bloom filter stored inside a KeySet block.
 //
-// The filter is an array of 64-byte lines. A key selects one line from its
-// 64-bit hash and sets/tests `probes` bits inside that line, so a lookup costs
-// one cache line. Layout and hashing are part of the KeySet format
-// (docs/format.md, "Bloom filter section").
+// The filter is an array of 64-byte lines, each eight little-endian u64
+// words. A key selects one line from its 64-bit hash and sets/tests one bit in
+// each of the eight words (a "split block" Bloom filter), so a lookup costs
+// one cache line and no data-dependent branch. Layout and hashing are part of
+// the KeySet format (docs/format.md, "Bloom filter").
 #ifndef JIGSAW_FORMAT_BLOOM_H_
 #define JIGSAW_FORMAT_BLOOM_H_
 
@@ -12,17 +13,21 @@
 
 #include "jigsaw/slice.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace jigsaw::bloom {
 
 inline constexpr size_t kLineBytes = 64;
-inline constexpr uint32_t kMaxProbes = 30;
+inline constexpr uint32_t kProbes = 8;  // one bit per 64-bit word of a line
 
-// XXH3-64 of the user key, seed 0.
-uint64_t KeyHash(const Slice& user_key);
+// XXH3-64 of the user key, seed 0 (inlined: it runs once per key on every
+// block build and lookup).
+inline uint64_t KeyHash(const Slice& user_key) { return XXH3_64bits(user_key.data(), user_key.size()); }
 
 struct Geometry {
   uint32_t lines = 0;   // 0 means "no filter"
-  uint32_t probes = 0;
+  uint32_t probes = 0;  // kProbes whenever lines > 0
 };
 
 // Filter shape for `num_keys` keys at `bits_per_key` bits each (0 = no filter).

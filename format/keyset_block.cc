@@ -54,7 +54,8 @@ Builder::Builder(const BlockBuilderOptions& options, char* dest, size_t capacity
       dest_(dest),
       capacity_(capacity) {
   assert(reinterpret_cast<uintptr_t>(dest) % 8 == 0);
-  bloom_probes_ = bloom::ChooseGeometry(1, options.bloom_bits_per_key).probes;
+  // Entry offset, key head and Bloom bits per entry, rounded up.
+  per_entry_bound_ = 4 + (key_heads_ ? 8 : 0) + (std::max(options.bloom_bits_per_key, 0) + 7) / 8;
   // Start with room for ~1/3 of the destination, the usual share of keys.
   ReserveStaging(std::clamp<uint64_t>(capacity / 3, kHeadNodeSize, uint64_t{4} << 20));
   // The head node: a sentinel entry of full height whose links start every
@@ -85,7 +86,7 @@ Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes,
     end += 8 * entries;
   }
   layout.bloom.lines = bloom::LinesFor(entries, options_.bloom_bits_per_key);
-  layout.bloom.probes = layout.bloom.lines > 0 ? bloom_probes_ : 0;
+  layout.bloom.probes = layout.bloom.lines > 0 ? bloom::kProbes : 0;
   layout.bloom_offset = 0;
   if (layout.bloom.lines > 0) {
     layout.bloom_offset = AlignUp64(end);
@@ -119,7 +120,14 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   const uint64_t entry_size = EntrySize(height, user_key.size());
   const uint64_t new_value_bytes = value_bytes_ + value.size();
   const uint64_t new_keyset_bytes = keyset_bytes_ + entry_size;
-  if (new_value_bytes > kMaxSectionSize || new_keyset_bytes > kMaxSectionSize ||
+  if (new_value_bytes > kMaxSectionSize || new_keyset_bytes > kMaxSectionSize) {
+    return Status::NoSpace("KeySet block full");
+  }
+  // A cheap upper bound of the finished size first; the exact layout only
+  // when the block gets close to full.
+  const uint64_t size_bound = kHeaderSize + new_value_bytes + new_keyset_bytes + (index + 1) * per_entry_bound_ +
+                              kSizeBoundSlack;
+  if (size_bound > capacity_ &&
       ComputeLayout(index + 1, new_value_bytes, new_keyset_bytes).block_size > capacity_) {
     return Status::NoSpace("KeySet block full");
   }
@@ -143,9 +151,8 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   EncodeFixed32(entry + ent::kValueSize, static_cast<uint32_t>(value.size()));
   EncodeFixed32(entry + ent::kHeight, height);
   EncodeFixed32(entry + ent::kReserved, 0);
-  // Links end until a successor arrives. (A loop, not memset: height is
-  // small and `rep stos` start-up cost dominated the whole Add.)
-  for (uint32_t level = 0; level < height; ++level) EncodeFixed64(entry + ent::kNext + 8 * level, 0);
+  // Links are not written here: each is set when the next entry of that
+  // level arrives, or terminated by Finish.
   char* key = entry + kEntryHeaderSize + 8 * size_t{height};
   if (!user_key.empty()) {
     EncodeFixed64(key + AlignUp8(user_key.size()) - 8, 0);  // zero padding
@@ -157,6 +164,7 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   }
   max_height_ = std::max(max_height_, height);
   entry_offsets_.push_back(static_cast<uint32_t>(offset));
+  if (options_.bloom_bits_per_key > 0) key_hashes_.push_back(bloom::KeyHash(user_key));
   value_bytes_ = new_value_bytes;
   keyset_bytes_ = new_keyset_bytes;
   return Status::OK();
@@ -168,36 +176,54 @@ Status Builder::Finish(size_t* block_size) {
   const Layout layout = ComputeLayout(n, value_bytes_, keyset_bytes_);
   if (layout.block_size > capacity_) return Status::NoSpace("KeySet block does not fit");
   finished_ = true;
-  const char* staging = StagingAt(0);
+  char* staging = StagingAt(0);
+  for (uint32_t level = 0; level < kMaxHeight; ++level) {
+    EncodeFixed64(staging + last_at_level_[level] + ent::kNext + 8 * level, 0);  // end of each level
+  }
 
-  // Value buffer padding, then the key set.
+  // The value buffer with its padding.
   std::memset(dest_ + kHeaderSize + value_bytes_, 0, layout.keyset_offset - kHeaderSize - value_bytes_);
-  std::memcpy(dest_ + layout.keyset_offset, staging, keyset_bytes_);
+  uint32_t crc = crc32c::Value(dest_ + kHeaderSize, layout.keyset_offset - kHeaderSize);
 
-  // Entry offsets, zero-padded to 8 bytes.
-  char* offsets = dest_ + layout.entry_offsets_offset;
-  if (n > 0) std::memcpy(offsets, entry_offsets_.data(), 4 * n);
-  std::memset(offsets + 4 * n, 0, AlignUp8(4 * n) - 4 * n);
-
-  // Key heads and Bloom filter, one pass over the keys.
+  // The key set, copied and checksummed in cache-sized chunks, with the key
+  // head of each entry computed while its chunk is hot.
   uint32_t skip = 0;
   if (key_heads_ && n > 0) {
     skip = static_cast<uint32_t>(CommonPrefixLength(TrustedEntryKey(staging + entry_offsets_.front()),
                                                     TrustedEntryKey(staging + entry_offsets_.back())));
   }
-  char* bloom_lines = nullptr;
+  char* const keyset = dest_ + layout.keyset_offset;
+  char* const heads = key_heads_ ? dest_ + layout.key_heads_offset : nullptr;
+  constexpr uint64_t kChunkBytes = 64 * 1024;
+  uint64_t chunk_begin = 0;
+  uint64_t next_entry = 0;
+  while (chunk_begin < keyset_bytes_) {
+    uint64_t chunk_end = std::min(keyset_bytes_, chunk_begin + kChunkBytes);
+    // Extend the chunk to the end of the entry it cuts through.
+    while (next_entry < n && entry_offsets_[next_entry] < chunk_end) {
+      const char* entry = staging + entry_offsets_[next_entry];
+      if (heads != nullptr) EncodeFixed64(heads + 8 * next_entry, KeyHead(TrustedEntryKey(entry), skip));
+      ++next_entry;
+    }
+    if (next_entry < n) chunk_end = std::max<uint64_t>(chunk_end, entry_offsets_[next_entry]);
+    else chunk_end = keyset_bytes_;
+    std::memcpy(keyset + chunk_begin, staging + chunk_begin, chunk_end - chunk_begin);
+    crc = crc32c::Extend(crc, staging + chunk_begin, chunk_end - chunk_begin);
+    chunk_begin = chunk_end;
+  }
+
+  // Entry offsets (zero-padded to 8 bytes), then the Bloom filter.
+  char* offsets = dest_ + layout.entry_offsets_offset;
+  if (n > 0) std::memcpy(offsets, entry_offsets_.data(), 4 * n);
+  std::memset(offsets + 4 * n, 0, AlignUp8(4 * n) - 4 * n);
   if (layout.bloom.lines > 0) {
     const uint64_t filter_start = layout.key_heads_offset != 0 ? layout.key_heads_offset + 8 * n
                                                                : layout.entry_offsets_offset + AlignUp8(4 * n);
     std::memset(dest_ + filter_start, 0, layout.block_size - filter_start);
-    bloom_lines = dest_ + layout.bloom_offset;
+    char* bloom_lines = dest_ + layout.bloom_offset;
+    for (uint64_t hash : key_hashes_) bloom::AddHash(bloom_lines, layout.bloom, hash);
   }
-  char* heads = key_heads_ ? dest_ + layout.key_heads_offset : nullptr;
-  for (uint64_t i = 0; i < n; ++i) {
-    const Slice key = TrustedEntryKey(staging + entry_offsets_[i]);
-    if (heads != nullptr) EncodeFixed64(heads + 8 * i, KeyHead(key, skip));
-    if (bloom_lines != nullptr) bloom::AddHash(bloom_lines, layout.bloom, bloom::KeyHash(key));
-  }
+  crc = crc32c::Extend(crc, offsets, layout.block_size - layout.entry_offsets_offset);
 
   // Header, then the checksum over [128, block_size) followed by [0, 124).
   std::memset(dest_, 0, kHeaderSize);
@@ -218,7 +244,6 @@ Status Builder::Finish(size_t* block_size) {
   EncodeFixed32(dest_ + hdr::kKeyHeadSkip, skip);
   EncodeFixed32(dest_ + hdr::kMaxHeightUsed, max_height_);
   EncodeFixed32(dest_ + hdr::kComparatorId, ComparatorId(options_.comparator));
-  uint32_t crc = crc32c::Value(dest_ + kHeaderSize, layout.block_size - kHeaderSize);
   crc = crc32c::Extend(crc, dest_, hdr::kChecksum);
   EncodeFixed32(dest_ + hdr::kChecksum, crc);
   *block_size = layout.block_size;
@@ -251,9 +276,29 @@ class Reader final : public BlockReader {
   std::unique_ptr<BlockIterator> NewIterator() const override;
   Status Validate() const override;
 
-  // Loads entry `index` (< num_entries()). False if the entry is malformed.
+  // Loads entry `index` (< num_entries()). False if the entry does not lie
+  // inside the block. These are the only checks memory safety needs; the
+  // finer structure (alignment, heights, order, links) is Validate()'s job.
   bool LoadEntry(uint32_t index, EntryView* entry) const {
-    return LoadEntryAt(DecodeFixed32(entry_offsets_ + 4 * size_t{index}), entry);
+    const uint64_t offset = DecodeFixed32(entry_offsets_ + 4 * size_t{index});
+    if (offset + kMinEntrySize > keyset_size_) return false;
+    const char* p = keyset_ + offset;
+    const uint32_t height = DecodeFixed32(p + ent::kHeight);
+    const uint64_t key_offset = offset + kEntryHeaderSize + 8 * uint64_t{height};
+    const uint32_t key_size = DecodeFixed32(p + ent::kKeySize);
+    const uint64_t value_offset = DecodeFixed64(p + ent::kIndex);
+    const uint32_t value_size = DecodeFixed32(p + ent::kValueSize);
+    const uint64_t tag = DecodeFixed64(p + ent::kTag);
+    if (key_offset + key_size > keyset_size_ || value_offset > value_buffer_size_ ||
+        value_size > value_buffer_size_ - value_offset || (tag & 0xff) > kMaxValueTypeByte) {
+      return false;
+    }
+    entry->key = Slice(keyset_ + key_offset, key_size);
+    entry->value = Slice(values_ + value_offset, value_size);
+    entry->tag = tag;
+    entry->offset = offset;
+    entry->height = height;
+    return true;
   }
   // First index whose internal key is >= (user_key, tag); *corrupt is set if
   // a malformed entry was met.
@@ -261,7 +306,6 @@ class Reader final : public BlockReader {
 
  private:
   Reader() = default;
-  bool LoadEntryAt(uint64_t offset, EntryView* entry) const;
   uint64_t LinkAt(uint64_t node_offset, uint32_t level) const {
     return DecodeFixed64(keyset_ + node_offset + ent::kNext + 8 * size_t{level});
   }
@@ -280,29 +324,6 @@ class Reader final : public BlockReader {
   bloom::Geometry bloom_geometry_;
   uint32_t max_height_ = 1;
 };
-
-bool Reader::LoadEntryAt(uint64_t offset, EntryView* entry) const {
-  // keyset_size_ >= kHeadNodeSize + kMinEntrySize whenever an entry exists,
-  // so one unsigned comparison checks both ends of the range.
-  if ((offset & 7) != 0 || offset - kHeadNodeSize > keyset_size_ - kHeadNodeSize - kMinEntrySize) return false;
-  const char* p = keyset_ + offset;
-  const uint32_t height = DecodeFixed32(p + ent::kHeight);
-  if (height - 1 >= kMaxHeight) return false;
-  const uint64_t key_offset = offset + kEntryHeaderSize + 8 * uint64_t{height};
-  const uint32_t key_size = DecodeFixed32(p + ent::kKeySize);
-  if (key_offset > keyset_size_ || key_size > keyset_size_ - key_offset) return false;
-  const uint64_t value_offset = DecodeFixed64(p + ent::kIndex);
-  const uint32_t value_size = DecodeFixed32(p + ent::kValueSize);
-  if (value_offset > value_buffer_size_ || value_size > value_buffer_size_ - value_offset) return false;
-  const uint64_t tag = DecodeFixed64(p + ent::kTag);
-  if ((tag & 0xff) > kMaxValueTypeByte) return false;
-  entry->key = Slice(keyset_ + key_offset, key_size);
-  entry->value = Slice(values_ + value_offset, value_size);
-  entry->tag = tag;
-  entry->offset = offset;
-  entry->height = height;
-  return true;
-}
 
 Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
                     std::unique_ptr<BlockReader>* result) {
@@ -378,7 +399,7 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
     return bad("key heads fields set without key heads");
   }
   if (geometry.lines > 0) {
-    if (geometry.probes == 0 || geometry.probes > bloom::kMaxProbes) return bad("bloom probes");
+    if (geometry.probes != bloom::kProbes) return bad("bloom probes");
     if (bloom_offset != AlignUp64(end)) return bad("bloom offset");
     end = bloom_offset + uint64_t{geometry.lines} * bloom::kLineBytes;
   } else if (geometry.probes != 0 || bloom_offset != 0) {
@@ -414,11 +435,34 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
   return Status::OK();
 }
 
+namespace {
+
+// First index in heads[lo, hi) whose head is >= target (or > target when
+// `strict`), without data-dependent branches: the loop runs log2(hi - lo)
+// times and each step is a conditional move, so a lookup costs only the
+// dependent loads, never a mispredicted branch.
+inline uint32_t HeadBound(const char* heads, uint32_t lo, uint32_t hi, uint64_t target, bool strict) {
+  uint32_t base = lo;
+  uint32_t n = hi - lo;
+  while (n > 1) {
+    const uint32_t half = n / 2;
+    const uint64_t head = DecodeFixed64(heads + 8 * size_t{base + half - 1});
+    base = (strict ? head <= target : head < target) ? base + half : base;
+    n -= half;
+  }
+  if (n == 1) {
+    const uint64_t head = DecodeFixed64(heads + 8 * size_t{base});
+    base += (strict ? head <= target : head < target) ? 1 : 0;
+  }
+  return base;
+}
+
+}  // namespace
+
 uint32_t Reader::LowerBound(const Slice& user_key, uint64_t tag, bool* corrupt) const {
   *corrupt = false;
   uint32_t lo = 0;
   uint32_t hi = count_;
-  uint64_t target_head = 0;
   if (key_heads_ != nullptr) {
     // Every key starts with the common prefix; a target outside it sorts
     // before or after the whole block.
@@ -426,23 +470,21 @@ uint32_t Reader::LowerBound(const Slice& user_key, uint64_t tag, bool* corrupt) 
     const int c = n == 0 ? 0 : std::memcmp(user_key.data(), common_prefix_, n);
     if (c < 0 || (c == 0 && user_key.size() < key_head_skip_)) return 0;
     if (c > 0) return count_;
-    target_head = KeyHead(user_key, key_head_skip_);
+    // Heads order the keys up to ties; only the entries whose head equals the
+    // target's need a full comparison.
+    const uint64_t target_head = KeyHead(user_key, key_head_skip_);
+    lo = HeadBound(key_heads_, 0, count_, target_head, /*strict=*/false);
+    if (lo == count_ || DecodeFixed64(key_heads_ + 8 * size_t{lo}) != target_head) return lo;
+    hi = HeadBound(key_heads_, lo, count_, target_head, /*strict=*/true);
   }
   EntryView entry;
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    int c;  // entry[mid] compared with the target
-    uint64_t head = 0;
-    if (key_heads_ != nullptr && (head = DecodeFixed64(key_heads_ + 8 * size_t{mid})) != target_head) {
-      c = head < target_head ? -1 : 1;
-    } else {
-      if (!LoadEntry(mid, &entry)) {
-        *corrupt = true;
-        return count_;
-      }
-      c = CompareInternal(comparator_, entry.key, entry.tag, user_key, tag);
+    if (!LoadEntry(mid, &entry)) {
+      *corrupt = true;
+      return count_;
     }
-    if (c < 0) {
+    if (CompareInternal(comparator_, entry.key, entry.tag, user_key, tag) < 0) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -478,8 +520,10 @@ Status Reader::Validate() const {
     return Status::Corruption("KeySet block entry " + std::to_string(index), what);
   };
   for (uint32_t i = 0; i < count_; ++i) {
-    if (!LoadEntry(i, &entry)) return corruption(i, "malformed");
+    if (!LoadEntry(i, &entry)) return corruption(i, "lies outside the key set");
+    if (entry.offset % 8 != 0) return corruption(i, "is not 8-byte aligned");
     if (entry.offset < previous_end) return corruption(i, "overlaps the previous entry");
+    if (entry.height == 0) return corruption(i, "has height 0");
     previous_end = entry.offset + EntrySize(entry.height, entry.key.size());
     if (DecodeFixed32(keyset_ + entry.offset + ent::kReserved) != 0) return corruption(i, "reserved field set");
     if (entry.height > max_height_) return corruption(i, "taller than the header's max height");
@@ -492,7 +536,7 @@ Status Reader::Validate() const {
     }
     if (key_heads_ != nullptr) {
       if (entry.key.size() < key_head_skip_ ||
-          std::memcmp(entry.key.data(), common_prefix_, key_head_skip_) != 0) {
+          (key_head_skip_ > 0 && std::memcmp(entry.key.data(), common_prefix_, key_head_skip_) != 0)) {
         return corruption(i, "does not start with the block's common prefix");
       }
       if (DecodeFixed64(key_heads_ + 8 * size_t{i}) != KeyHead(entry.key, key_head_skip_)) {

@@ -133,8 +133,12 @@ class Builder final : public BlockBuilder {
   std::unique_ptr<uint64_t[]> staging_;
   uint64_t staging_capacity_ = 0;
   uint64_t keyset_bytes_ = 0;
-  uint32_t bloom_probes_ = 0;
   std::vector<uint32_t> entry_offsets_;
+  std::vector<uint64_t> key_hashes_;  // Bloom-filter hashes, when the filter is on
+  uint64_t per_entry_bound_ = 0;      // index bytes per entry, rounded up
+  // Value padding (7), offsets padding (4), Bloom alignment (63) and last
+  // partial line (64), rounded up.
+  static constexpr uint64_t kSizeBoundSlack = 192;
   uint64_t last_at_level_[kMaxHeight] = {};  // 0 = head node
   uint32_t max_height_ = 1;
   bool finished_ = false;
