@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The test command: builds JigsawDB and runs the whole test suite.
+#   1. unit tests (gcc, optimised, assertions on)
+#   2. the same tests built with clang under AddressSanitizer + UBSan
+#   3. a short libFuzzer run of both block readers (same clang build)
+# Installs missing Debian packages first (needs root or sudo).
+# Environment: JIGSAW_FUZZ_SECONDS (default 60), JIGSAW_JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/install-deps.sh
+jobs=${JIGSAW_JOBS:-$(nproc)}
+fuzz_seconds=${JIGSAW_FUZZ_SECONDS:-60}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+section() { printf '\n=== %s ===\n' "$*"; }
+
+section "unit tests (gcc, RelWithDebInfo with assertions)"
+cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/test -j "$jobs"
+ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log"
+
+section "unit tests under ASan + UBSan (clang), with fuzz targets"
+CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DJIGSAW_SANITIZE=address -DJIGSAW_BUILD_FUZZERS=ON -DJIGSAW_BUILD_BENCH=OFF >/dev/null
+cmake --build build/asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan -j "$jobs" --output-on-failure | tee -a "$log"
+
+section "libFuzzer: block readers for ${fuzz_seconds}s"
+corpus=build/asan/fuzz-corpus
+mkdir -p "$corpus"
+build/asan/tests/block_fuzz_seeds "$corpus"
+fuzz_status=passed
+if ! build/asan/tests/block_fuzzer -max_total_time="$fuzz_seconds" -max_len=8192 -print_final_stats=1 \
+      -artifact_prefix=build/asan/ "$corpus" 2>build/asan/fuzz.log; then
+  fuzz_status=failed
+  tail -n 40 build/asan/fuzz.log
+fi
+grep -E "^(stat::number_of_executed_units|Done)" build/asan/fuzz.log || true
+
+# One closing line for the whole suite.
+passed=0
+failed=0
+while read -r _ _ _ f _ _ _ _ total; do
+  passed=$((passed + total - f))
+  failed=$((failed + f))
+done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
+         sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
+if [[ $fuzz_status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo
+echo "jigsaw: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
