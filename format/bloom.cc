@@ -20,17 +20,11 @@ namespace {
 constexpr uint32_t kSalts[kProbes] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
                                       0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
 
-// The line comes from the high 32 bits of the hash (multiply-shift range
-// reduction), the bit positions from the low 32 bits.
-inline size_t LineOffset(uint64_t hash, uint32_t lines) {
-  return static_cast<size_t>((hash >> 32) * lines >> 32) * kLineBytes;
-}
-
 }  // namespace
 
-void AddHash(char* lines, const Geometry& geometry, uint64_t hash) {
-  char* line = lines + LineOffset(hash, geometry.lines);
-  const auto h = static_cast<uint32_t>(hash);
+void AddHash(char* lines, const Geometry& geometry, uint32_t hash) {
+  char* line = const_cast<char*>(LineFor(lines, geometry, hash));
+  const auto h = static_cast<uint32_t>(SpreadHash(hash));
 #pragma GCC unroll 8
   for (uint32_t i = 0; i < kProbes; ++i) {
     uint64_t word;
@@ -40,9 +34,12 @@ void AddHash(char* lines, const Geometry& geometry, uint64_t hash) {
   }
 }
 
-bool MayContainHash(const char* lines, const Geometry& geometry, uint64_t hash) {
-  const char* line = lines + LineOffset(hash, geometry.lines);
-  const auto h = static_cast<uint32_t>(hash);
+bool MayContainHash(const char* lines, const Geometry& geometry, uint32_t hash) {
+  return LineMayContain(LineFor(lines, geometry, hash), hash);
+}
+
+bool LineMayContain(const char* line, uint32_t hash) {
+  const auto h = static_cast<uint32_t>(SpreadHash(hash));
   uint64_t missing = 0;
 #pragma GCC unroll 8
   for (uint32_t i = 0; i < kProbes; ++i) {

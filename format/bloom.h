@@ -21,9 +21,12 @@ namespace jigsaw::bloom {
 inline constexpr size_t kLineBytes = 64;
 inline constexpr uint32_t kProbes = 8;  // one bit per 64-bit word of a line
 
-// XXH3-64 of the user key, seed 0 (inlined: it runs once per key on every
-// block build and lookup).
-inline uint64_t KeyHash(const Slice& user_key) { return XXH3_64bits(user_key.data(), user_key.size()); }
+// The 32-bit key hash: the low 32 bits of XXH3-64 of the user key, seed 0.
+// It is computed once per key and stored in the key's KeySet entry, so that
+// flush and compaction rebuild filters without rehashing keys.
+inline uint32_t KeyHash(const Slice& user_key) {
+  return static_cast<uint32_t>(XXH3_64bits(user_key.data(), user_key.size()));
+}
 
 struct Geometry {
   uint32_t lines = 0;   // 0 means "no filter"
@@ -40,8 +43,19 @@ inline uint32_t LinesFor(uint64_t num_keys, int bits_per_key) {
 }
 
 // `lines` points to geometry.lines * kLineBytes bytes.
-void AddHash(char* lines, const Geometry& geometry, uint64_t hash);
-bool MayContainHash(const char* lines, const Geometry& geometry, uint64_t hash);
+void AddHash(char* lines, const Geometry& geometry, uint32_t hash);
+bool MayContainHash(const char* lines, const Geometry& geometry, uint32_t hash);
+
+// The two halves of MayContainHash, so that a lookup can prefetch the line
+// and do other work while it arrives.
+// The key hash is spread over 64 bits by one multiplication; the line comes
+// from the high half (multiply-shift range reduction), the bit positions from
+// the low half.
+inline uint64_t SpreadHash(uint32_t hash) { return hash * 0x9E3779B97F4A7C15ULL; }
+inline const char* LineFor(const char* lines, const Geometry& geometry, uint32_t hash) {
+  return lines + static_cast<size_t>((SpreadHash(hash) >> 32) * geometry.lines >> 32) * kLineBytes;
+}
+bool LineMayContain(const char* line, uint32_t hash);
 
 }  // namespace jigsaw::bloom
 

@@ -83,7 +83,7 @@ Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes,
   layout.key_heads_offset = 0;
   if (key_heads_) {
     layout.key_heads_offset = end;
-    end += 8 * entries;
+    end += KeyHeadsSectionSize(entries);
   }
   layout.bloom.lines = bloom::LinesFor(entries, options_.bloom_bits_per_key);
   layout.bloom.probes = layout.bloom.lines > 0 ? bloom::kProbes : 0;
@@ -150,7 +150,7 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   EncodeFixed32(entry + ent::kKeySize, static_cast<uint32_t>(user_key.size()));
   EncodeFixed32(entry + ent::kValueSize, static_cast<uint32_t>(value.size()));
   EncodeFixed32(entry + ent::kHeight, height);
-  EncodeFixed32(entry + ent::kReserved, 0);
+  EncodeFixed32(entry + ent::kKeyHash, bloom::KeyHash(user_key));
   // Links are not written here: each is set when the next entry of that
   // level arrives, or terminated by Finish.
   char* key = entry + kEntryHeaderSize + 8 * size_t{height};
@@ -164,7 +164,6 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   }
   max_height_ = std::max(max_height_, height);
   entry_offsets_.push_back(static_cast<uint32_t>(offset));
-  if (options_.bloom_bits_per_key > 0) key_hashes_.push_back(bloom::KeyHash(user_key));
   value_bytes_ = new_value_bytes;
   keyset_bytes_ = new_keyset_bytes;
   return Status::OK();
@@ -202,7 +201,11 @@ Status Builder::Finish(size_t* block_size) {
     // Extend the chunk to the end of the entry it cuts through.
     while (next_entry < n && entry_offsets_[next_entry] < chunk_end) {
       const char* entry = staging + entry_offsets_[next_entry];
-      if (heads != nullptr) EncodeFixed64(heads + 8 * next_entry, KeyHead(TrustedEntryKey(entry), skip));
+      if (heads != nullptr) {
+        const uint64_t head = KeyHead(TrustedEntryKey(entry), skip);
+        EncodeFixed64(heads + 8 * next_entry, head);
+        if (next_entry % kHeadFenceStride == 0) EncodeFixed64(heads + 8 * (n + next_entry / kHeadFenceStride), head);
+      }
       ++next_entry;
     }
     if (next_entry < n) chunk_end = std::max<uint64_t>(chunk_end, entry_offsets_[next_entry]);
@@ -217,11 +220,14 @@ Status Builder::Finish(size_t* block_size) {
   if (n > 0) std::memcpy(offsets, entry_offsets_.data(), 4 * n);
   std::memset(offsets + 4 * n, 0, AlignUp8(4 * n) - 4 * n);
   if (layout.bloom.lines > 0) {
-    const uint64_t filter_start = layout.key_heads_offset != 0 ? layout.key_heads_offset + 8 * n
+    const uint64_t filter_start = layout.key_heads_offset != 0 ? layout.key_heads_offset + KeyHeadsSectionSize(n)
                                                                : layout.entry_offsets_offset + AlignUp8(4 * n);
     std::memset(dest_ + filter_start, 0, layout.block_size - filter_start);
     char* bloom_lines = dest_ + layout.bloom_offset;
-    for (uint64_t hash : key_hashes_) bloom::AddHash(bloom_lines, layout.bloom, hash);
+    // From the hashes stored in the entries: no key is hashed twice.
+    for (uint32_t offset : entry_offsets_) {
+      bloom::AddHash(bloom_lines, layout.bloom, DecodeFixed32(staging + offset + ent::kKeyHash));
+    }
   }
   crc = crc32c::Extend(crc, offsets, layout.block_size - layout.entry_offsets_offset);
 
@@ -263,6 +269,41 @@ struct EntryView {
   uint32_t height = 0;
 };
 
+// The sections every lookup and iteration reads. Iterators keep a copy, so a
+// step reads no reader state through a pointer.
+struct Sections {
+  const char* values = nullptr;
+  uint64_t value_buffer_size = 0;
+  const char* keyset = nullptr;
+  uint64_t keyset_size = 0;
+  const char* entry_offsets = nullptr;
+
+  // Loads entry `index` (< entry count). False if the entry does not lie
+  // inside the block. These are the only checks memory safety needs; the
+  // finer structure (alignment, heights, order, links) is Validate()'s job.
+  bool LoadEntry(uint32_t index, EntryView* entry) const {
+    const uint64_t offset = DecodeFixed32(entry_offsets + 4 * size_t{index});
+    if (offset + kMinEntrySize > keyset_size) return false;
+    const char* p = keyset + offset;
+    const uint32_t height = DecodeFixed32(p + ent::kHeight);
+    const uint64_t key_offset = offset + kEntryHeaderSize + 8 * uint64_t{height};
+    const uint32_t key_size = DecodeFixed32(p + ent::kKeySize);
+    const uint64_t value_offset = DecodeFixed64(p + ent::kIndex);
+    const uint32_t value_size = DecodeFixed32(p + ent::kValueSize);
+    const uint64_t tag = DecodeFixed64(p + ent::kTag);
+    if (key_offset + key_size > keyset_size || value_offset > value_buffer_size ||
+        value_size > value_buffer_size - value_offset || (tag & 0xff) > kMaxValueTypeByte) {
+      return false;
+    }
+    entry->key = Slice(keyset + key_offset, key_size);
+    entry->value = Slice(values + value_offset, value_size);
+    entry->tag = tag;
+    entry->offset = offset;
+    entry->height = height;
+    return true;
+  }
+};
+
 }  // namespace
 
 class Reader final : public BlockReader {
@@ -276,48 +317,34 @@ class Reader final : public BlockReader {
   std::unique_ptr<BlockIterator> NewIterator() const override;
   Status Validate() const override;
 
-  // Loads entry `index` (< num_entries()). False if the entry does not lie
-  // inside the block. These are the only checks memory safety needs; the
-  // finer structure (alignment, heights, order, links) is Validate()'s job.
-  bool LoadEntry(uint32_t index, EntryView* entry) const {
-    const uint64_t offset = DecodeFixed32(entry_offsets_ + 4 * size_t{index});
-    if (offset + kMinEntrySize > keyset_size_) return false;
-    const char* p = keyset_ + offset;
-    const uint32_t height = DecodeFixed32(p + ent::kHeight);
-    const uint64_t key_offset = offset + kEntryHeaderSize + 8 * uint64_t{height};
-    const uint32_t key_size = DecodeFixed32(p + ent::kKeySize);
-    const uint64_t value_offset = DecodeFixed64(p + ent::kIndex);
-    const uint32_t value_size = DecodeFixed32(p + ent::kValueSize);
-    const uint64_t tag = DecodeFixed64(p + ent::kTag);
-    if (key_offset + key_size > keyset_size_ || value_offset > value_buffer_size_ ||
-        value_size > value_buffer_size_ - value_offset || (tag & 0xff) > kMaxValueTypeByte) {
-      return false;
-    }
-    entry->key = Slice(keyset_ + key_offset, key_size);
-    entry->value = Slice(values_ + value_offset, value_size);
-    entry->tag = tag;
-    entry->offset = offset;
-    entry->height = height;
-    return true;
-  }
+  bool LoadEntry(uint32_t index, EntryView* entry) const { return s_.LoadEntry(index, entry); }
+  const Sections& sections() const { return s_; }
+
   // First index whose internal key is >= (user_key, tag); *corrupt is set if
-  // a malformed entry was met.
-  uint32_t LowerBound(const Slice& user_key, uint64_t tag, bool* corrupt) const;
+  // a malformed entry was met. Two phases: Narrow does the cache-resident
+  // part (common prefix, head fences) and prefetches what Search reads.
+  uint32_t LowerBound(const Slice& user_key, uint64_t tag, bool* corrupt) const {
+    return Search(Narrow(user_key), user_key, tag, corrupt);
+  }
+
+  struct SearchRange {
+    uint32_t lo, hi;  // the answer is in [lo, hi]
+    bool decided;     // the answer is lo
+  };
+  SearchRange Narrow(const Slice& user_key) const;
+  uint32_t Search(SearchRange range, const Slice& user_key, uint64_t tag, bool* corrupt) const;
 
  private:
   Reader() = default;
   uint64_t LinkAt(uint64_t node_offset, uint32_t level) const {
-    return DecodeFixed64(keyset_ + node_offset + ent::kNext + 8 * size_t{level});
+    return DecodeFixed64(s_.keyset + node_offset + ent::kNext + 8 * size_t{level});
   }
 
   const Comparator* comparator_ = nullptr;
   uint32_t count_ = 0;
-  const char* values_ = nullptr;
-  uint64_t value_buffer_size_ = 0;
-  const char* keyset_ = nullptr;
-  uint64_t keyset_size_ = 0;
-  const char* entry_offsets_ = nullptr;
-  const char* key_heads_ = nullptr;  // nullptr: no key heads
+  Sections s_;
+  const char* key_heads_ = nullptr;    // nullptr: no key heads
+  const char* head_fences_ = nullptr;  // key_heads_[kHeadFenceStride * i], i < HeadFenceCount
   uint32_t key_head_skip_ = 0;
   const char* common_prefix_ = nullptr;  // first key_head_skip_ bytes shared by every key
   const char* bloom_ = nullptr;          // nullptr: no filter
@@ -394,7 +421,7 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
   uint64_t end = entry_offsets_offset + AlignUp8(4 * count);
   if (has_heads) {
     if (key_heads_offset != end) return bad("key heads offset");
-    end += 8 * count;
+    end += KeyHeadsSectionSize(count);
   } else if (key_heads_offset != 0 || skip != 0) {
     return bad("key heads fields set without key heads");
   }
@@ -410,18 +437,19 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
   if (max_height == 0 || max_height > kMaxHeight) return bad("max height");
 
   r->count_ = static_cast<uint32_t>(count);
-  r->values_ = base + kHeaderSize;
-  r->value_buffer_size_ = value_buffer_size;
-  r->keyset_ = base + keyset_offset;
-  r->keyset_size_ = keyset_size;
-  r->entry_offsets_ = base + entry_offsets_offset;
+  r->s_.values = base + kHeaderSize;
+  r->s_.value_buffer_size = value_buffer_size;
+  r->s_.keyset = base + keyset_offset;
+  r->s_.keyset_size = keyset_size;
+  r->s_.entry_offsets = base + entry_offsets_offset;
   r->key_heads_ = has_heads ? base + key_heads_offset : nullptr;
+  r->head_fences_ = has_heads ? base + key_heads_offset + 8 * count : nullptr;
   r->key_head_skip_ = skip;
   r->bloom_ = geometry.lines > 0 ? base + bloom_offset : nullptr;
   r->bloom_geometry_ = geometry;
   r->max_height_ = max_height;
 
-  if (DecodeFixed32(r->keyset_ + ent::kHeight) != kMaxHeight || DecodeFixed32(r->keyset_ + ent::kKeySize) != 0) {
+  if (DecodeFixed32(r->s_.keyset + ent::kHeight) != kMaxHeight || DecodeFixed32(r->s_.keyset + ent::kKeySize) != 0) {
     return Status::Corruption("KeySet block head node is malformed");
   }
   if (skip > 0) {
@@ -459,23 +487,49 @@ inline uint32_t HeadBound(const char* heads, uint32_t lo, uint32_t hi, uint64_t 
 
 }  // namespace
 
-uint32_t Reader::LowerBound(const Slice& user_key, uint64_t tag, bool* corrupt) const {
+Reader::SearchRange Reader::Narrow(const Slice& user_key) const {
+  SearchRange range{0, count_, false};
+  if (key_heads_ == nullptr || count_ == 0) return range;
+  // Every key starts with the common prefix; a target outside it sorts
+  // before or after the whole block.
+  const size_t n = std::min<size_t>(user_key.size(), key_head_skip_);
+  const int c = n == 0 ? 0 : std::memcmp(user_key.data(), common_prefix_, n);
+  if (c < 0 || (c == 0 && user_key.size() < key_head_skip_)) return {0, 0, true};
+  if (c > 0) return {count_, count_, true};
+  // The fences bracket the answer within one stride: heads[32(f-1)] < target
+  // <= heads[32f] for the first fence f that is >= target.
+  const uint64_t target_head = KeyHead(user_key, key_head_skip_);
+  const auto fence =
+      HeadBound(head_fences_, 0, static_cast<uint32_t>(HeadFenceCount(count_)), target_head, /*strict=*/false);
+  if (fence == 0) return {0, 0, false};
+  range.lo = (fence - 1) * kHeadFenceStride + 1;
+  range.hi = std::min<uint32_t>(fence * kHeadFenceStride, count_);
+  // Fetch the stride's heads (256 bytes) in parallel rather than one
+  // dependent miss per step of the search.
+  const char* first = key_heads_ + 8 * size_t{range.lo};
+  const char* last = key_heads_ + 8 * size_t{range.hi};
+  for (const char* p = first; p < last; p += 64) __builtin_prefetch(p);
+  __builtin_prefetch(last - 1);
+  return range;
+}
+
+uint32_t Reader::Search(SearchRange range, const Slice& user_key, uint64_t tag, bool* corrupt) const {
   *corrupt = false;
-  uint32_t lo = 0;
-  uint32_t hi = count_;
+  if (range.decided) return range.lo;
+  uint32_t lo = range.lo;
+  uint32_t hi = range.hi;
   if (key_heads_ != nullptr) {
-    // Every key starts with the common prefix; a target outside it sorts
-    // before or after the whole block.
-    const size_t n = std::min<size_t>(user_key.size(), key_head_skip_);
-    const int c = n == 0 ? 0 : std::memcmp(user_key.data(), common_prefix_, n);
-    if (c < 0 || (c == 0 && user_key.size() < key_head_skip_)) return 0;
-    if (c > 0) return count_;
-    // Heads order the keys up to ties; only the entries whose head equals the
-    // target's need a full comparison.
+    // Heads order the keys up to ties; only the entries whose head equals
+    // the target's need a full comparison.
     const uint64_t target_head = KeyHead(user_key, key_head_skip_);
-    lo = HeadBound(key_heads_, 0, count_, target_head, /*strict=*/false);
+    lo = HeadBound(key_heads_, lo, hi, target_head, /*strict=*/false);
     if (lo == count_ || DecodeFixed64(key_heads_ + 8 * size_t{lo}) != target_head) return lo;
-    hi = HeadBound(key_heads_, lo, count_, target_head, /*strict=*/true);
+    // The run of equal heads is usually one entry long (heads are unique
+    // unless keys repeat or share 8 bytes after the prefix).
+    hi = lo + 1;
+    if (hi < count_ && DecodeFixed64(key_heads_ + 8 * size_t{hi}) == target_head) {
+      hi = HeadBound(key_heads_, hi, count_, target_head, /*strict=*/true);
+    }
   }
   EntryView entry;
   while (lo < hi) {
@@ -494,11 +548,19 @@ uint32_t Reader::LowerBound(const Slice& user_key, uint64_t tag, bool* corrupt) 
 }
 
 Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const {
-  if (bloom_ != nullptr && !bloom::MayContainHash(bloom_, bloom_geometry_, bloom::KeyHash(user_key))) {
-    return Status::NotFound(Slice());
+  // The Bloom line is fetched while the head fences (cache-resident) are
+  // searched; it is tested before touching anything else.
+  const char* line = nullptr;
+  uint32_t hash = 0;
+  if (bloom_ != nullptr) {
+    hash = bloom::KeyHash(user_key);
+    line = bloom::LineFor(bloom_, bloom_geometry_, hash);
+    __builtin_prefetch(line);
   }
+  const SearchRange range = Narrow(user_key);
+  if (line != nullptr && !bloom::LineMayContain(line, hash)) return Status::NotFound(Slice());
   bool corrupt = false;
-  const uint32_t index = LowerBound(user_key, PackTag(snapshot, ValueType::kValue), &corrupt);
+  const uint32_t index = Search(range, user_key, PackTag(snapshot, ValueType::kValue), &corrupt);
   if (corrupt) return Status::Corruption("KeySet block has a malformed entry");
   if (index >= count_) return Status::NotFound(Slice());
   EntryView entry;
@@ -525,7 +587,8 @@ Status Reader::Validate() const {
     if (entry.offset < previous_end) return corruption(i, "overlaps the previous entry");
     if (entry.height == 0) return corruption(i, "has height 0");
     previous_end = entry.offset + EntrySize(entry.height, entry.key.size());
-    if (DecodeFixed32(keyset_ + entry.offset + ent::kReserved) != 0) return corruption(i, "reserved field set");
+    const uint32_t key_hash = DecodeFixed32(s_.keyset + entry.offset + ent::kKeyHash);
+    if (key_hash != bloom::KeyHash(entry.key)) return corruption(i, "stored key hash mismatch");
     if (entry.height > max_height_) return corruption(i, "taller than the header's max height");
     if (i > 0 && CompareInternal(comparator_, previous.key, previous.tag, entry.key, entry.tag) >= 0) {
       return corruption(i, "out of order");
@@ -539,11 +602,13 @@ Status Reader::Validate() const {
           (key_head_skip_ > 0 && std::memcmp(entry.key.data(), common_prefix_, key_head_skip_) != 0)) {
         return corruption(i, "does not start with the block's common prefix");
       }
-      if (DecodeFixed64(key_heads_ + 8 * size_t{i}) != KeyHead(entry.key, key_head_skip_)) {
-        return corruption(i, "key head mismatch");
+      const uint64_t head = DecodeFixed64(key_heads_ + 8 * size_t{i});
+      if (head != KeyHead(entry.key, key_head_skip_)) return corruption(i, "key head mismatch");
+      if (i % kHeadFenceStride == 0 && DecodeFixed64(head_fences_ + 8 * size_t{i / kHeadFenceStride}) != head) {
+        return corruption(i, "head fence mismatch");
       }
     }
-    if (bloom_ != nullptr && !bloom::MayContainHash(bloom_, bloom_geometry_, bloom::KeyHash(entry.key))) {
+    if (bloom_ != nullptr && !bloom::MayContainHash(bloom_, bloom_geometry_, key_hash)) {
       return corruption(i, "missing from the Bloom filter");
     }
     previous = entry;
@@ -563,7 +628,8 @@ namespace {
 
 class Iterator final : public BlockIterator {
  public:
-  explicit Iterator(const Reader* reader) : reader_(reader), count_(reader->num_entries()), index_(count_) {}
+  explicit Iterator(const Reader* reader)
+      : reader_(reader), sections_(reader->sections()), count_(reader->num_entries()), index_(count_) {}
 
   void SeekToFirst() override { Position(0); }
   void SeekToLast() override { Position(count_ == 0 ? 0 : count_ - 1); }
@@ -592,19 +658,21 @@ class Iterator final : public BlockIterator {
     valid_ = index_ < count_;
     if (valid_) {
       EntryView entry;
-      if (!reader_->LoadEntry(index_, &entry)) return MarkCorrupt();
+      if (!sections_.LoadEntry(index_, &entry)) return MarkCorrupt();
       user_key_ = entry.key;
       value_ = entry.value;
       tag_ = entry.tag;
     }
   }
-  void MarkCorrupt() {
+  // Out of line and cold: keeps the Status construction off the stepping path.
+  [[gnu::noinline, gnu::cold]] void MarkCorrupt() {
     status_ = Status::Corruption("KeySet block has a malformed entry");
     index_ = count_;
     valid_ = false;
   }
 
   const Reader* const reader_;
+  const Sections sections_;
   const uint32_t count_;
   uint32_t index_;  // == count_ when not valid
   Status status_;

@@ -11,7 +11,7 @@
 //   +--------------------------------------------+ entry_offsets_offset
 //   | entry offsets: u32[n]                      |
 //   +--------------------------------------------+ key_heads_offset (optional)
-//   | key heads: u64[n]                          |
+//   | key heads: u64[n], head fences u64[n/32]   |
 //   +--------------------------------------------+ bloom_offset (64-aligned, optional)
 //   | Bloom filter: 64-byte lines                |
 //   +--------------------------------------------+ block_size
@@ -23,7 +23,7 @@
 //   +16 u32 key_size
 //   +20 u32 value_size
 //   +24 u32 height     1..kMaxHeight
-//   +28 u32 reserved   zero
+//   +28 u32 key_hash   bloom::KeyHash(key), carried from the memtable on
 //   +32 u64 next[height]  offsets of the next entry at each level, 0 = end
 //   ... key bytes, zero-padded to 8
 #ifndef JIGSAW_FORMAT_KEYSET_BLOCK_H_
@@ -49,8 +49,17 @@ inline constexpr size_t kHeadNodeSize = kEntryHeaderSize + 8 * kMaxHeight;
 // Offsets are u32, so a key set and a value buffer stay below 4 GiB.
 inline constexpr uint64_t kMaxSectionSize = uint64_t{0xffffffff};
 
+// Every kHeadFenceStride-th key head is repeated in the head fences, a small
+// array a lookup searches first (it stays in cache), then 32 heads.
+inline constexpr uint32_t kHeadFenceStride = 32;
+inline constexpr uint64_t HeadFenceCount(uint64_t entries) {
+  return (entries + kHeadFenceStride - 1) / kHeadFenceStride;
+}
+// Bytes of the key heads and their fences for `entries` entries.
+inline constexpr uint64_t KeyHeadsSectionSize(uint64_t entries) { return 8 * (entries + HeadFenceCount(entries)); }
+
 // Header flag bits.
-inline constexpr uint32_t kFlagKeyHeads = 1u << 0;  // key heads section present
+inline constexpr uint32_t kFlagKeyHeads = 1u << 0;  // key heads and head fences present
 inline constexpr uint32_t kKnownFlags = kFlagKeyHeads;
 
 // Header field offsets.
@@ -83,7 +92,7 @@ inline constexpr size_t kIndex = 8;
 inline constexpr size_t kKeySize = 16;
 inline constexpr size_t kValueSize = 20;
 inline constexpr size_t kHeight = 24;
-inline constexpr size_t kReserved = 28;
+inline constexpr size_t kKeyHash = 28;
 inline constexpr size_t kNext = 32;
 }  // namespace ent
 
@@ -134,7 +143,6 @@ class Builder final : public BlockBuilder {
   uint64_t staging_capacity_ = 0;
   uint64_t keyset_bytes_ = 0;
   std::vector<uint32_t> entry_offsets_;
-  std::vector<uint64_t> key_hashes_;  // Bloom-filter hashes, when the filter is on
   uint64_t per_entry_bound_ = 0;      // index bytes per entry, rounded up
   // Value padding (7), offsets padding (4), Bloom alignment (63) and last
   // partial line (64), rounded up.

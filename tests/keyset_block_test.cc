@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "format/bloom.h"
 #include "format/checksum.h"
 #include "format/coding.h"
 #include "tests/block_test_util.h"
@@ -100,6 +101,60 @@ TEST(KeySetBlockTest, BuildIsDeterministic) {
   Slice y = Build(entries, &b);
   ASSERT_EQ(x.size(), y.size());
   EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size()), 0);
+}
+
+TEST(KeySetBlockTest, EntriesCarryTheirKeyHash) {
+  AlignedBuffer buffer;
+  auto entries = SequentialEntries(40);
+  Slice block = Build(entries, &buffer);
+  const char* keyset = block.data() + DecodeFixed64(block.data() + keyset::hdr::kKeySetOffset);
+  const char* offsets = block.data() + DecodeFixed64(block.data() + keyset::hdr::kEntryOffsetsOffset);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const char* e = keyset + DecodeFixed32(offsets + 4 * i);
+    EXPECT_EQ(DecodeFixed32(e + keyset::ent::kKeyHash), bloom::KeyHash(entries[i].user_key));
+  }
+}
+
+TEST(KeySetBlockTest, HeadFencesNarrowEveryLookup) {
+  // Enough entries for several fences, with runs of equal heads (versions of
+  // one key) that straddle fence boundaries.
+  std::vector<TestEntry> entries;
+  for (int k = 0; k < 300; ++k) {
+    const int versions = k % 7 == 0 ? 40 : 1;
+    for (int v = versions; v >= 1; --v) {
+      char key[32];
+      std::snprintf(key, sizeof(key), "key%08d", k * 3);
+      entries.push_back({key, static_cast<SequenceNumber>(v), ValueType::kValue, std::to_string(k * 100 + v)});
+    }
+  }
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  BlockLookup r;
+  for (int k = 0; k < 300; ++k) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "key%08d", k * 3);
+    const int versions = k % 7 == 0 ? 40 : 1;
+    ASSERT_TRUE(reader->Get(key, kMaxSequenceNumber, &r).ok()) << key;
+    EXPECT_EQ(r.value.ToString(), std::to_string(k * 100 + versions));
+    if (versions > 1) {
+      ASSERT_TRUE(reader->Get(key, 17, &r).ok());
+      EXPECT_EQ(r.sequence, 17u);
+    }
+    std::snprintf(key, sizeof(key), "key%08d", k * 3 + 1);  // absent, between two present keys
+    EXPECT_TRUE(reader->Get(key, kMaxSequenceNumber, &r).IsNotFound()) << key;
+    auto it = reader->NewIterator();
+    it->Seek(key);
+    if (k < 299) {
+      ASSERT_TRUE(it->Valid());
+      std::snprintf(key, sizeof(key), "key%08d", k * 3 + 3);
+      EXPECT_EQ(it->user_key().ToString(), key);
+    } else {
+      EXPECT_FALSE(it->Valid());
+    }
+  }
 }
 
 TEST(KeySetBlockTest, KeyHeadsSkipTheCommonPrefix) {
@@ -221,6 +276,17 @@ TEST(KeySetBlockTest, ValidateCatchesStructuralDamageBehindAValidChecksum) {
          char* keyset = b + DecodeFixed64(b + keyset::hdr::kKeySetOffset);
          const uint32_t off = DecodeFixed32(b + DecodeFixed64(b + keyset::hdr::kEntryOffsetsOffset) + 4 * 3);
          EncodeFixed64(keyset + off + keyset::ent::kNext + 8, 8);  // level 1 of a height-2 entry
+       }},
+      {"change a stored key hash",
+       [](char* b) {
+         char* keyset = b + DecodeFixed64(b + keyset::hdr::kKeySetOffset);
+         const uint32_t off = DecodeFixed32(b + DecodeFixed64(b + keyset::hdr::kEntryOffsetsOffset) + 4 * 9);
+         EncodeFixed32(keyset + off + keyset::ent::kKeyHash, DecodeFixed32(keyset + off + keyset::ent::kKeyHash) ^ 1);
+       }},
+      {"change a head fence",
+       [](char* b) {
+         char* fences = b + DecodeFixed64(b + keyset::hdr::kKeyHeadsOffset) + 8 * 64;
+         EncodeFixed64(fences + 8, DecodeFixed64(fences + 8) - 1);
        }},
       {"change a key head",
        [](char* b) {
