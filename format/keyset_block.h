@@ -23,7 +23,7 @@
 //   +16 u32 key_size
 //   +20 u32 value_size
 //   +24 u32 height     1..kMaxHeight
-//   +28 u32 key_hash   bloom::KeyHash(key), carried from the memtable on
+//   +28 u32 key_hash   bloom::KeyHash(key), computed once and copied along
 //   +32 u64 next[height]  offsets of the next entry at each level, 0 = end
 //   ... key bytes, zero-padded to 8
 #ifndef JIGSAW_FORMAT_KEYSET_BLOCK_H_
