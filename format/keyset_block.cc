@@ -74,18 +74,18 @@ void Builder::ReserveStaging(uint64_t bytes) {
   staging_capacity_ = capacity;
 }
 
-Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes,
-                                       uint64_t keyset_bytes) const {
+Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
+                                       bool key_heads, int bloom_bits_per_key) {
   Layout layout;
   layout.keyset_offset = kHeaderSize + AlignUp8(value_bytes);
   layout.entry_offsets_offset = layout.keyset_offset + keyset_bytes;
   uint64_t end = layout.entry_offsets_offset + AlignUp8(4 * entries);
   layout.key_heads_offset = 0;
-  if (key_heads_) {
+  if (key_heads) {
     layout.key_heads_offset = end;
     end += KeyHeadsSectionSize(entries);
   }
-  layout.bloom.lines = bloom::LinesFor(entries, options_.bloom_bits_per_key);
+  layout.bloom.lines = bloom::LinesFor(entries, bloom_bits_per_key);
   layout.bloom.probes = layout.bloom.lines > 0 ? bloom::kProbes : 0;
   layout.bloom_offset = 0;
   if (layout.bloom.lines > 0) {
@@ -96,8 +96,15 @@ Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes,
   return layout;
 }
 
+uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
+                      const BlockBuilderOptions& options) {
+  return Builder::ComputeLayout(entries, value_bytes, keyset_bytes, options.comparator == BytewiseComparator(),
+                                options.bloom_bits_per_key)
+      .block_size;
+}
+
 size_t Builder::CurrentSize() const {
-  return ComputeLayout(entry_offsets_.size(), value_bytes_, keyset_bytes_).block_size;
+  return ComputeLayout(entry_offsets_.size(), value_bytes_, keyset_bytes_, key_heads_, options_.bloom_bits_per_key).block_size;
 }
 
 Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type,
@@ -128,7 +135,7 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   const uint64_t size_bound = kHeaderSize + new_value_bytes + new_keyset_bytes + (index + 1) * per_entry_bound_ +
                               kSizeBoundSlack;
   if (size_bound > capacity_ &&
-      ComputeLayout(index + 1, new_value_bytes, new_keyset_bytes).block_size > capacity_) {
+      ComputeLayout(index + 1, new_value_bytes, new_keyset_bytes, key_heads_, options_.bloom_bits_per_key).block_size > capacity_) {
     return Status::NoSpace("KeySet block full");
   }
 
@@ -172,7 +179,7 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
 Status Builder::Finish(size_t* block_size) {
   assert(!finished_);
   const uint64_t n = entry_offsets_.size();
-  const Layout layout = ComputeLayout(n, value_bytes_, keyset_bytes_);
+  const Layout layout = ComputeLayout(n, value_bytes_, keyset_bytes_, key_heads_, options_.bloom_bits_per_key);
   if (layout.block_size > capacity_) return Status::NoSpace("KeySet block does not fit");
   finished_ = true;
   char* staging = StagingAt(0);

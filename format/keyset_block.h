@@ -112,6 +112,13 @@ uint32_t ComparatorId(const Comparator* comparator);
 // order of keys implies order of heads.
 uint64_t KeyHead(const Slice& user_key, size_t skip);
 
+// Size of a block holding `entries` entries whose values total `value_bytes`
+// and whose key set (head node included) is `keyset_bytes` -- the sum of
+// EntrySize(BulkHeight(i), key size) plus kHeadNodeSize -- built with
+// `options`. Lets a caller size the destination exactly before building.
+uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
+                      const BlockBuilderOptions& options);
+
 class Builder final : public BlockBuilder {
  public:
   Builder(const BlockBuilderOptions& options, char* dest, size_t capacity);
@@ -127,7 +134,9 @@ class Builder final : public BlockBuilder {
     uint64_t keyset_offset, entry_offsets_offset, key_heads_offset, bloom_offset, block_size;
     bloom::Geometry bloom;
   };
-  Layout ComputeLayout(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes) const;
+  static Layout ComputeLayout(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes, bool key_heads,
+                              int bloom_bits_per_key);
+  friend uint64_t BlockSizeFor(uint64_t, uint64_t, uint64_t, const BlockBuilderOptions&);
   void ReserveStaging(uint64_t bytes);
   char* StagingAt(uint64_t offset) { return reinterpret_cast<char*>(staging_.get()) + offset; }
 

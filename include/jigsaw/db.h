@@ -1,0 +1,84 @@
+// DB: the JigsawDB embedded key-value store.
+//
+//   jigsaw::Options options;
+//   options.create_if_missing = true;
+//   options.pmem_path = "/dev/shm/mydb.pool";
+//   std::unique_ptr<jigsaw::DB> db;
+//   jigsaw::Status s = jigsaw::DB::Open(options, "/tmp/mydb", &db);
+//
+// Thread-safety: a DB may be used by many threads at once without external
+// synchronisation. Durability: see WriteOptions::sync and docs/durability.md.
+#ifndef JIGSAW_INCLUDE_JIGSAW_DB_H_
+#define JIGSAW_INCLUDE_JIGSAW_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "jigsaw/export.h"
+#include "jigsaw/iterator.h"
+#include "jigsaw/options.h"
+#include "jigsaw/slice.h"
+#include "jigsaw/status.h"
+#include "jigsaw/write_batch.h"
+
+namespace jigsaw {
+
+// Largest key and value the DB accepts; larger ones give InvalidArgument.
+inline constexpr size_t kMaxUserKeySize = 64 * 1024;
+inline constexpr size_t kMaxUserValueSize = 16 * 1024 * 1024;
+
+// A consistent read-only view of the database. Obtain with GetSnapshot,
+// release with ReleaseSnapshot before the DB is destroyed.
+class JIGSAW_EXPORT Snapshot {
+ protected:
+  virtual ~Snapshot();
+};
+
+class JIGSAW_EXPORT DB {
+ public:
+  // Opens the database `name` (a directory that holds the database's files;
+  // with the default Options::pmem_path, also the pool). On success *db owns
+  // the database; the DB is closed when it is destroyed.
+  [[nodiscard]] static Status Open(const Options& options, const std::string& name, std::unique_ptr<DB>* db);
+
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+  virtual ~DB();
+
+  [[nodiscard]] virtual Status Put(const WriteOptions& options, const Slice& key, const Slice& value) = 0;
+  [[nodiscard]] virtual Status Delete(const WriteOptions& options, const Slice& key) = 0;
+  // Applies all updates of `batch` atomically.
+  [[nodiscard]] virtual Status Write(const WriteOptions& options, WriteBatch* batch) = 0;
+  // OK and *value, or NotFound.
+  [[nodiscard]] virtual Status Get(const ReadOptions& options, const Slice& key, std::string* value) = 0;
+
+  // The caller owns the iterator and must destroy it before the DB.
+  virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
+
+  virtual const Snapshot* GetSnapshot() = 0;
+  virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
+
+  // Properties (false if unknown):
+  //   "jigsaw.levels"           blocks and bytes per level, one line each
+  //   "jigsaw.num-blocks-at-level<N>"
+  //   "jigsaw.pmem-bytes"       bytes of live blocks in pmem
+  //   "jigsaw.pool-used-bytes"  bytes allocated in the pmem pool
+  //   "jigsaw.compactions"      number of compactions run
+  //   "jigsaw.flushes"          number of memtable flushes
+  //   "jigsaw.stalls"           write slowdowns and stops, with time stalled
+  //   "jigsaw.stats"            all of the above
+  virtual bool GetProperty(const Slice& property, std::string* value) = 0;
+
+  // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
+  // last level, dropping overwritten and deleted data.
+  [[nodiscard]] virtual Status CompactRange(const Slice* begin, const Slice* end) = 0;
+};
+
+// Deletes the database `name` and its pool. The database must be closed.
+[[nodiscard]] JIGSAW_EXPORT Status DestroyDB(const std::string& name, const Options& options);
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_INCLUDE_JIGSAW_DB_H_

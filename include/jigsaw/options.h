@@ -1,0 +1,76 @@
+// Options: how a database is opened (fixed for its lifetime), and per-call
+// ReadOptions / WriteOptions. Every field documents its default.
+#ifndef JIGSAW_INCLUDE_JIGSAW_OPTIONS_H_
+#define JIGSAW_INCLUDE_JIGSAW_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "jigsaw/comparator.h"
+#include "jigsaw/export.h"
+
+namespace jigsaw {
+
+class Snapshot;
+
+struct JIGSAW_EXPORT Options {
+  // Order of user keys. Its Name() is stored in the pool and must match on
+  // every later open. Default: BytewiseComparator(). Must outlive the DB.
+  const Comparator* comparator = BytewiseComparator();
+
+  // Create the database if it does not exist. Default: false.
+  bool create_if_missing = false;
+  // Fail if the database already exists. Default: false.
+  bool error_if_exists = false;
+
+  // Path of the persistent-memory pool file: a file on a DAX filesystem, a
+  // device-DAX character device, or a file on tmpfs (/dev/shm) for
+  // DRAM-emulated pmem. Empty (default): "<name>/pool" inside the database
+  // directory given to DB::Open.
+  std::string pmem_path;
+  // Size of the pool created when the database does not exist (ignored on
+  // open). At least 16 MiB. Default: 1 GiB.
+  uint64_t pmem_pool_size = uint64_t{1} << 30;
+
+  // Bytes of writes buffered in the DRAM memtable before it is frozen and
+  // flushed to a KeySet block in pmem. 64 KiB .. 1 GiB. Default: 4 MiB.
+  size_t memtable_size = 4 << 20;
+  // Frozen memtables that may wait for their flush before writes stall.
+  // 1 .. 16. Default: 2.
+  int max_immutable_memtables = 2;
+
+  // Number of L0 blocks that triggers a compaction into L1. Default: 4.
+  int level0_compaction_trigger = 4;
+  // Number of L0 blocks at which each write is delayed by 1 ms. Default: 8.
+  int level0_slowdown_trigger = 8;
+  // Number of L0 blocks at which writes wait for compaction. Default: 12.
+  int level0_stop_trigger = 12;
+  // Target size of L1; each deeper level is `level_size_multiplier` times
+  // larger. Defaults: 64 MiB and 10.
+  uint64_t level1_size = uint64_t{64} << 20;
+  int level_size_multiplier = 10;
+  // Target size of one block written by compaction. Default: 4 MiB.
+  size_t block_size = 4 << 20;
+  // Bloom filter bits per key in every block; 0 disables filters. Default: 10.
+  int bloom_bits_per_key = 10;
+};
+
+struct JIGSAW_EXPORT ReadOptions {
+  // Verify block checksums when a block is first used. Default: false (pmem
+  // blocks are checksummed when written and verified at recovery).
+  bool verify_checksums = false;
+  // Read as of this snapshot (from DB::GetSnapshot) instead of the latest
+  // state. Default: nullptr.
+  const Snapshot* snapshot = nullptr;
+};
+
+struct JIGSAW_EXPORT WriteOptions {
+  // true: the write is durable when the call returns (its WAL record is
+  // persisted in pmem). false: see docs/durability.md. Default: false.
+  bool sync = false;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_INCLUDE_JIGSAW_OPTIONS_H_

@@ -1,0 +1,213 @@
+#include "pmem/pool.h"
+
+#include <libpmemobj.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace jigsaw::pmem {
+
+// The root object (docs/pool_layout.md). 256 bytes.
+struct Pool::Root {
+  uint64_t magic;
+  uint32_t format_version;
+  uint32_t flags;
+  uint64_t manifest_offset;  // changed only by pmemobj_publish (Commit)
+  uint64_t reserved[5];
+  char comparator_name[192];
+};
+
+namespace {
+
+constexpr uint64_t kRootMagic = 0x4C4F4F505753474AULL;  // bytes "JGSWPOOL"
+constexpr uint64_t kTmpfsMagic = 0x01021994;
+
+PMEMobjpool* Handle(void* pop) { return static_cast<PMEMobjpool*>(pop); }
+
+std::string PmemError() {
+  const char* msg = pmemobj_errormsg();
+  return msg != nullptr ? msg : "unknown libpmemobj error";
+}
+
+bool OnTmpfs(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct statfs fs {};
+  return statfs(dir.c_str(), &fs) == 0 && static_cast<uint64_t>(fs.f_type) == kTmpfsMagic;
+}
+
+}  // namespace
+
+Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
+  static_assert(sizeof(Root) == 256, "the root object is part of the pool layout");
+  if (options.path.empty()) return Status::InvalidArgument("pmem_path is empty");
+  if (options.comparator_name.size() >= sizeof(Root::comparator_name)) {
+    return Status::InvalidArgument("comparator name longer than 191 bytes");
+  }
+  std::unique_ptr<Pool> pool(new Pool());
+  struct stat st {};
+  const bool exists = ::stat(options.path.c_str(), &st) == 0;
+  if (exists) {
+    if (options.error_if_exists) return Status::InvalidArgument(options.path, "exists (error_if_exists is true)");
+    PMEMobjpool* pop = pmemobj_open(options.path.c_str(), kLayout);
+    if (pop == nullptr) {
+      if (errno == EACCES || errno == EPERM) return Status::IOError(options.path, std::strerror(errno));
+      return Status::Corruption(options.path + " is not a JigsawDB pool", PmemError());
+    }
+    pool->pop_ = pop;
+    pool->pool_size_ = static_cast<uint64_t>(st.st_size);
+  } else {
+    if (!options.create_if_missing) {
+      return Status::InvalidArgument(options.path, "does not exist (create_if_missing is false)");
+    }
+    if (options.size < kMinPoolSize) {
+      return Status::InvalidArgument("pmem_pool_size", "must be at least 16 MiB");
+    }
+    if (OnTmpfs(options.path)) {
+      // DRAM-emulated pmem has no unsafe-shutdown counter to record.
+      int disabled = 0;
+      pmemobj_ctl_set(nullptr, "sds.at_create", &disabled);
+    }
+    PMEMobjpool* pop = pmemobj_create(options.path.c_str(), kLayout, options.size, 0600);
+    if (pop == nullptr) {
+      const int err = errno;
+      if (err == ENOSPC) return Status::NoSpace(options.path, PmemError());
+      return Status::IOError("cannot create pool " + options.path, PmemError());
+    }
+    pool->pop_ = pop;
+    pool->pool_size_ = options.size;
+    pool->created_ = true;
+  }
+  PMEMobjpool* pop = Handle(pool->pop_);
+  pool->pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
+  pool->region_ = std::make_unique<PmemRegion>(pop, pool->pool_size_);
+
+  const size_t root_size = pmemobj_root_size(pop);
+  if (root_size != 0 && root_size < sizeof(Root)) {
+    return Status::Corruption(options.path, "root object too small for a JigsawDB pool");
+  }
+  PMEMoid root_oid = pmemobj_root(pop, sizeof(Root));
+  if (OID_IS_NULL(root_oid)) return Status::IOError("cannot allocate the pool root", PmemError());
+  pool->root_ = static_cast<Root*>(pmemobj_direct(root_oid));
+  Root* root = pool->root_;
+
+  if (root->magic == 0 && root->manifest_offset == 0) {
+    // A new pool, or one whose creation was interrupted before the root was
+    // written: initialise the root in one transaction.
+    if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) {
+      return Status::IOError("cannot start a pool transaction", PmemError());
+    }
+    pmemobj_tx_set_failure_behavior(POBJ_TX_FAILURE_RETURN);
+    if (pmemobj_tx_add_range(root_oid, 0, sizeof(Root)) == 0) {
+      std::memset(root, 0, sizeof(Root));
+      root->magic = kRootMagic;
+      root->format_version = kFormatVersion;
+      std::memcpy(root->comparator_name, options.comparator_name.data(), options.comparator_name.size());
+      pmemobj_tx_commit();
+    } else {
+      pmemobj_tx_abort(errno);
+    }
+    if (pmemobj_tx_end() != 0) return Status::IOError("cannot initialise the pool root", PmemError());
+    pool->created_ = true;
+  } else {
+    if (root->magic != kRootMagic) return Status::Corruption(options.path, "bad root magic");
+    if (root->format_version > kFormatVersion) {
+      return Status::NotSupported(options.path, "pool format version " + std::to_string(root->format_version) +
+                                                    " is newer than the supported version " +
+                                                    std::to_string(kFormatVersion));
+    }
+    if (root->format_version == 0) return Status::Corruption(options.path, "pool format version 0");
+    const std::string stored(root->comparator_name, strnlen(root->comparator_name, sizeof(root->comparator_name)));
+    if (stored != options.comparator_name) {
+      return Status::InvalidArgument("comparator mismatch", "pool uses " + stored + ", options give " +
+                                                                options.comparator_name);
+    }
+  }
+  *result = std::move(pool);
+  return Status::OK();
+}
+
+Pool::~Pool() {
+  if (pop_ != nullptr) pmemobj_close(Handle(pop_));
+}
+
+Status Pool::Reserve(ObjectType type, uint64_t size, bool zero, Reservation* reservation) {
+  if (size == 0 || size > PMEMOBJ_MAX_ALLOC_SIZE) {
+    return Status::InvalidArgument("pmem object size out of range", std::to_string(size));
+  }
+  auto action = std::make_shared<pobj_action>();
+  PMEMoid oid = pmemobj_xreserve(Handle(pop_), action.get(), size, static_cast<uint64_t>(type),
+                                 zero ? POBJ_XALLOC_ZERO : 0);
+  if (OID_IS_NULL(oid)) {
+    return Status::NoSpace("pmem pool full", "cannot reserve " + std::to_string(size) + " bytes");
+  }
+  reservation->data = static_cast<char*>(pmemobj_direct(oid));
+  reservation->size = size;
+  reservation->offset = oid.off;
+  reservation->action = std::move(action);
+  return Status::OK();
+}
+
+void Pool::Cancel(Reservation* reservation) {
+  if (reservation->action != nullptr) {
+    pmemobj_cancel(Handle(pop_), static_cast<pobj_action*>(reservation->action.get()), 1);
+  }
+  *reservation = Reservation();
+}
+
+Status Pool::Commit(std::vector<Reservation*> reservations, uint64_t manifest_offset,
+                    const std::vector<uint64_t>& frees) {
+  std::vector<pobj_action> actions;
+  actions.reserve(reservations.size() + 1 + frees.size());
+  for (Reservation* r : reservations) actions.push_back(*static_cast<pobj_action*>(r->action.get()));
+  actions.emplace_back();
+  pmemobj_set_value(Handle(pop_), &actions.back(), &root_->manifest_offset, manifest_offset);
+  for (uint64_t offset : frees) {
+    actions.emplace_back();
+    pmemobj_defer_free(Handle(pop_), PMEMoid{pool_uuid_lo_, offset}, &actions.back());
+  }
+  if (pmemobj_publish(Handle(pop_), actions.data(), actions.size()) != 0) {
+    return Status::IOError("pmemobj_publish failed", PmemError());
+  }
+  for (Reservation* r : reservations) r->action.reset();
+  return Status::OK();
+}
+
+void Pool::Free(uint64_t offset) {
+  PMEMoid oid{pool_uuid_lo_, offset};
+  pmemobj_free(&oid);
+}
+
+char* Pool::Direct(uint64_t offset) const {
+  return offset == 0 ? nullptr : static_cast<char*>(pop_) + offset;
+}
+
+uint64_t Pool::ObjectSize(uint64_t offset) const {
+  return pmemobj_alloc_usable_size(PMEMoid{pool_uuid_lo_, offset});
+}
+
+uint64_t Pool::manifest_offset() const {
+  return __atomic_load_n(&root_->manifest_offset, __ATOMIC_ACQUIRE);
+}
+
+std::vector<uint64_t> Pool::Objects(ObjectType type) const {
+  std::vector<uint64_t> result;
+  for (PMEMoid oid = pmemobj_first(Handle(pop_)); !OID_IS_NULL(oid); oid = pmemobj_next(oid)) {
+    if (pmemobj_type_num(oid) == static_cast<uint64_t>(type)) result.push_back(oid.off);
+  }
+  return result;
+}
+
+Status DestroyPool(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::OK();
+  if (!S_ISREG(st.st_mode)) return Status::OK();  // device DAX: nothing to delete
+  if (::unlink(path.c_str()) != 0) return Status::IOError("cannot delete " + path, std::strerror(errno));
+  return Status::OK();
+}
+
+}  // namespace jigsaw::pmem

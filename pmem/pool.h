@@ -1,0 +1,110 @@
+// Pool: JigsawDB's persistent-memory pool, a libpmemobj pool (layout
+// "jigsawdb") holding a root object and the engine's persistent objects:
+// KeySet blocks, WAL segments and manifest records. docs/pool_layout.md is
+// the spec.
+//
+// Objects are created in two steps: Reserve gives memory to fill (not yet
+// durable, gone after a crash), Commit publishes reservations together with
+// the new manifest pointer in one atomic, crash-consistent step
+// (pmemobj_publish), optionally freeing objects in the same step.
+//
+// Thread-safety: Reserve/Cancel/Free/Direct are thread-safe; Commit calls are
+// serialised by the caller (the DB's version lock).
+#ifndef JIGSAW_PMEM_POOL_H_
+#define JIGSAW_PMEM_POOL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jigsaw/slice.h"
+#include "jigsaw/status.h"
+#include "pmem/region.h"
+
+namespace jigsaw::pmem {
+
+// Kinds of objects in the pool (pmemobj type numbers, part of the layout).
+enum class ObjectType : uint64_t {
+  kBlock = 1,
+  kWalSegment = 2,
+  kManifest = 3,
+};
+
+struct PoolOptions {
+  std::string path;
+  uint64_t size = 0;  // for creation
+  bool create_if_missing = false;
+  bool error_if_exists = false;
+  std::string comparator_name;
+};
+
+// A reserved object: `data` is usable at once; `offset` identifies it in the
+// pool once committed.
+struct Reservation {
+  char* data = nullptr;
+  uint64_t size = 0;
+  uint64_t offset = 0;
+  std::shared_ptr<void> action;  // the pending pmemobj action
+};
+
+class Pool {
+ public:
+  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr const char* kLayout = "jigsawdb";
+  static constexpr uint64_t kMinPoolSize = uint64_t{16} << 20;
+
+  // Opens or creates the pool. Errors: InvalidArgument (bad options, exists
+  // with error_if_exists, missing without create_if_missing, comparator
+  // mismatch), NotSupported (newer format version), Corruption (not a
+  // JigsawDB pool), IOError. A file that is not a JigsawDB pool is not
+  // modified.
+  static Status Open(const PoolOptions& options, std::unique_ptr<Pool>* pool);
+  ~Pool();
+
+  Region* region() { return region_.get(); }
+  bool created() const { return created_; }
+
+  // Reserves `size` bytes, zeroed if `zero`. NoSpace if the pool is full.
+  Status Reserve(ObjectType type, uint64_t size, bool zero, Reservation* reservation);
+  // Drops a reservation that will not be committed.
+  void Cancel(Reservation* reservation);
+
+  // Atomically: publishes `reservations` (whose bytes the caller has already
+  // persisted), sets the root's manifest pointer to `manifest_offset`, and
+  // frees the objects at `frees`. Durable on return.
+  Status Commit(std::vector<Reservation*> reservations, uint64_t manifest_offset,
+                const std::vector<uint64_t>& frees);
+  // Frees one committed object (atomic, durable on return).
+  void Free(uint64_t offset);
+
+  // Address of a committed or reserved object; nullptr for offset 0.
+  char* Direct(uint64_t offset) const;
+  // Size usable in the object at `offset`.
+  uint64_t ObjectSize(uint64_t offset) const;
+  // The current manifest pointer (0 = none yet).
+  uint64_t manifest_offset() const;
+
+  // Every committed object of `type` (for garbage collection at open).
+  std::vector<uint64_t> Objects(ObjectType type) const;
+
+  uint64_t pool_size() const { return pool_size_; }
+
+ private:
+  Pool() = default;
+
+  void* pop_ = nullptr;  // PMEMobjpool*
+  uint64_t pool_uuid_lo_ = 0;
+  uint64_t pool_size_ = 0;
+  struct Root;
+  Root* root_ = nullptr;
+  std::unique_ptr<Region> region_;
+  bool created_ = false;
+};
+
+// Deletes the pool file (or, for a device-DAX path, leaves it).
+Status DestroyPool(const std::string& path);
+
+}  // namespace jigsaw::pmem
+
+#endif  // JIGSAW_PMEM_POOL_H_

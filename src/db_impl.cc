@@ -1,0 +1,849 @@
+#include "src/db_impl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <filesystem>
+#include <set>
+
+#include "format/keyset_block.h"
+#include "src/iterators.h"
+#include "src/write_batch_internal.h"
+
+namespace jigsaw {
+
+Snapshot::~Snapshot() = default;
+DB::~DB() = default;
+
+namespace {
+
+class SnapshotImpl final : public Snapshot {
+ public:
+  explicit SnapshotImpl(SequenceNumber sequence) : sequence(sequence) {}
+  ~SnapshotImpl() override = default;
+  const SequenceNumber sequence;
+};
+
+std::string PoolPath(const Options& options, const std::string& name) {
+  return options.pmem_path.empty() ? name + "/pool" : options.pmem_path;
+}
+
+Status ValidateOptions(const Options& o) {
+  auto bad = [](const char* option, const char* rule) { return Status::InvalidArgument(option, rule); };
+  if (o.comparator == nullptr) return bad("comparator", "must not be null");
+  if (o.memtable_size < (64 << 10) || o.memtable_size > (size_t{1} << 30)) {
+    return bad("memtable_size", "must be between 64 KiB and 1 GiB");
+  }
+  if (o.max_immutable_memtables < 1 || o.max_immutable_memtables > 16) {
+    return bad("max_immutable_memtables", "must be between 1 and 16");
+  }
+  if (o.level0_compaction_trigger < 1 || o.level0_slowdown_trigger < o.level0_compaction_trigger ||
+      o.level0_stop_trigger < o.level0_slowdown_trigger) {
+    return bad("level0_compaction_trigger",
+               "triggers must satisfy 1 <= compaction <= slowdown <= stop (level0_*_trigger)");
+  }
+  if (o.level1_size < (uint64_t{1} << 20)) return bad("level1_size", "must be at least 1 MiB");
+  if (o.level_size_multiplier < 2 || o.level_size_multiplier > 100) {
+    return bad("level_size_multiplier", "must be between 2 and 100");
+  }
+  if (o.block_size < (64 << 10) || o.block_size > (size_t{256} << 20)) {
+    return bad("block_size", "must be between 64 KiB and 256 MiB");
+  }
+  if (o.bloom_bits_per_key < 0 || o.bloom_bits_per_key > 64) {
+    return bad("bloom_bits_per_key", "must be between 0 and 64");
+  }
+  return Status::OK();
+}
+
+uint64_t MaxBytesForLevel(const Options& o, int level) {
+  uint64_t bytes = o.level1_size;
+  for (int l = 1; l < level; ++l) bytes *= static_cast<uint64_t>(o.level_size_multiplier);
+  return bytes;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Open, recovery, close
+
+Status DB::Open(const Options& options, const std::string& name, std::unique_ptr<DB>* db) {
+  db->reset();
+  Status s = ValidateOptions(options);
+  if (!s.ok()) return s;
+  if (name.empty()) return Status::InvalidArgument("database name is empty");
+  std::error_code ec;
+  if (options.create_if_missing) std::filesystem::create_directories(name, ec);
+  if (ec) return Status::IOError("cannot create " + name, ec.message());
+  auto impl = std::make_unique<DBImpl>(options, name);
+  s = impl->Recover();
+  if (!s.ok()) return s;
+  *db = std::move(impl);
+  return Status::OK();
+}
+
+Status DestroyDB(const std::string& name, const Options& options) {
+  Status s = pmem::DestroyPool(PoolPath(options, name));
+  if (!s.ok()) return s;
+  std::error_code ec;
+  std::filesystem::remove(name, ec);  // only if empty; a user's files stay
+  return Status::OK();
+}
+
+DBImpl::DBImpl(const Options& options, const std::string& name)
+    : options_(options), name_(name), ucmp_(options.comparator) {}
+
+std::shared_ptr<MemTable> DBImpl::NewMemTable() const {
+  // Arena chunks of 1/16 of the memtable size keep the usage estimate close.
+  return std::make_shared<MemTable>(ucmp_, std::clamp<size_t>(options_.memtable_size / 16, 4096, 1 << 20));
+}
+
+DBImpl::~DBImpl() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    shutting_down_ = true;
+    bg_cv_.notify_all();
+  }
+  if (bg_thread_.joinable()) bg_thread_.join();
+  // A clean close makes even unsynced writes durable.
+  if (wal_ != nullptr) wal_->Sync();
+  wal_.reset();
+  imm_.clear();
+  mem_.reset();
+  version_.reset();  // frees obsolete blocks no iterator holds
+}
+
+Status DBImpl::Recover() {
+  pmem::PoolOptions pool_options;
+  pool_options.path = PoolPath(options_, name_);
+  pool_options.size = options_.pmem_pool_size;
+  pool_options.create_if_missing = options_.create_if_missing;
+  pool_options.error_if_exists = options_.error_if_exists;
+  pool_options.comparator_name = ucmp_->Name();
+  Status s = pmem::Pool::Open(pool_options, &pool_);
+  if (!s.ok()) return s;
+
+  auto version = std::make_shared<Version>();
+  auto recovered = NewMemTable();
+  std::vector<uint64_t> old_wal_segments;
+  const uint64_t manifest = pool_->manifest_offset();
+  if (manifest != 0) {
+    ManifestState state;
+    s = DecodeManifest(pool_->Direct(manifest), pool_->ObjectSize(manifest), &state);
+    if (!s.ok()) return s;
+    manifest_offset_ = manifest;
+    manifest_generation_ = state.generation;
+    next_number_ = state.next_number;
+    last_sequence_ = state.last_sequence;
+    std::set<uint64_t> live;
+    live.insert(manifest);
+    for (const auto& b : state.blocks) {
+      BlockRef block;
+      s = LoadBlock(pool_.get(), ucmp_, b.number, b.offset, b.size, b.level, /*verify_checksum=*/true, &block);
+      if (!s.ok()) return s;
+      version->levels[b.level].push_back(std::move(block));
+      live.insert(b.offset);
+    }
+    // Replay the WAL segments, oldest first, into one memtable.
+    for (const WalSegmentMeta& w : state.wal_segments) {
+      live.insert(w.offset);
+      old_wal_segments.push_back(w.offset);
+      uint64_t end = 0;
+      s = ReadWalSegment(
+          pool_->Direct(w.offset), std::min(w.capacity, pool_->ObjectSize(w.offset)), w.number,
+          [&](const Slice& record) {
+            WriteBatch batch;
+            Status r = WriteBatchInternal::SetContents(&batch, record);
+            if (r.ok()) r = WriteBatchInternal::InsertInto(batch, recovered.get());
+            if (r.ok()) {
+              const SequenceNumber last = WriteBatchInternal::Sequence(batch) + WriteBatchInternal::Count(batch) - 1;
+              last_sequence_ = std::max(last_sequence_, last);
+            }
+            return r;
+          },
+          &end);
+      if (!s.ok()) return s;
+    }
+    // Objects no manifest references: leftovers of a crash between a commit
+    // and the frees that follow it.
+    for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
+      for (uint64_t offset : pool_->Objects(type)) {
+        if (live.count(offset) == 0) pool_->Free(offset);
+      }
+    }
+  }
+  for (auto& level : version->levels) {
+    std::sort(level.begin(), level.end(), [&](const BlockRef& a, const BlockRef& b) {
+      return a->level == 0 ? a->number > b->number : ucmp_->Compare(a->smallest, b->smallest) < 0;
+    });
+  }
+
+  // Recovered writes go to a fresh L0 block; the old segments are freed in
+  // the same commit that starts a new, empty segment.
+  std::vector<pmem::Reservation*> reservations;
+  pmem::Reservation block_reservation;
+  if (recovered->num_entries() > 0) {
+    BlockRef block;
+    s = BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
+    if (!s.ok()) return s;
+    version->levels[0].insert(version->levels[0].begin(), block);
+    reservations.push_back(&block_reservation);
+  }
+  pmem::Reservation wal_reservation;
+  s = NewWalSegment(0, &wal_reservation, &mem_wal_);
+  if (!s.ok()) {
+    if (block_reservation.action != nullptr) pool_->Cancel(&block_reservation);
+    return s;
+  }
+  reservations.push_back(&wal_reservation);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = CommitManifest(*version, reservations, old_wal_segments);
+  }
+  if (!s.ok()) {
+    for (pmem::Reservation* r : reservations) pool_->Cancel(r);
+    return s;
+  }
+  version_ = std::move(version);
+  mem_ = NewMemTable();
+  wal_ = std::make_unique<WalWriter>(pool_->region(), pool_->Direct(mem_wal_.offset), mem_wal_.capacity,
+                                     mem_wal_.number);
+  bg_thread_ = std::thread([this] { BackgroundLoop(); });
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// Manifest and WAL segments
+
+std::vector<WalSegmentMeta> DBImpl::LiveWalSegments() const {
+  std::vector<WalSegmentMeta> segments;
+  for (const Immutable& imm : imm_) segments.push_back(imm.wal);
+  segments.push_back(mem_wal_);
+  return segments;
+}
+
+Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta) {
+  uint64_t capacity = options_.memtable_size + options_.memtable_size / 2;
+  capacity = std::max<uint64_t>(capacity, kWalHeaderSize + WalRecordSize(min_payload));
+  capacity = (capacity + 4095) & ~uint64_t{4095};
+  Status s = pool_->Reserve(pmem::ObjectType::kWalSegment, capacity, /*zero=*/true, reservation);
+  if (!s.ok()) return s;
+  meta->offset = reservation->offset;
+  meta->capacity = capacity;
+  meta->number = next_number_++;
+  WalWriter::Format(pool_->region(), reservation->data, capacity, meta->number);
+  return Status::OK();
+}
+
+Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservation*> reservations,
+                              std::vector<uint64_t> frees) {
+  ManifestState state;
+  state.generation = manifest_generation_ + 1;
+  state.last_sequence = last_sequence_;
+  state.next_number = next_number_;
+  state.wal_segments = LiveWalSegments();
+  for (int level = 0; level < kNumLevels; ++level) {
+    for (const BlockRef& b : version.levels[level]) state.blocks.push_back({b->offset, b->size, b->number, level});
+  }
+  const uint64_t size = ManifestSize(state);
+  pmem::Reservation manifest;
+  Status s = pool_->Reserve(pmem::ObjectType::kManifest, size, /*zero=*/false, &manifest);
+  if (!s.ok()) return s;
+  EncodeManifest(state, manifest.data);
+  pool_->region()->Persist(manifest.data, size);
+  if (manifest_offset_ != 0) frees.push_back(manifest_offset_);
+  reservations.push_back(&manifest);
+  s = pool_->Commit(reservations, manifest.offset, frees);
+  if (!s.ok()) {
+    pool_->Cancel(&manifest);
+    return s;
+  }
+  manifest_offset_ = manifest.offset;
+  manifest_generation_ = state.generation;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+
+Status DBImpl::Put(const WriteOptions& options, const Slice& key, const Slice& value) {
+  WriteBatch batch;
+  batch.Put(key, value);
+  return Write(options, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
+  WriteBatch batch;
+  batch.Delete(key);
+  return Write(options, &batch);
+}
+
+Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
+  if (batch == nullptr) return Status::InvalidArgument("write batch is null");
+  Status s = WriteBatchInternal::CheckLimits(*batch);
+  if (!s.ok()) return s;
+  const uint32_t count = WriteBatchInternal::Count(*batch);
+  if (count == 0) return Status::OK();
+  std::unique_lock<std::mutex> lock(mutex_);
+  s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size());
+  if (!s.ok()) return s;
+  WriteBatchInternal::SetSequence(batch, last_sequence_ + 1);
+  wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);
+  s = WriteBatchInternal::InsertInto(*batch, mem_.get());
+  if (!s.ok()) return s;
+  // Readers pin last_sequence_: the batch becomes visible all at once.
+  last_sequence_ += count;
+  return Status::OK();
+}
+
+Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload) {
+  bool allow_delay = true;
+  for (;;) {
+    if (!bg_error_.ok()) return bg_error_;
+    const size_t l0 = version_->levels[0].size();
+    if (allow_delay && l0 >= static_cast<size_t>(options_.level0_slowdown_trigger)) {
+      // Give compaction a millisecond per write rather than stopping later.
+      ++slowdowns_;
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      lock.lock();
+      stall_micros_ += 1000;
+      allow_delay = false;
+      continue;
+    }
+    if ((mem_->num_entries() == 0 || mem_->ApproximateMemoryUsage() < options_.memtable_size) &&
+        wal_->HasRoom(payload)) {
+      return Status::OK();
+    }
+    if (imm_.size() >= static_cast<size_t>(options_.max_immutable_memtables) ||
+        l0 >= static_cast<size_t>(options_.level0_stop_trigger)) {
+      if (pool_full_) return Status::NoSpace("pmem pool full: flush and compaction cannot proceed");
+      ++stops_;
+      const auto start = std::chrono::steady_clock::now();
+      done_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      stall_micros_ += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+      continue;
+    }
+    // Switch to a new memtable and WAL segment.
+    pmem::Reservation reservation;
+    WalSegmentMeta meta;
+    Status s = NewWalSegment(payload, &reservation, &meta);
+    if (!s.ok()) return s;
+    wal_->Sync();  // the frozen segment's unsynced records become durable
+    imm_.push_back({mem_, mem_wal_});
+    const WalSegmentMeta previous = mem_wal_;
+    mem_wal_ = meta;
+    s = CommitManifest(*version_, {&reservation}, {});
+    if (!s.ok()) {
+      mem_wal_ = previous;
+      imm_.pop_back();
+      pool_->Cancel(&reservation);
+      return s;
+    }
+    wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
+    mem_ = NewMemTable();
+    bg_cv_.notify_one();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ReadView view;
+  view.mem = mem_;
+  for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) view.imm.push_back(it->mem);
+  view.version = version_;
+  view.sequence = options.snapshot != nullptr ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence
+                                              : last_sequence_;
+  return view;
+}
+
+Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
+  ReadView view = GetReadView(options);
+  ValueType type;
+  if (view.mem->Get(key, view.sequence, &type, value)) {
+    return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
+  }
+  for (const auto& imm : view.imm) {
+    if (imm->Get(key, view.sequence, &type, value)) {
+      return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
+    }
+  }
+  auto lookup = [&](const BlockMeta& block, bool* done) -> Status {
+    BlockLookup result;
+    Status s = block.reader->Get(key, view.sequence, &result);
+    if (s.IsNotFound()) return Status::OK();
+    if (!s.ok()) return s;
+    *done = true;
+    if (result.type != ValueType::kValue) return Status::NotFound(Slice());
+    value->assign(result.value.data(), result.value.size());
+    return Status::OK();
+  };
+  bool done = false;
+  for (const BlockRef& block : view.version->levels[0]) {
+    if (ucmp_->Compare(key, block->smallest) < 0 || ucmp_->Compare(key, block->largest) > 0) continue;
+    Status s = lookup(*block, &done);
+    if (done || !s.ok()) return s;
+  }
+  for (int level = 1; level < kNumLevels; ++level) {
+    const auto& blocks = view.version->levels[level];
+    auto it = std::lower_bound(blocks.begin(), blocks.end(), key, [&](const BlockRef& b, const Slice& k) {
+      return ucmp_->Compare(b->largest, k) < 0;
+    });
+    // A key's versions may continue into the next block.
+    for (; it != blocks.end() && ucmp_->Compare((*it)->smallest, key) <= 0; ++it) {
+      Status s = lookup(**it, &done);
+      if (done || !s.ok()) return s;
+    }
+  }
+  return Status::NotFound(Slice());
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  ReadView view = GetReadView(options);
+  std::vector<std::unique_ptr<BlockIterator>> children;
+  std::vector<std::shared_ptr<const void>> pins;
+  children.push_back(view.mem->NewIterator());
+  pins.push_back(view.mem);
+  for (const auto& imm : view.imm) {
+    children.push_back(imm->NewIterator());
+    pins.push_back(imm);
+  }
+  for (const BlockRef& block : view.version->levels[0]) children.push_back(block->reader->NewIterator());
+  for (int level = 1; level < kNumLevels; ++level) {
+    if (!view.version->levels[level].empty()) {
+      children.push_back(NewLevelIterator(ucmp_, view.version->levels[level]));
+    }
+  }
+  pins.push_back(view.version);
+  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins));
+}
+
+const Snapshot* DBImpl::GetSnapshot() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  snapshots_.insert(last_sequence_);
+  return new SnapshotImpl(last_sequence_);
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = snapshots_.find(impl->sequence);
+    if (it != snapshots_.end()) snapshots_.erase(it);
+  }
+  delete impl;
+}
+
+SequenceNumber DBImpl::SmallestSnapshot() const {
+  return snapshots_.empty() ? last_sequence_ : *snapshots_.begin();
+}
+
+// ---------------------------------------------------------------------------
+// Background work: flush and compaction
+
+void DBImpl::BackgroundLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!shutting_down_) {
+    if (!bg_error_.ok()) {
+      bg_cv_.wait(lock);
+      continue;
+    }
+    if (!imm_.empty()) {
+      lock.unlock();
+      Status s = FlushOldestImmutable();
+      lock.lock();
+      if (s.IsNoSpace()) {
+        pool_full_ = true;
+        done_cv_.notify_all();
+        // Compaction may free space; otherwise retry later.
+      } else if (!s.ok()) {
+        bg_error_ = s;
+        done_cv_.notify_all();
+        continue;
+      } else {
+        continue;
+      }
+    }
+    CompactionJob job;
+    if (!manual_compaction_ && PickCompaction(&job)) {
+      compaction_running_ = true;
+      lock.unlock();
+      Status s = RunCompaction(&job);
+      lock.lock();
+      compaction_running_ = false;
+      if (!s.ok() && !s.IsNoSpace()) bg_error_ = s;
+      done_cv_.notify_all();
+      if (s.ok()) continue;
+    }
+    bg_cv_.wait_for(lock, std::chrono::milliseconds(pool_full_ ? 100 : 1000));
+  }
+}
+
+Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block,
+                                      pmem::Reservation* reservation) {
+  // Size the block exactly, then copy the entries into it: keys and values
+  // are copied, index fields become value offsets, links are recomputed.
+  BlockBuilderOptions build_options;
+  build_options.comparator = ucmp_;
+  build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
+  auto it = mem.NewIterator();
+  uint64_t entries = 0;
+  uint64_t keyset_bytes = keyset::kHeadNodeSize;
+  uint64_t value_bytes = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    keyset_bytes += keyset::EntrySize(keyset::BulkHeight(entries), it->user_key().size());
+    value_bytes += it->value().size();
+    ++entries;
+  }
+  const uint64_t size = keyset::BlockSizeFor(entries, value_bytes, keyset_bytes, build_options);
+  uint64_t number;
+  {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (bg_thread_.joinable()) lock.lock();  // during recovery there is no other thread
+    number = next_number_++;
+  }
+  Status s = pool_->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation);
+  if (!s.ok()) return s;
+  keyset::Builder builder(build_options, reservation->data, size);
+  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
+    s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value());
+  }
+  size_t block_size = 0;
+  if (s.ok()) s = builder.Finish(&block_size);
+  if (s.ok()) {
+    pool_->region()->Persist(reservation->data, block_size);
+    s = LoadBlock(pool_.get(), ucmp_, number, reservation->offset, block_size, level, false, block);
+  }
+  if (!s.ok()) pool_->Cancel(reservation);
+  return s;
+}
+
+Status DBImpl::FlushOldestImmutable() {
+  Immutable imm;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    imm = imm_.front();
+  }
+  BlockRef block;
+  pmem::Reservation reservation;
+  if (imm.mem->num_entries() > 0) {
+    Status s = BuildBlockFromMemTable(*imm.mem, 0, &block, &reservation);
+    if (!s.ok()) return s;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto version = std::make_shared<Version>(*version_);
+  std::vector<pmem::Reservation*> reservations;
+  if (block != nullptr) {
+    version->levels[0].insert(version->levels[0].begin(), block);
+    reservations.push_back(&reservation);
+  }
+  imm_.pop_front();
+  Status s = CommitManifest(*version, reservations, {imm.wal.offset});
+  if (!s.ok()) {
+    imm_.push_front(imm);
+    if (block != nullptr) pool_->Cancel(&reservation);
+    return s;
+  }
+  version_ = std::move(version);
+  ++flushes_;
+  pool_full_ = false;
+  done_cv_.notify_all();
+  return Status::OK();
+}
+
+bool DBImpl::PickCompaction(CompactionJob* job) {
+  const Version& v = *version_;
+  if (v.levels[0].size() >= static_cast<size_t>(options_.level0_compaction_trigger)) {
+    job->level = 0;
+    job->inputs[0] = v.levels[0];
+  } else {
+    int level = 1;
+    for (; level < kNumLevels - 1; ++level) {
+      if (v.LevelBytes(level) > MaxBytesForLevel(options_, level)) break;
+    }
+    if (level >= kNumLevels - 1) return false;
+    job->level = level;
+    // Round-robin over the level's key space.
+    const auto& blocks = v.levels[level];
+    size_t pick = 0;
+    while (pick < blocks.size() && !compact_pointer_[level].empty() &&
+           ucmp_->Compare(blocks[pick]->largest, compact_pointer_[level]) <= 0) {
+      ++pick;
+    }
+    if (pick == blocks.size()) pick = 0;
+    // Neighbours that share a boundary key belong to the same compaction.
+    size_t first = pick, last = pick;
+    while (first > 0 && ucmp_->Compare(blocks[first - 1]->largest, blocks[first]->smallest) == 0) --first;
+    while (last + 1 < blocks.size() && ucmp_->Compare(blocks[last]->largest, blocks[last + 1]->smallest) == 0) ++last;
+    job->inputs[0].assign(blocks.begin() + static_cast<long>(first), blocks.begin() + static_cast<long>(last) + 1);
+    compact_pointer_[level] = blocks[last]->largest;
+  }
+  std::string smallest = job->inputs[0].front()->smallest, largest = job->inputs[0].front()->largest;
+  for (const BlockRef& b : job->inputs[0]) {
+    if (ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
+    if (ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
+  }
+  job->inputs[1] = v.Overlapping(ucmp_, job->level + 1, smallest, largest);
+  return true;
+}
+
+bool DBImpl::IsBaseLevelForKey(const Version& version, int level, const Slice& user_key) const {
+  for (int l = level + 1; l < kNumLevels; ++l) {
+    if (!version.Overlapping(ucmp_, l, user_key, user_key).empty()) return false;
+  }
+  return true;
+}
+
+Status DBImpl::RunCompaction(CompactionJob* job) {
+  const int output_level = job->level + 1;
+  SequenceNumber smallest_snapshot;
+  std::shared_ptr<const Version> base;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    smallest_snapshot = SmallestSnapshot();
+    base = version_;
+  }
+  std::vector<std::unique_ptr<BlockIterator>> children;
+  uint64_t bytes_read = 0;
+  for (const auto& inputs : job->inputs) {
+    for (const BlockRef& b : inputs) {
+      children.push_back(b->reader->NewIterator());
+      bytes_read += b->size;
+    }
+  }
+  auto merged = NewMergingIterator(ucmp_, std::move(children));
+
+  // Outputs are built in a DRAM buffer and copied into an exactly sized pmem
+  // object: a copy of finished KeySet bytes, not an encoding.
+  BlockBuilderOptions build_options;
+  build_options.comparator = ucmp_;
+  build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
+  std::vector<uint64_t> buffer;
+  std::unique_ptr<keyset::Builder> builder;
+  struct Output {
+    pmem::Reservation reservation;
+    BlockRef block;
+  };
+  std::vector<std::unique_ptr<Output>> outputs;
+  Status s;
+  auto finish_output = [&]() -> Status {
+    size_t size = 0;
+    Status st = builder->Finish(&size);
+    builder.reset();
+    if (!st.ok()) return st;
+    auto out = std::make_unique<Output>();
+    st = pool_->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, &out->reservation);
+    if (!st.ok()) return st;
+    outputs.push_back(std::move(out));
+    Output& o = *outputs.back();
+    pool_->region()->MemcpyNoDrain(o.reservation.data, buffer.data(), size);
+    pool_->region()->Drain();
+    uint64_t number;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      number = next_number_++;
+    }
+    return LoadBlock(pool_.get(), ucmp_, number, o.reservation.offset, size, output_level, false, &o.block);
+  };
+  auto start_output = [&](size_t min_capacity) {
+    const size_t capacity = std::max<size_t>(2 * options_.block_size, min_capacity);
+    if (buffer.size() * 8 < capacity) buffer.assign(capacity / 8 + 1, 0);
+    builder = std::make_unique<keyset::Builder>(build_options, reinterpret_cast<char*>(buffer.data()), capacity);
+  };
+
+  std::string current_key;
+  bool has_current = false;
+  SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
+  for (merged->SeekToFirst(); merged->Valid() && s.ok(); merged->Next()) {
+    const Slice key = merged->user_key();
+    const SequenceNumber sequence = merged->sequence();
+    if (!has_current || ucmp_->Compare(key, current_key) != 0) {
+      // A new user key: the only place an output block may end.
+      if (builder != nullptr && builder->CurrentSize() >= options_.block_size) s = finish_output();
+      if (!s.ok()) break;
+      current_key.assign(key.data(), key.size());
+      has_current = true;
+      last_sequence_for_key = kMaxSequenceNumber;
+    }
+    bool drop = false;
+    if (last_sequence_for_key <= smallest_snapshot) {
+      drop = true;  // a newer version of this key is visible to every reader
+    } else if (merged->type() == ValueType::kDeletion && sequence <= smallest_snapshot &&
+               IsBaseLevelForKey(*base, output_level, key)) {
+      drop = true;  // nothing older below: the tombstone has done its job
+    }
+    last_sequence_for_key = sequence;
+    if (drop) continue;
+    const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
+    if (builder == nullptr) start_output(footprint);
+    s = builder->Add(key, sequence, merged->type(), merged->value());
+    if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
+      s = finish_output();
+      if (s.ok()) {
+        start_output(footprint);
+        s = builder->Add(key, sequence, merged->type(), merged->value());
+      }
+    }
+  }
+  if (s.ok()) s = merged->status();
+  if (s.ok() && builder != nullptr && builder->num_entries() > 0) s = finish_output();
+  if (!s.ok()) {
+    for (auto& o : outputs) {
+      o->block.reset();
+      pool_->Cancel(&o->reservation);
+    }
+    return s;
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto version = std::make_shared<Version>(*version_);
+  std::set<uint64_t> removed;
+  for (const auto& inputs : job->inputs) {
+    for (const BlockRef& b : inputs) removed.insert(b->number);
+  }
+  for (int level : {job->level, output_level}) {
+    auto& blocks = version->levels[level];
+    blocks.erase(std::remove_if(blocks.begin(), blocks.end(),
+                                [&](const BlockRef& b) { return removed.count(b->number) > 0; }),
+                 blocks.end());
+  }
+  std::vector<pmem::Reservation*> reservations;
+  uint64_t bytes_written = 0;
+  for (auto& o : outputs) {
+    version->levels[output_level].push_back(o->block);
+    reservations.push_back(&o->reservation);
+    bytes_written += o->block->size;
+  }
+  std::sort(version->levels[output_level].begin(), version->levels[output_level].end(),
+            [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+  s = CommitManifest(*version, reservations, {});
+  if (!s.ok()) {
+    for (auto& o : outputs) {
+      o->block.reset();
+      pool_->Cancel(&o->reservation);
+    }
+    return s;
+  }
+  for (const auto& inputs : job->inputs) {
+    for (const BlockRef& b : inputs) b->obsolete.store(true, std::memory_order_release);
+  }
+  version_ = std::move(version);
+  ++compactions_;
+  compaction_bytes_read_ += bytes_read;
+  compaction_bytes_written_ += bytes_written;
+  pool_full_ = false;
+  return Status::OK();
+}
+
+Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Flush the memtable: freeze it, then wait until every frozen one is in L0.
+  if (mem_->num_entries() > 0) {
+    pmem::Reservation reservation;
+    WalSegmentMeta meta;
+    Status s = NewWalSegment(0, &reservation, &meta);
+    if (!s.ok()) return s;
+    wal_->Sync();
+    imm_.push_back({mem_, mem_wal_});
+    const WalSegmentMeta previous = mem_wal_;
+    mem_wal_ = meta;
+    s = CommitManifest(*version_, {&reservation}, {});
+    if (!s.ok()) {
+      mem_wal_ = previous;
+      imm_.pop_back();
+      pool_->Cancel(&reservation);
+      return s;
+    }
+    wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
+    mem_ = NewMemTable();
+    bg_cv_.notify_one();
+  }
+  while (!imm_.empty() && bg_error_.ok() && !pool_full_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
+  if (!bg_error_.ok()) return bg_error_;
+  if (!imm_.empty()) return Status::NoSpace("pmem pool full: cannot flush the memtable");
+  // Take over compaction from the background thread.
+  manual_compaction_ = true;
+  while (compaction_running_) done_cv_.wait(lock);
+  Status s;
+  for (int level = 0; level < kNumLevels - 1 && s.ok(); ++level) {
+    CompactionJob job;
+    job.level = level;
+    for (const BlockRef& b : version_->levels[level]) {
+      if ((begin == nullptr || ucmp_->Compare(b->largest, *begin) >= 0) &&
+          (end == nullptr || ucmp_->Compare(b->smallest, *end) <= 0)) {
+        job.inputs[0].push_back(b);
+      }
+    }
+    if (job.inputs[0].empty()) continue;
+    std::string smallest = job.inputs[0].front()->smallest, largest = job.inputs[0].front()->largest;
+    for (const BlockRef& b : job.inputs[0]) {
+      if (ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
+      if (ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
+    }
+    job.inputs[1] = version_->Overlapping(ucmp_, level + 1, smallest, largest);
+    lock.unlock();
+    s = RunCompaction(&job);
+    lock.lock();
+  }
+  manual_compaction_ = false;
+  bg_cv_.notify_one();
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Properties
+
+bool DBImpl::GetProperty(const Slice& property, std::string* value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string p = property.ToString();
+  const Version& v = *version_;
+  auto levels = [&]() {
+    std::string out = "level  blocks       bytes\n";
+    char line[80];
+    for (int level = 0; level < kNumLevels; ++level) {
+      std::snprintf(line, sizeof(line), "%5d %7zu %11" PRIu64 "\n", level, v.levels[level].size(),
+                    v.LevelBytes(level));
+      out += line;
+    }
+    return out;
+  };
+  uint64_t pmem_bytes = 0;
+  for (int level = 0; level < kNumLevels; ++level) pmem_bytes += v.LevelBytes(level);
+  if (p == "jigsaw.levels") {
+    *value = levels();
+  } else if (p.rfind("jigsaw.num-blocks-at-level", 0) == 0) {
+    const std::string n = p.substr(std::strlen("jigsaw.num-blocks-at-level"));
+    if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
+    *value = std::to_string(v.levels[n[0] - '0'].size());
+  } else if (p == "jigsaw.pmem-bytes") {
+    *value = std::to_string(pmem_bytes);
+  } else if (p == "jigsaw.pool-used-bytes") {
+    uint64_t used = 0;
+    for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
+      for (uint64_t offset : pool_->Objects(type)) used += pool_->ObjectSize(offset);
+    }
+    *value = std::to_string(used);
+  } else if (p == "jigsaw.compactions") {
+    *value = std::to_string(compactions_);
+  } else if (p == "jigsaw.flushes") {
+    *value = std::to_string(flushes_);
+  } else if (p == "jigsaw.stalls") {
+    *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
+             std::to_string(stall_micros_);
+  } else if (p == "jigsaw.stats") {
+    *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\nflushes " + std::to_string(flushes_) +
+             "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +
+             " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes)\nslowdowns " +
+             std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
+             std::to_string(stall_micros_) + "\nmemtables " + std::to_string(1 + imm_.size()) + "\n";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jigsaw

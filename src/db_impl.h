@@ -1,0 +1,126 @@
+// DBImpl: the LSM engine behind jigsaw::DB.
+//
+// Write path: a writer takes mutex_, makes room (switching to a new memtable
+// and WAL segment when the current one is full), appends the batch to the
+// pmem WAL (persisted before return when sync), and inserts it into the
+// memtable. Readers take mutex_ only to pin the current memtables, version
+// and sequence, then read lock-free.
+// Background thread: flushes immutable memtables to L0 KeySet blocks in pmem
+// and runs leveled compactions. Every change of the persistent state is one
+// atomic manifest commit (pmem::Pool::Commit).
+#ifndef JIGSAW_SRC_DB_IMPL_H_
+#define JIGSAW_SRC_DB_IMPL_H_
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "jigsaw/db.h"
+#include "pmem/pool.h"
+#include "src/memtable.h"
+#include "src/version.h"
+#include "src/wal.h"
+
+namespace jigsaw {
+
+class DBImpl final : public DB {
+ public:
+  DBImpl(const Options& options, const std::string& name);
+  ~DBImpl() override;
+
+  Status Recover();
+
+  Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
+  Status Delete(const WriteOptions& options, const Slice& key) override;
+  Status Write(const WriteOptions& options, WriteBatch* batch) override;
+  Status Get(const ReadOptions& options, const Slice& key, std::string* value) override;
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
+  const Snapshot* GetSnapshot() override;
+  void ReleaseSnapshot(const Snapshot* snapshot) override;
+  bool GetProperty(const Slice& property, std::string* value) override;
+  Status CompactRange(const Slice* begin, const Slice* end) override;
+
+ private:
+  struct Immutable {
+    std::shared_ptr<MemTable> mem;
+    WalSegmentMeta wal;
+  };
+  struct CompactionJob {
+    int level = 0;  // inputs from level and level + 1, output to level + 1
+    std::vector<BlockRef> inputs[2];
+  };
+
+  std::shared_ptr<MemTable> NewMemTable() const;
+
+  // --- write path (mutex_ held) ---
+  Status MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload);
+  Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta);
+  // Persists a manifest of `version` + the WAL segments in use, publishing
+  // `reservations` with it and freeing `frees` in the same atomic commit.
+  Status CommitManifest(const Version& version, std::vector<pmem::Reservation*> reservations,
+                        std::vector<uint64_t> frees);
+  std::vector<WalSegmentMeta> LiveWalSegments() const;
+
+  // --- background work ---
+  void BackgroundLoop();
+  Status FlushOldestImmutable();  // mutex_ not held
+  bool PickCompaction(CompactionJob* job);  // mutex_ held
+  Status RunCompaction(CompactionJob* job);  // mutex_ not held
+  Status BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block, pmem::Reservation* reservation);
+  SequenceNumber SmallestSnapshot() const;  // mutex_ held
+  // True if no block deeper than `level` can hold user_key (tombstones may go).
+  bool IsBaseLevelForKey(const Version& version, int level, const Slice& user_key) const;
+
+  // Pins everything a read needs.
+  struct ReadView {
+    std::shared_ptr<MemTable> mem;
+    std::vector<std::shared_ptr<MemTable>> imm;  // newest first
+    std::shared_ptr<const Version> version;
+    SequenceNumber sequence;
+  };
+  ReadView GetReadView(const ReadOptions& options);
+
+  const Options options_;
+  const std::string name_;
+  const Comparator* const ucmp_;
+  std::unique_ptr<pmem::Pool> pool_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable bg_cv_;    // work for the background thread
+  std::condition_variable done_cv_;  // background progress (room, compaction)
+  std::shared_ptr<MemTable> mem_;
+  WalSegmentMeta mem_wal_;
+  std::unique_ptr<WalWriter> wal_;
+  std::deque<Immutable> imm_;  // oldest first
+  std::shared_ptr<const Version> version_;
+  uint64_t manifest_offset_ = 0;
+  uint64_t manifest_generation_ = 0;
+  uint64_t next_number_ = 1;
+  SequenceNumber last_sequence_ = 0;
+  std::multiset<SequenceNumber> snapshots_;
+  std::string compact_pointer_[kNumLevels];
+  bool shutting_down_ = false;
+  bool compaction_running_ = false;
+  bool manual_compaction_ = false;
+  Status bg_error_;  // sticky IOError/Corruption from background work
+  bool pool_full_ = false;  // last flush or compaction hit NoSpace
+  std::thread bg_thread_;
+
+  // Statistics (mutex_ held).
+  uint64_t flushes_ = 0;
+  uint64_t compactions_ = 0;
+  uint64_t slowdowns_ = 0;
+  uint64_t stops_ = 0;
+  uint64_t stall_micros_ = 0;
+  uint64_t compaction_bytes_read_ = 0;
+  uint64_t compaction_bytes_written_ = 0;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_DB_IMPL_H_

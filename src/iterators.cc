@@ -1,0 +1,344 @@
+#include "src/iterators.h"
+
+#include <cassert>
+#include <string>
+
+namespace jigsaw {
+
+Iterator::~Iterator() = default;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+
+class MergingIterator final : public BlockIterator {
+ public:
+  MergingIterator(const Comparator* comparator, std::vector<std::unique_ptr<BlockIterator>> children)
+      : comparator_(comparator), children_(std::move(children)) {}
+
+  void SeekToFirst() override {
+    for (auto& child : children_) child->SeekToFirst();
+    forward_ = true;
+    FindSmallest();
+  }
+  void SeekToLast() override {
+    for (auto& child : children_) child->SeekToLast();
+    forward_ = false;
+    FindLargest();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    for (auto& child : children_) child->Seek(user_key, sequence);
+    forward_ = true;
+    FindSmallest();
+  }
+  void Next() override {
+    assert(Valid());
+    if (!forward_) {
+      // Every other child is at or before the current entry: move each to
+      // the first entry after it. Sequence numbers are unique, so no other
+      // child holds the current (key, sequence).
+      const std::string key = user_key_.ToString();
+      const SequenceNumber sequence = TagSequence(tag_);
+      for (auto& child : children_) {
+        if (child.get() != current_) child->Seek(key, sequence);
+      }
+      forward_ = true;
+    }
+    current_->Next();
+    FindSmallest();
+  }
+  void Prev() override {
+    assert(Valid());
+    if (forward_) {
+      const std::string key = user_key_.ToString();
+      const SequenceNumber sequence = TagSequence(tag_);
+      for (auto& child : children_) {
+        if (child.get() == current_) continue;
+        child->Seek(key, sequence);  // first entry after the current one
+        if (child->Valid()) {
+          child->Prev();
+        } else {
+          child->SeekToLast();
+        }
+      }
+      forward_ = false;
+    }
+    current_->Prev();
+    FindLargest();
+  }
+  Status status() const override {
+    for (const auto& child : children_) {
+      Status s = child->status();
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int Compare(const BlockIterator* a, const BlockIterator* b) const {
+    return CompareInternal(comparator_, a->user_key(), PackTag(a->sequence(), a->type()), b->user_key(),
+                           PackTag(b->sequence(), b->type()));
+  }
+  void FindSmallest() {
+    current_ = nullptr;
+    for (auto& child : children_) {
+      if (child->Valid() && (current_ == nullptr || Compare(child.get(), current_) < 0)) current_ = child.get();
+    }
+    Publish();
+  }
+  void FindLargest() {
+    current_ = nullptr;
+    for (auto& child : children_) {
+      if (child->Valid() && (current_ == nullptr || Compare(child.get(), current_) > 0)) current_ = child.get();
+    }
+    Publish();
+  }
+  void Publish() {
+    valid_ = current_ != nullptr;
+    if (valid_) {
+      user_key_ = current_->user_key();
+      value_ = current_->value();
+      tag_ = PackTag(current_->sequence(), current_->type());
+    }
+  }
+
+  const Comparator* const comparator_;
+  std::vector<std::unique_ptr<BlockIterator>> children_;
+  BlockIterator* current_ = nullptr;
+  bool forward_ = true;
+};
+
+// ---------------------------------------------------------------------------
+
+class LevelIterator final : public BlockIterator {
+ public:
+  LevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks)
+      : comparator_(comparator), blocks_(std::move(blocks)) {}
+
+  void SeekToFirst() override {
+    Open(0);
+    if (block_iter_ != nullptr) block_iter_->SeekToFirst();
+    SkipEmptyForward();
+  }
+  void SeekToLast() override {
+    Open(blocks_.empty() ? 0 : blocks_.size() - 1);
+    if (block_iter_ != nullptr) block_iter_->SeekToLast();
+    SkipEmptyBackward();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    // First block whose largest key is >= the target.
+    size_t lo = 0, hi = blocks_.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (comparator_->Compare(blocks_[mid]->largest, user_key) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    Open(lo);
+    if (block_iter_ != nullptr) block_iter_->Seek(user_key, sequence);
+    SkipEmptyForward();
+  }
+  void Next() override {
+    block_iter_->Next();
+    SkipEmptyForward();
+  }
+  void Prev() override {
+    block_iter_->Prev();
+    SkipEmptyBackward();
+  }
+  Status status() const override { return status_; }
+
+ private:
+  void Open(size_t index) {
+    index_ = index;
+    block_iter_ = index < blocks_.size() ? blocks_[index]->reader->NewIterator() : nullptr;
+  }
+  void Keep() {
+    if (block_iter_ != nullptr && !block_iter_->status().ok() && status_.ok()) status_ = block_iter_->status();
+  }
+  void SkipEmptyForward() {
+    while (block_iter_ != nullptr && !block_iter_->Valid()) {
+      Keep();
+      if (index_ + 1 >= blocks_.size()) {
+        block_iter_ = nullptr;
+        break;
+      }
+      Open(index_ + 1);
+      block_iter_->SeekToFirst();
+    }
+    Publish();
+  }
+  void SkipEmptyBackward() {
+    while (block_iter_ != nullptr && !block_iter_->Valid()) {
+      Keep();
+      if (index_ == 0) {
+        block_iter_ = nullptr;
+        break;
+      }
+      Open(index_ - 1);
+      block_iter_->SeekToLast();
+    }
+    Publish();
+  }
+  void Publish() {
+    valid_ = block_iter_ != nullptr && block_iter_->Valid();
+    if (valid_) {
+      user_key_ = block_iter_->user_key();
+      value_ = block_iter_->value();
+      tag_ = PackTag(block_iter_->sequence(), block_iter_->type());
+    }
+  }
+
+  const Comparator* const comparator_;
+  const std::vector<BlockRef> blocks_;
+  size_t index_ = 0;
+  std::unique_ptr<BlockIterator> block_iter_;
+  Status status_;
+};
+
+// ---------------------------------------------------------------------------
+
+class DBIter final : public Iterator {
+ public:
+  DBIter(const Comparator* comparator, std::unique_ptr<BlockIterator> internal, SequenceNumber sequence,
+         std::vector<std::shared_ptr<const void>> pins)
+      : comparator_(comparator), iter_(std::move(internal)), sequence_(sequence), pins_(std::move(pins)) {}
+
+  bool Valid() const override { return valid_; }
+  Slice key() const override { return forward_ ? iter_->user_key() : Slice(saved_key_); }
+  Slice value() const override { return forward_ ? iter_->value() : Slice(saved_value_); }
+  Status status() const override { return status_.ok() ? iter_->status() : status_; }
+
+  void SeekToFirst() override {
+    forward_ = true;
+    saved_value_.clear();
+    iter_->SeekToFirst();
+    FindNextUserEntry(false);
+  }
+  void Seek(const Slice& target) override {
+    forward_ = true;
+    saved_value_.clear();
+    iter_->Seek(target, sequence_);
+    FindNextUserEntry(false);
+  }
+  void SeekToLast() override {
+    forward_ = false;
+    saved_value_.clear();
+    iter_->SeekToLast();
+    FindPrevUserEntry();
+  }
+
+  void Next() override {
+    assert(valid_);
+    if (!forward_) {
+      // iter_ is before the entries of key(); step into them, then past.
+      forward_ = true;
+      if (!iter_->Valid()) {
+        iter_->SeekToFirst();
+      } else {
+        iter_->Next();
+      }
+    } else {
+      saved_key_ = iter_->user_key().ToString();
+      iter_->Next();
+    }
+    FindNextUserEntry(true);
+  }
+
+  void Prev() override {
+    assert(valid_);
+    if (forward_) {
+      // Move iter_ before every entry of the current key.
+      saved_key_ = iter_->user_key().ToString();
+      for (;;) {
+        iter_->Prev();
+        if (!iter_->Valid()) {
+          valid_ = false;
+          saved_key_.clear();
+          saved_value_.clear();
+          return;
+        }
+        if (comparator_->Compare(iter_->user_key(), saved_key_) < 0) break;
+      }
+      forward_ = false;
+    }
+    FindPrevUserEntry();
+  }
+
+ private:
+  // Forward: the first visible, live entry at or after iter_, skipping
+  // entries of saved_key_ when `skipping`.
+  void FindNextUserEntry(bool skipping) {
+    for (; iter_->Valid(); iter_->Next()) {
+      if (iter_->sequence() > sequence_) continue;
+      if (skipping && comparator_->Compare(iter_->user_key(), saved_key_) <= 0) continue;
+      if (iter_->type() == ValueType::kDeletion) {
+        saved_key_ = iter_->user_key().ToString();  // hide older versions
+        skipping = true;
+        continue;
+      }
+      valid_ = true;
+      return;
+    }
+    valid_ = false;
+    saved_key_.clear();
+  }
+
+  // Backward: walks back over the entries of one key at a time, keeping the
+  // newest visible one; iter_ ends before them.
+  void FindPrevUserEntry() {
+    ValueType type = ValueType::kDeletion;
+    for (; iter_->Valid(); iter_->Prev()) {
+      if (iter_->sequence() > sequence_) continue;
+      if (type != ValueType::kDeletion && comparator_->Compare(iter_->user_key(), saved_key_) < 0) {
+        break;  // saved_key_ has a live value and iter_ is before its entries
+      }
+      type = iter_->type();
+      if (type == ValueType::kDeletion) {
+        saved_key_.clear();
+        saved_value_.clear();
+      } else {
+        saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
+        saved_value_.assign(iter_->value().data(), iter_->value().size());
+      }
+    }
+    if (type == ValueType::kDeletion) {
+      valid_ = false;
+      saved_key_.clear();
+      saved_value_.clear();
+      forward_ = true;
+    } else {
+      valid_ = true;
+    }
+  }
+
+  const Comparator* const comparator_;
+  std::unique_ptr<BlockIterator> iter_;
+  const SequenceNumber sequence_;
+  std::vector<std::shared_ptr<const void>> pins_;
+  bool valid_ = false;
+  bool forward_ = true;
+  std::string saved_key_;    // forward: key to skip; reverse: current key
+  std::string saved_value_;  // reverse: current value
+  Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
+                                                  std::vector<std::unique_ptr<BlockIterator>> children) {
+  return std::make_unique<MergingIterator>(comparator, std::move(children));
+}
+
+std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {
+  return std::make_unique<LevelIterator>(comparator, std::move(blocks));
+}
+
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins) {
+  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins));
+}
+
+}  // namespace jigsaw

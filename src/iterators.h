@@ -1,0 +1,32 @@
+// Internal iterators over (user key, sequence, type, value) entries in
+// internal-key order, all implementing BlockIterator:
+//  - MergingIterator merges children (memtables, L0 blocks, levels);
+//  - LevelIterator concatenates the sorted blocks of one level >= 1.
+// And DBIter, the user-facing Iterator over a merged internal iterator.
+#ifndef JIGSAW_SRC_ITERATORS_H_
+#define JIGSAW_SRC_ITERATORS_H_
+
+#include <memory>
+#include <vector>
+
+#include "format/block.h"
+#include "jigsaw/iterator.h"
+#include "src/version.h"
+
+namespace jigsaw {
+
+std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
+                                                  std::vector<std::unique_ptr<BlockIterator>> children);
+
+// `blocks` must stay alive while the iterator is used (the caller pins them).
+std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks);
+
+// Shows the newest version visible at `sequence` of each key, hiding
+// deletions. `pins` keeps memtables and versions alive as long as the
+// iterator.
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins);
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_ITERATORS_H_

@@ -1,0 +1,182 @@
+#include "src/memtable.h"
+
+#include <cstring>
+
+#include "format/bloom.h"
+#include "format/coding.h"
+#include "format/keyset_block.h"
+
+namespace jigsaw {
+
+namespace ent = keyset::ent;
+
+MemTable::MemTable(const Comparator* comparator, size_t arena_chunk)
+    : comparator_(comparator), arena_(arena_chunk), rng_(0x6a19) {
+  head_ = arena_.Allocate(keyset::kHeadNodeSize);
+  std::memset(head_, 0, keyset::kHeadNodeSize);
+  EncodeFixed32(head_ + ent::kHeight, kMaxHeight);
+}
+
+Slice MemTable::NodeKey(const char* node) {
+  const uint32_t height = DecodeFixed32(node + ent::kHeight);
+  return Slice(node + keyset::kEntryHeaderSize + 8 * size_t{height}, DecodeFixed32(node + ent::kKeySize));
+}
+
+uint64_t MemTable::NodeTag(const char* node) { return DecodeFixed64(node + ent::kTag); }
+
+Slice MemTable::NodeValue(const char* node) {
+  return Slice(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)),
+               DecodeFixed32(node + ent::kValueSize));
+}
+
+char* MemTable::Next(const char* node, int level) {
+  auto* link = reinterpret_cast<uint64_t*>(const_cast<char*>(node) + ent::kNext + 8 * level);
+  return reinterpret_cast<char*>(std::atomic_ref<uint64_t>(*link).load(std::memory_order_acquire));
+}
+
+void MemTable::SetNext(char* node, int level, char* next) {
+  auto* link = reinterpret_cast<uint64_t*>(node + ent::kNext + 8 * level);
+  std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(next), std::memory_order_release);
+}
+
+int MemTable::CompareNode(const char* node, const Slice& key, uint64_t tag) const {
+  return CompareInternal(comparator_, NodeKey(node), NodeTag(node), key, tag);
+}
+
+int MemTable::RandomHeight() {
+  int height = 1;
+  while (height < kMaxHeight && rng_() % 4 == 0) ++height;
+  return height;
+}
+
+char* MemTable::FindGreaterOrEqual(const Slice& key, uint64_t tag, char** prev) const {
+  char* x = head_;
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    char* next = Next(x, level);
+    if (next != nullptr && CompareNode(next, key, tag) < 0) {
+      x = next;
+    } else {
+      if (prev != nullptr) prev[level] = x;
+      if (level == 0) return next;
+      --level;
+    }
+  }
+}
+
+char* MemTable::FindLessThan(const Slice& key, uint64_t tag) const {
+  char* x = head_;
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    char* next = Next(x, level);
+    if (next != nullptr && CompareNode(next, key, tag) < 0) {
+      x = next;
+    } else {
+      if (level == 0) return x == head_ ? nullptr : x;
+      --level;
+    }
+  }
+}
+
+char* MemTable::FindLast() const {
+  char* x = head_;
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    char* next = Next(x, level);
+    if (next != nullptr) {
+      x = next;
+    } else {
+      if (level == 0) return x == head_ ? nullptr : x;
+      --level;
+    }
+  }
+}
+
+void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value) {
+  const uint64_t tag = PackTag(sequence, type);
+  char* prev[kMaxHeight];
+  FindGreaterOrEqual(key, tag, prev);
+
+  const int height = RandomHeight();
+  const int current_max = max_height_.load(std::memory_order_relaxed);
+  if (height > current_max) {
+    for (int level = current_max; level < height; ++level) prev[level] = head_;
+    // Readers that see the new height before the links find null links at
+    // the new levels from the head and simply descend.
+    max_height_.store(height, std::memory_order_relaxed);
+  }
+
+  // Empty values point at a static byte, never at null.
+  static const char kEmptyValue[1] = {0};
+  char* value_copy = const_cast<char*>(kEmptyValue);
+  if (!value.empty()) {
+    value_copy = arena_.Allocate(value.size());
+    std::memcpy(value_copy, value.data(), value.size());
+  }
+  char* node = arena_.Allocate(keyset::EntrySize(static_cast<uint32_t>(height), key.size()));
+  EncodeFixed64(node + ent::kTag, tag);
+  EncodeFixed64(node + ent::kIndex, reinterpret_cast<uint64_t>(value_copy));
+  EncodeFixed32(node + ent::kKeySize, static_cast<uint32_t>(key.size()));
+  EncodeFixed32(node + ent::kValueSize, static_cast<uint32_t>(value.size()));
+  EncodeFixed32(node + ent::kHeight, static_cast<uint32_t>(height));
+  EncodeFixed32(node + ent::kKeyHash, bloom::KeyHash(key));
+  char* key_copy = node + keyset::kEntryHeaderSize + 8 * size_t(height);
+  if (!key.empty()) {
+    EncodeFixed64(key_copy + AlignUp8(key.size()) - 8, 0);
+    std::memcpy(key_copy, key.data(), key.size());
+  }
+  for (int level = 0; level < height; ++level) {
+    // The node is not reachable yet, so its own links need no ordering; the
+    // release store into prev publishes the whole node.
+    auto* link = reinterpret_cast<uint64_t*>(node + ent::kNext + 8 * level);
+    std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(Next(prev[level], level)),
+                                           std::memory_order_relaxed);
+    SetNext(prev[level], level, node);
+  }
+  key_bytes_ += key.size();
+  value_bytes_ += value.size();
+  num_entries_.fetch_add(1, std::memory_order_release);
+}
+
+bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+  const char* node = FindGreaterOrEqual(key, PackTag(snapshot, ValueType::kValue), nullptr);
+  if (node == nullptr || comparator_->Compare(NodeKey(node), key) != 0) return false;
+  *type = TagType(NodeTag(node));
+  if (*type == ValueType::kValue) {
+    const Slice v = NodeValue(node);
+    value->assign(v.data(), v.size());
+  }
+  return true;
+}
+
+class MemTableIterator final : public BlockIterator {
+ public:
+  explicit MemTableIterator(const MemTable* table) : table_(table) {}
+
+  void SeekToFirst() override { Set(MemTable::Next(table_->head_, 0)); }
+  void SeekToLast() override { Set(table_->FindLast()); }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    Set(table_->FindGreaterOrEqual(user_key, PackTag(sequence, ValueType::kValue), nullptr));
+  }
+  void Next() override { Set(MemTable::Next(node_, 0)); }
+  void Prev() override { Set(table_->FindLessThan(user_key_, tag_)); }
+  Status status() const override { return Status::OK(); }
+
+ private:
+  void Set(const char* node) {
+    node_ = node;
+    valid_ = node != nullptr;
+    if (valid_) {
+      user_key_ = MemTable::NodeKey(node);
+      tag_ = MemTable::NodeTag(node);
+      value_ = MemTable::NodeValue(node);
+    }
+  }
+
+  const MemTable* const table_;
+  const char* node_ = nullptr;
+};
+
+std::unique_ptr<BlockIterator> MemTable::NewIterator() const { return std::make_unique<MemTableIterator>(this); }
+
+}  // namespace jigsaw

@@ -1,0 +1,82 @@
+// MemTable: the DRAM write buffer, a concurrent skiplist whose nodes are
+// KeySet entries (docs/format.md) with DRAM meanings: the index field points
+// to the value bytes and the links are node pointers. Flushing it is a copy
+// of entries and values into a KeySet block, never an encoding.
+//
+// Thread-safety: one writer at a time (Add, serialised by the DB's write
+// path) with any number of concurrent readers (Get, iterators), without
+// locks: links are published with release stores and read with acquire
+// loads. Nodes are never removed while the memtable lives.
+#ifndef JIGSAW_SRC_MEMTABLE_H_
+#define JIGSAW_SRC_MEMTABLE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "format/block.h"
+#include "format/dbformat.h"
+#include "src/arena.h"
+
+namespace jigsaw {
+
+class MemTable {
+ public:
+  // arena_chunk: bytes the arena allocates at a time (the memory-usage
+  // granularity); callers pass a fraction of the memtable size.
+  explicit MemTable(const Comparator* comparator, size_t arena_chunk = 1 << 20);
+  MemTable(const MemTable&) = delete;
+  MemTable& operator=(const MemTable&) = delete;
+
+  // Adds an entry. Requires (key, sequence) to be new.
+  void Add(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value);
+
+  // The newest entry of `key` with sequence <= snapshot: true with *type and
+  // (for values) *value set, or false if the memtable has none.
+  bool Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const;
+
+  // Iterates in internal-key order. The memtable must outlive the iterator.
+  std::unique_ptr<BlockIterator> NewIterator() const;
+
+  // Bytes allocated for nodes and values.
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  uint64_t num_entries() const { return num_entries_.load(std::memory_order_acquire); }
+  // Sum of key and value sizes of all entries (to size the flushed block).
+  uint64_t key_bytes() const { return key_bytes_; }
+  uint64_t value_bytes() const { return value_bytes_; }
+
+ private:
+  friend class MemTableIterator;
+  static constexpr int kMaxHeight = 12;
+
+  // Node accessors over the KeySet entry layout.
+  static Slice NodeKey(const char* node);
+  static uint64_t NodeTag(const char* node);
+  static Slice NodeValue(const char* node);
+  static char* Next(const char* node, int level);
+  static void SetNext(char* node, int level, char* next);
+
+  // Internal-key comparison of a node with (key, tag).
+  int CompareNode(const char* node, const Slice& key, uint64_t tag) const;
+  // First node >= (key, tag); fills prev[] when not null.
+  char* FindGreaterOrEqual(const Slice& key, uint64_t tag, char** prev) const;
+  // Last node < (key, tag), or nullptr.
+  char* FindLessThan(const Slice& key, uint64_t tag) const;
+  char* FindLast() const;
+  int RandomHeight();
+
+  const Comparator* const comparator_;
+  Arena arena_;
+  char* head_;
+  std::atomic<int> max_height_{1};
+  std::minstd_rand rng_;
+  std::atomic<uint64_t> num_entries_{0};
+  uint64_t key_bytes_ = 0;
+  uint64_t value_bytes_ = 0;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_MEMTABLE_H_

@@ -1,0 +1,85 @@
+// Version: the set of KeySet blocks that make up the LSM tree's persistent
+// levels at one moment, and the manifest record that makes it durable
+// (docs/manifest.md).
+//
+// Versions are immutable and shared (std::shared_ptr). A block stays
+// allocated in pmem while any Version or iterator holds it: when it has been
+// dropped from the current version (MarkObsolete) and its last reference goes,
+// its pmem object is freed.
+#ifndef JIGSAW_SRC_VERSION_H_
+#define JIGSAW_SRC_VERSION_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/block.h"
+#include "pmem/pool.h"
+
+namespace jigsaw {
+
+inline constexpr int kNumLevels = 7;
+
+// One KeySet block in pmem.
+struct BlockMeta {
+  uint64_t number = 0;  // unique, increasing in creation order
+  uint64_t offset = 0;  // pool object holding the block
+  uint64_t size = 0;    // block bytes
+  int level = 0;
+  std::string smallest;  // first and last user key
+  std::string largest;
+  uint64_t entries = 0;
+  std::unique_ptr<BlockReader> reader;
+
+  pmem::Pool* pool = nullptr;
+  std::atomic<bool> obsolete{false};
+  ~BlockMeta();  // frees the pool object if obsolete
+};
+using BlockRef = std::shared_ptr<BlockMeta>;
+
+// Opens a committed or just-built block: reader plus key range.
+Status LoadBlock(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
+                 int level, bool verify_checksum, BlockRef* block);
+
+struct Version {
+  // L0: newest block first (blocks may overlap). L1+: sorted by key, disjoint.
+  std::array<std::vector<BlockRef>, kNumLevels> levels;
+
+  uint64_t LevelBytes(int level) const;
+  // Blocks of `level` whose user-key range intersects [smallest, largest].
+  std::vector<BlockRef> Overlapping(const Comparator* ucmp, int level, const Slice& smallest,
+                                    const Slice& largest) const;
+};
+
+struct WalSegmentMeta {
+  uint64_t offset = 0;
+  uint64_t capacity = 0;
+  uint64_t number = 0;
+};
+
+// What a manifest record stores.
+struct ManifestState {
+  uint64_t generation = 0;
+  SequenceNumber last_sequence = 0;
+  uint64_t next_number = 1;
+  std::vector<WalSegmentMeta> wal_segments;  // oldest first
+  struct BlockEntry {
+    uint64_t offset, size, number;
+    int level;
+  };
+  std::vector<BlockEntry> blocks;
+};
+
+// Size of the encoded record.
+uint64_t ManifestSize(const ManifestState& state);
+// Encodes into dest (ManifestSize bytes).
+void EncodeManifest(const ManifestState& state, char* dest);
+// Decodes and verifies (magic, version, CRC). `capacity`: bytes available.
+Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state);
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_VERSION_H_

@@ -1,0 +1,31 @@
+// Engine-side access to a WriteBatch's encoding (sequence number, raw bytes).
+#ifndef JIGSAW_SRC_WRITE_BATCH_INTERNAL_H_
+#define JIGSAW_SRC_WRITE_BATCH_INTERNAL_H_
+
+#include "format/dbformat.h"
+#include "jigsaw/write_batch.h"
+
+namespace jigsaw {
+
+class MemTable;
+
+class WriteBatchInternal {
+ public:
+  static constexpr size_t kHeaderSize = 12;  // fixed64 sequence, fixed32 count
+
+  static SequenceNumber Sequence(const WriteBatch& batch);
+  static void SetSequence(WriteBatch* batch, SequenceNumber sequence);
+  static uint32_t Count(const WriteBatch& batch);
+  static Slice Contents(const WriteBatch& batch) { return Slice(batch.rep_); }
+  // Replaces the batch with an encoding read back from the WAL. Corruption
+  // if it is shorter than the header.
+  static Status SetContents(WriteBatch* batch, const Slice& contents);
+  // Checks every key and value against the DB's size limits.
+  static Status CheckLimits(const WriteBatch& batch);
+  // Inserts every update into `memtable`, numbered from the batch sequence.
+  static Status InsertInto(const WriteBatch& batch, MemTable* memtable);
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_WRITE_BATCH_INTERNAL_H_

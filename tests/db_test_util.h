@@ -1,0 +1,50 @@
+// A scratch database on DRAM-emulated pmem (/dev/shm) for tests.
+#ifndef JIGSAW_TESTS_DB_TEST_UTIL_H_
+#define JIGSAW_TESTS_DB_TEST_UTIL_H_
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include "jigsaw/db.h"
+
+namespace jigsaw::test {
+
+// A unique directory under /dev/shm (or $TMPDIR when /dev/shm is missing),
+// removed with its contents on destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    static std::atomic<int> counter{0};
+    const std::filesystem::path base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
+    path_ = (base / ("jigsaw-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Small sizes so that tests exercise flushes and compactions quickly.
+inline Options SmallOptions() {
+  Options options;
+  options.create_if_missing = true;
+  options.pmem_pool_size = uint64_t{64} << 20;
+  options.memtable_size = 64 << 10;
+  options.block_size = 64 << 10;
+  options.level1_size = uint64_t{1} << 20;
+  options.level0_compaction_trigger = 2;
+  return options;
+}
+
+}  // namespace jigsaw::test
+
+#endif  // JIGSAW_TESTS_DB_TEST_UTIL_H_
