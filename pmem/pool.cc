@@ -139,11 +139,19 @@ Status Pool::Reserve(ObjectType type, uint64_t size, bool zero, Reservation* res
   if (size == 0 || size > PMEMOBJ_MAX_ALLOC_SIZE) {
     return Status::InvalidArgument("pmem object size out of range", std::to_string(size));
   }
+  // Every object is sized to whole 256 KiB heap chunks (less the 16-byte
+  // chunk header) so that libpmemobj serves it as a chunk-granular "huge"
+  // allocation. Requests of many different sizes otherwise land in many
+  // allocation classes whose runs are reserved whole, and a mostly empty pool
+  // reports itself full (docs/pool_layout.md).
+  constexpr uint64_t kChunk = 256 << 10;
+  constexpr uint64_t kChunkHeader = 16;
+  size = (size + kChunkHeader + kChunk - 1) / kChunk * kChunk - kChunkHeader;
   auto action = std::make_shared<pobj_action>();
   PMEMoid oid = pmemobj_xreserve(Handle(pop_), action.get(), size, static_cast<uint64_t>(type),
                                  zero ? POBJ_XALLOC_ZERO : 0);
   if (OID_IS_NULL(oid)) {
-    return Status::NoSpace("pmem pool full", "cannot reserve " + std::to_string(size) + " bytes");
+    return Status::NoSpace("pmem pool full", "cannot reserve " + std::to_string(size) + " bytes: " + PmemError());
   }
   reservation->data = static_cast<char*>(pmemobj_direct(oid));
   reservation->size = size;

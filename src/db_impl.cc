@@ -561,11 +561,18 @@ bool DBImpl::PickCompaction(CompactionJob* job) {
     job->level = 0;
     job->inputs[0] = v.levels[0];
   } else {
-    int level = 1;
-    for (; level < kNumLevels - 1; ++level) {
-      if (v.LevelBytes(level) > MaxBytesForLevel(options_, level)) break;
+    // The level furthest over its target size (score = bytes / target).
+    int level = -1;
+    double best_score = 1.0;
+    for (int l = 1; l < kNumLevels - 1; ++l) {
+      const double score =
+          static_cast<double>(v.LevelBytes(l)) / static_cast<double>(MaxBytesForLevel(options_, l));
+      if (score > best_score) {
+        best_score = score;
+        level = l;
+      }
     }
-    if (level >= kNumLevels - 1) return false;
+    if (level < 0) return false;
     job->level = level;
     // Round-robin over the level's key space.
     const auto& blocks = v.levels[level];

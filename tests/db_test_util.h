@@ -33,13 +33,14 @@ class ScratchDir {
   std::string path_;
 };
 
-// Small sizes so that tests exercise flushes and compactions quickly.
+// Small sizes so that tests exercise flushes and compactions quickly. Pool
+// objects take whole 256 KiB chunks, so blocks are sized to fill about one.
 inline Options SmallOptions() {
   Options options;
   options.create_if_missing = true;
-  options.pmem_pool_size = uint64_t{64} << 20;
-  options.memtable_size = 64 << 10;
-  options.block_size = 64 << 10;
+  options.pmem_pool_size = uint64_t{128} << 20;
+  options.memtable_size = 160 << 10;
+  options.block_size = 160 << 10;
   options.level1_size = uint64_t{1} << 20;
   options.level0_compaction_trigger = 2;
   return options;
