@@ -2,7 +2,8 @@
 # The test command: builds JigsawDB and runs the whole test suite.
 #   1. unit tests (gcc, optimised, assertions on)
 #   2. the same tests built with clang under AddressSanitizer + UBSan
-#   3. a short libFuzzer run of both block readers (same clang build)
+#   3. the concurrency tests under ThreadSanitizer (gcc)
+#   4. a short libFuzzer run of both block readers (the clang build of step 2)
 # Installs missing Debian packages first (needs root or sudo).
 # Environment: JIGSAW_FUZZ_SECONDS (default 60), JIGSAW_JOBS (default nproc).
 set -euo pipefail
@@ -27,6 +28,11 @@ CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure | tee -a "$log"
+
+section "concurrency tests under ThreadSanitizer"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R Concurrency --output-on-failure | tee -a "$log"
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"
 corpus=build/asan/fuzz-corpus
