@@ -125,6 +125,7 @@ Status DBImpl::Recover() {
   auto version = std::make_shared<Version>();
   auto recovered = NewMemTable();
   std::vector<uint64_t> old_wal_segments;
+  std::vector<WalSegmentMeta> state_wals;
   const uint64_t manifest = pool_->manifest_offset();
   if (manifest != 0) {
     ManifestState state;
@@ -144,6 +145,7 @@ Status DBImpl::Recover() {
       live.insert(b.offset);
     }
     // Replay the WAL segments, oldest first, into one memtable.
+    state_wals = state.wal_segments;
     for (const WalSegmentMeta& w : state.wal_segments) {
       live.insert(w.offset);
       old_wal_segments.push_back(w.offset);
@@ -176,37 +178,41 @@ Status DBImpl::Recover() {
       return a->level == 0 ? a->number > b->number : ucmp_->Compare(a->smallest, b->smallest) < 0;
     });
   }
+  s = Status::OK();
 
-  // Recovered writes go to a fresh L0 block; the old segments are freed in
-  // the same commit that starts a new, empty segment.
-  std::vector<pmem::Reservation*> reservations;
-  pmem::Reservation block_reservation;
-  if (recovered->num_entries() > 0) {
-    BlockRef block;
-    s = BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
-    if (!s.ok()) return s;
-    version->levels[0].insert(version->levels[0].begin(), block);
-    reservations.push_back(&block_reservation);
-  }
-  pmem::Reservation wal_reservation;
-  s = NewWalSegment(0, &wal_reservation, &mem_wal_);
-  if (!s.ok()) {
-    if (block_reservation.action != nullptr) pool_->Cancel(&block_reservation);
-    return s;
-  }
-  reservations.push_back(&wal_reservation);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    s = CommitManifest(*version, reservations, old_wal_segments);
-  }
-  if (!s.ok()) {
-    for (pmem::Reservation* r : reservations) pool_->Cancel(r);
-    return s;
-  }
   version_ = std::move(version);
   mem_ = NewMemTable();
-  wal_ = std::make_unique<WalWriter>(pool_->region(), pool_->Direct(mem_wal_.offset), mem_wal_.capacity,
-                                     mem_wal_.number);
+  // Recovered writes go to a fresh L0 block; the old segments are freed in
+  // the same commit that starts a new, empty segment. If the pool is too full
+  // for that, the recovered memtable stays frozen on its old segments (reads
+  // work; writes get NoSpace until the background flush finds room).
+  std::vector<pmem::Reservation*> reservations;
+  pmem::Reservation block_reservation;
+  pmem::Reservation wal_reservation;
+  BlockRef block;
+  if (recovered->num_entries() > 0) s = BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
+  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_);
+  if (s.ok()) {
+    auto next = std::make_shared<Version>(*version_);
+    if (block != nullptr) {
+      next->levels[0].insert(next->levels[0].begin(), block);
+      reservations.push_back(&block_reservation);
+    }
+    reservations.push_back(&wal_reservation);
+    wal_ = std::make_unique<WalWriter>(pool_->region(), wal_reservation.data, mem_wal_.capacity, mem_wal_.number);
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = CommitManifest(*next, reservations, old_wal_segments);
+    if (s.ok()) version_ = std::move(next);
+  }
+  if (!s.ok()) {
+    wal_.reset();
+    block.reset();
+    if (block_reservation.action != nullptr) pool_->Cancel(&block_reservation);
+    if (wal_reservation.action != nullptr) pool_->Cancel(&wal_reservation);
+    if (!s.IsNoSpace() || manifest == 0) return s;
+    if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
+    pool_full_ = true;
+  }
   bg_thread_ = std::thread([this] { BackgroundLoop(); });
   return Status::OK();
 }
@@ -216,8 +222,8 @@ Status DBImpl::Recover() {
 
 std::vector<WalSegmentMeta> DBImpl::LiveWalSegments() const {
   std::vector<WalSegmentMeta> segments;
-  for (const Immutable& imm : imm_) segments.push_back(imm.wal);
-  segments.push_back(mem_wal_);
+  for (const Immutable& imm : imm_) segments.insert(segments.end(), imm.wals.begin(), imm.wals.end());
+  if (wal_ != nullptr) segments.push_back(mem_wal_);
   return segments;
 }
 
@@ -310,7 +316,7 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
       allow_delay = false;
       continue;
     }
-    if ((mem_->num_entries() == 0 || mem_->ApproximateMemoryUsage() < options_.memtable_size) &&
+    if (wal_ != nullptr && (mem_->num_entries() == 0 || mem_->ApproximateMemoryUsage() < options_.memtable_size) &&
         wal_->HasRoom(payload)) {
       return Status::OK();
     }
@@ -324,26 +330,36 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
       continue;
     }
-    // Switch to a new memtable and WAL segment.
-    pmem::Reservation reservation;
-    WalSegmentMeta meta;
-    Status s = NewWalSegment(payload, &reservation, &meta);
+    Status s = SwitchMemTable(payload);
     if (!s.ok()) return s;
-    wal_->Sync();  // the frozen segment's unsynced records become durable
-    imm_.push_back({mem_, mem_wal_});
-    const WalSegmentMeta previous = mem_wal_;
-    mem_wal_ = meta;
-    s = CommitManifest(*version_, {&reservation}, {});
-    if (!s.ok()) {
-      mem_wal_ = previous;
-      imm_.pop_back();
-      pool_->Cancel(&reservation);
-      return s;
-    }
-    wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
-    mem_ = NewMemTable();
-    bg_cv_.notify_one();
   }
+}
+
+Status DBImpl::SwitchMemTable(size_t payload) {
+  pmem::Reservation reservation;
+  WalSegmentMeta meta;
+  Status s = NewWalSegment(payload, &reservation, &meta);
+  if (!s.ok()) return s;
+  const bool freeze = wal_ != nullptr;  // without a segment the memtable is empty
+  if (freeze) {
+    wal_->Sync();  // the frozen segment's unsynced records become durable
+    imm_.push_back({mem_, {mem_wal_}});
+  }
+  std::unique_ptr<WalWriter> previous_writer = std::move(wal_);
+  const WalSegmentMeta previous = mem_wal_;
+  mem_wal_ = meta;
+  wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
+  s = CommitManifest(*version_, {&reservation}, {});
+  if (!s.ok()) {
+    wal_ = std::move(previous_writer);
+    mem_wal_ = previous;
+    if (freeze) imm_.pop_back();
+    pool_->Cancel(&reservation);
+    return s;
+  }
+  if (freeze) mem_ = NewMemTable();
+  bg_cv_.notify_one();
+  return Status::OK();
 }
 
 // ---------------------------------------------------------------------------
@@ -542,7 +558,9 @@ Status DBImpl::FlushOldestImmutable() {
     reservations.push_back(&reservation);
   }
   imm_.pop_front();
-  Status s = CommitManifest(*version, reservations, {imm.wal.offset});
+  std::vector<uint64_t> frees;
+  for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
+  Status s = CommitManifest(*version, reservations, frees);
   if (!s.ok()) {
     imm_.push_front(imm);
     if (block != nullptr) pool_->Cancel(&reservation);
@@ -750,24 +768,8 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   std::unique_lock<std::mutex> lock(mutex_);
   // Flush the memtable: freeze it, then wait until every frozen one is in L0.
   if (mem_->num_entries() > 0) {
-    pmem::Reservation reservation;
-    WalSegmentMeta meta;
-    Status s = NewWalSegment(0, &reservation, &meta);
+    Status s = SwitchMemTable(0);
     if (!s.ok()) return s;
-    wal_->Sync();
-    imm_.push_back({mem_, mem_wal_});
-    const WalSegmentMeta previous = mem_wal_;
-    mem_wal_ = meta;
-    s = CommitManifest(*version_, {&reservation}, {});
-    if (!s.ok()) {
-      mem_wal_ = previous;
-      imm_.pop_back();
-      pool_->Cancel(&reservation);
-      return s;
-    }
-    wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
-    mem_ = NewMemTable();
-    bg_cv_.notify_one();
   }
   while (!imm_.empty() && bg_error_.ok() && !pool_full_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
   if (!bg_error_.ok()) return bg_error_;

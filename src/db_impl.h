@@ -48,7 +48,7 @@ class DBImpl final : public DB {
  private:
   struct Immutable {
     std::shared_ptr<MemTable> mem;
-    WalSegmentMeta wal;
+    std::vector<WalSegmentMeta> wals;  // the segments holding its writes
   };
   struct CompactionJob {
     int level = 0;  // inputs from level and level + 1, output to level + 1
@@ -59,6 +59,9 @@ class DBImpl final : public DB {
 
   // --- write path (mutex_ held) ---
   Status MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload);
+  // Freezes the memtable (if it has a WAL segment) and starts a new one with
+  // a new segment able to hold `payload`.
+  Status SwitchMemTable(size_t payload);
   Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta);
   // Persists a manifest of `version` + the WAL segments in use, publishing
   // `reservations` with it and freeing `frees` in the same atomic commit.
@@ -95,7 +98,7 @@ class DBImpl final : public DB {
   std::condition_variable done_cv_;  // background progress (room, compaction)
   std::shared_ptr<MemTable> mem_;
   WalSegmentMeta mem_wal_;
-  std::unique_ptr<WalWriter> wal_;
+  std::unique_ptr<WalWriter> wal_;  // null when no segment could be allocated
   std::deque<Immutable> imm_;  // oldest first
   std::shared_ptr<const Version> version_;
   uint64_t manifest_offset_ = 0;
