@@ -1,0 +1,107 @@
+#include "pmem/pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "tests/db_test_util.h"
+
+namespace jigsaw {
+namespace {
+
+pmem::PoolOptions Options(const std::string& path) {
+  pmem::PoolOptions o;
+  o.path = path;
+  o.size = 32 << 20;
+  o.create_if_missing = true;
+  o.comparator_name = "jigsaw.BytewiseComparator";
+  return o;
+}
+
+TEST(PoolTest, CommitIsAtomicAndSurvivesReopen) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/pool";
+  uint64_t offset = 0;
+  {
+    std::unique_ptr<pmem::Pool> pool;
+    ASSERT_TRUE(pmem::Pool::Open(Options(path), &pool).ok());
+    EXPECT_TRUE(pool->created());
+    EXPECT_EQ(pool->manifest_offset(), 0u);
+    pmem::Reservation r;
+    ASSERT_TRUE(pool->Reserve(pmem::ObjectType::kManifest, 100, false, &r).ok());
+    EXPECT_GE(pool->ObjectSize(r.offset), 100u);
+    std::memcpy(r.data, "hello", 6);
+    pool->region()->Persist(r.data, 6);
+    // Reserved but not committed: not an object yet.
+    EXPECT_TRUE(pool->Objects(pmem::ObjectType::kManifest).empty());
+    ASSERT_TRUE(pool->Commit({&r}, r.offset, {}).ok());
+    offset = r.offset;
+    EXPECT_EQ(pool->manifest_offset(), offset);
+    EXPECT_EQ(pool->Objects(pmem::ObjectType::kManifest), std::vector<uint64_t>{offset});
+    // A reservation that is dropped leaves nothing behind.
+    pmem::Reservation dropped;
+    ASSERT_TRUE(pool->Reserve(pmem::ObjectType::kBlock, 1000, true, &dropped).ok());
+    pool->Cancel(&dropped);
+  }
+  std::unique_ptr<pmem::Pool> pool;
+  pmem::PoolOptions reopen = Options(path);
+  reopen.create_if_missing = false;
+  ASSERT_TRUE(pmem::Pool::Open(reopen, &pool).ok());
+  EXPECT_FALSE(pool->created());
+  EXPECT_EQ(pool->manifest_offset(), offset);
+  EXPECT_STREQ(pool->Direct(offset), "hello");
+  EXPECT_TRUE(pool->Objects(pmem::ObjectType::kBlock).empty());
+  // Commit that replaces the manifest and frees the old one.
+  pmem::Reservation next;
+  ASSERT_TRUE(pool->Reserve(pmem::ObjectType::kManifest, 100, false, &next).ok());
+  ASSERT_TRUE(pool->Commit({&next}, next.offset, {offset}).ok());
+  EXPECT_EQ(pool->Objects(pmem::ObjectType::kManifest), std::vector<uint64_t>{next.offset});
+}
+
+TEST(PoolTest, RefusesBadOptionsForeignFilesAndOtherComparators) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/pool";
+  std::unique_ptr<pmem::Pool> pool;
+  pmem::PoolOptions o = Options(path);
+  o.create_if_missing = false;
+  EXPECT_TRUE(pmem::Pool::Open(o, &pool).IsInvalidArgument());
+  o = Options(path);
+  o.size = 1 << 20;
+  EXPECT_TRUE(pmem::Pool::Open(o, &pool).IsInvalidArgument());
+  o = Options("");
+  EXPECT_TRUE(pmem::Pool::Open(o, &pool).IsInvalidArgument());
+  ASSERT_TRUE(pmem::Pool::Open(Options(path), &pool).ok());
+  pool.reset();
+  o = Options(path);
+  o.comparator_name = "other";
+  EXPECT_TRUE(pmem::Pool::Open(o, &pool).IsInvalidArgument());
+  o = Options(path);
+  o.error_if_exists = true;
+  EXPECT_TRUE(pmem::Pool::Open(o, &pool).IsInvalidArgument());
+  const std::string foreign = dir.path() + "/foreign";
+  std::ofstream(foreign) << std::string(1 << 20, 'x');
+  EXPECT_TRUE(pmem::Pool::Open(Options(foreign), &pool).IsCorruption());
+}
+
+TEST(PoolTest, FullPoolIsNoSpace) {
+  test::ScratchDir dir;
+  std::unique_ptr<pmem::Pool> pool;
+  pmem::PoolOptions o = Options(dir.path() + "/pool");
+  o.size = 16 << 20;
+  ASSERT_TRUE(pmem::Pool::Open(o, &pool).ok());
+  std::vector<pmem::Reservation> reservations(200);
+  Status s;
+  size_t n = 0;
+  for (; n < reservations.size(); ++n) {
+    s = pool->Reserve(pmem::ObjectType::kBlock, 1 << 20, false, &reservations[n]);
+    if (!s.ok()) break;
+  }
+  EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+  EXPECT_GT(n, 5u);
+  for (size_t i = 0; i < n; ++i) pool->Cancel(&reservations[i]);
+  EXPECT_TRUE(pool->Reserve(pmem::ObjectType::kBlock, 1 << 20, false, &reservations[0]).ok());
+}
+
+}  // namespace
+}  // namespace jigsaw
