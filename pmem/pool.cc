@@ -42,6 +42,45 @@ bool OnTmpfs(const std::string& path) {
 
 }  // namespace
 
+Status Pool::CheckRoot(const Root& root, const PoolOptions& options) {
+  if (root.magic != kRootMagic) return Status::Corruption(options.path, "bad root magic");
+  if (root.format_version > kFormatVersion) {
+    return Status::NotSupported(options.path, "pool format version " + std::to_string(root.format_version) +
+                                                  " is newer than the supported version " +
+                                                  std::to_string(kFormatVersion));
+  }
+  if (root.format_version == 0) return Status::Corruption(options.path, "pool format version 0");
+  const std::string stored(root.comparator_name, strnlen(root.comparator_name, sizeof(root.comparator_name)));
+  if (stored != options.comparator_name) {
+    return Status::InvalidArgument("comparator mismatch",
+                                   "pool uses " + stored + ", options give " + options.comparator_name);
+  }
+  return Status::OK();
+}
+
+Status Pool::InspectExistingPool(const PoolOptions& options) {
+  int enabled = 1;
+  pmemobj_ctl_set(nullptr, "copy_on_write.at_open", &enabled);
+  PMEMobjpool* pop = pmemobj_open(options.path.c_str(), kLayout);
+  const int open_errno = errno;
+  enabled = 0;
+  pmemobj_ctl_set(nullptr, "copy_on_write.at_open", &enabled);
+  if (pop == nullptr) {
+    if (open_errno == EACCES || open_errno == EPERM) return Status::IOError(options.path, std::strerror(open_errno));
+    return Status::Corruption(options.path + " is not a JigsawDB pool", PmemError());
+  }
+  Status s;
+  const size_t root_size = pmemobj_root_size(pop);
+  if (root_size >= sizeof(Root)) {
+    const Root* root = static_cast<const Root*>(pmemobj_direct(pmemobj_root(pop, sizeof(Root))));
+    if (root->magic != 0 || root->manifest_offset != 0) s = CheckRoot(*root, options);
+  } else if (root_size != 0) {
+    s = Status::Corruption(options.path, "root object too small for a JigsawDB pool");
+  }
+  pmemobj_close(pop);
+  return s;
+}
+
 Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   static_assert(sizeof(Root) == 256, "the root object is part of the pool layout");
   if (options.path.empty()) return Status::InvalidArgument("pmem_path is empty");
@@ -53,6 +92,11 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   const bool exists = ::stat(options.path.c_str(), &st) == 0;
   if (exists) {
     if (options.error_if_exists) return Status::InvalidArgument(options.path, "exists (error_if_exists is true)");
+    // Inspect the pool first through a copy-on-write mapping, so that a pool
+    // we refuse (newer version, other comparator) is left byte-for-byte as it
+    // was: a normal open already updates libpmemobj's own header.
+    Status s = InspectExistingPool(options);
+    if (!s.ok()) return s;
     PMEMobjpool* pop = pmemobj_open(options.path.c_str(), kLayout);
     if (pop == nullptr) {
       if (errno == EACCES || errno == EPERM) return Status::IOError(options.path, std::strerror(errno));
@@ -114,18 +158,8 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
     if (pmemobj_tx_end() != 0) return Status::IOError("cannot initialise the pool root", PmemError());
     pool->created_ = true;
   } else {
-    if (root->magic != kRootMagic) return Status::Corruption(options.path, "bad root magic");
-    if (root->format_version > kFormatVersion) {
-      return Status::NotSupported(options.path, "pool format version " + std::to_string(root->format_version) +
-                                                    " is newer than the supported version " +
-                                                    std::to_string(kFormatVersion));
-    }
-    if (root->format_version == 0) return Status::Corruption(options.path, "pool format version 0");
-    const std::string stored(root->comparator_name, strnlen(root->comparator_name, sizeof(root->comparator_name)));
-    if (stored != options.comparator_name) {
-      return Status::InvalidArgument("comparator mismatch", "pool uses " + stored + ", options give " +
-                                                                options.comparator_name);
-    }
+    Status s = CheckRoot(*root, options);
+    if (!s.ok()) return s;
   }
   *result = std::move(pool);
   return Status::OK();

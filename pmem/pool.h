@@ -92,11 +92,14 @@ class Pool {
 
  private:
   Pool() = default;
+  struct Root;
+  static Status CheckRoot(const Root& root, const PoolOptions& options);
+  // Validates an existing pool through a copy-on-write mapping.
+  static Status InspectExistingPool(const PoolOptions& options);
 
   void* pop_ = nullptr;  // PMEMobjpool*
   uint64_t pool_uuid_lo_ = 0;
   uint64_t pool_size_ = 0;
-  struct Root;
   Root* root_ = nullptr;
   std::unique_ptr<Region> region_;
   bool created_ = false;

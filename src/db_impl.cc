@@ -7,6 +7,7 @@
 #include <set>
 
 #include "format/keyset_block.h"
+#include "pmem/device.h"
 #include "src/iterators.h"
 #include "src/write_batch_internal.h"
 
@@ -52,6 +53,7 @@ Status ValidateOptions(const Options& o) {
   if (o.bloom_bits_per_key < 0 || o.bloom_bits_per_key > 64) {
     return bad("bloom_bits_per_key", "must be between 0 and 64");
   }
+  if (o.numa_node < -1 || o.numa_node >= 1024) return bad("numa_node", "must be -1 or a node number");
   return Status::OK();
 }
 
@@ -213,7 +215,11 @@ Status DBImpl::Recover() {
     if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
     pool_full_ = true;
   }
-  bg_thread_ = std::thread([this] { BackgroundLoop(); });
+  const int node = options_.numa_node >= 0 ? options_.numa_node : pmem::NumaNodeForPath(pool_options.path);
+  bg_thread_ = std::thread([this, node] {
+    if (pmem::BindThreadToNode(node)) numa_node_ = node;
+    BackgroundLoop();
+  });
   return Status::OK();
 }
 
@@ -803,6 +809,34 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   return s;
 }
 
+Status DBImpl::VerifyIntegrity() {
+  std::shared_ptr<const Version> version;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    version = version_;
+  }
+  for (int level = 0; level < kNumLevels; ++level) {
+    const auto& blocks = version->levels[level];
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const BlockMeta& b = *blocks[i];
+      const std::string where = "block " + std::to_string(b.number) + " at level " + std::to_string(level);
+      BlockReadOptions options;
+      options.comparator = ucmp_;
+      std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
+      Status s = BlockReader::Open(BlockFormat::kKeySet, Slice(pool_->Direct(b.offset), b.size), options, &checked);
+      if (s.ok()) s = checked->Validate();
+      if (!s.ok()) return Status::Corruption(where, s.ToString());
+      if (b.entries == 0 || ucmp_->Compare(b.smallest, b.largest) > 0) {
+        return Status::Corruption(where, "empty or inverted key range");
+      }
+      if (level > 0 && i > 0 && ucmp_->Compare(blocks[i - 1]->largest, b.smallest) > 0) {
+        return Status::Corruption(where, "overlaps the previous block of its level");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // ---------------------------------------------------------------------------
 // Properties
 
@@ -836,6 +870,14 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
       for (uint64_t offset : pool_->Objects(type)) used += pool_->ObjectSize(offset);
     }
     *value = std::to_string(used);
+  } else if (p == "jigsaw.pmem-device") {
+    *value = "pool " + PoolPath(options_, name_) + (pool_->region()->is_pmem() ? " (pmem)" : " (not pmem: msync)") +
+             ", numa node " + std::to_string(pmem::NumaNodeForPath(PoolPath(options_, name_))) +
+             ", background thread on node " + std::to_string(numa_node_) + "\n";
+    for (const pmem::PmemDevice& d : pmem::ListPmemDevices()) {
+      *value += d.namespace_name + " " + d.mode + " " + d.device_path + " " + std::to_string(d.size) +
+                " bytes, numa node " + std::to_string(d.numa_node) + "\n";
+    }
   } else if (p == "jigsaw.compactions") {
     *value = std::to_string(compactions_);
   } else if (p == "jigsaw.flushes") {

@@ -11,6 +11,7 @@
 #ifndef JIGSAW_SRC_DB_IMPL_H_
 #define JIGSAW_SRC_DB_IMPL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -44,6 +45,7 @@ class DBImpl final : public DB {
   void ReleaseSnapshot(const Snapshot* snapshot) override;
   bool GetProperty(const Slice& property, std::string* value) override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
+  Status VerifyIntegrity() override;
 
  private:
   struct Immutable {
@@ -112,6 +114,7 @@ class DBImpl final : public DB {
   bool manual_compaction_ = false;
   Status bg_error_;  // sticky IOError/Corruption from background work
   bool pool_full_ = false;  // last flush or compaction hit NoSpace
+  std::atomic<int> numa_node_{-1};  // node the background thread is bound to, or -1
   std::thread bg_thread_;
 
   // Statistics (mutex_ held).

@@ -82,6 +82,8 @@ TEST(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, dir.path(), &db);
     ASSERT_TRUE(s.ok()) << "crash " << crash << ": " << s.ToString();
+    s = db->VerifyIntegrity();
+    ASSERT_TRUE(s.ok()) << "crash " << crash << ": " << s.ToString();
     // Every acknowledged batch is whole (part 0 may have been deleted by a
     // later batch that was itself written).
     for (uint64_t b = 0; b < acked; ++b) {

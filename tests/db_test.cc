@@ -105,6 +105,8 @@ TEST_F(DBTest, RandomOperationsMatchModelAcrossFlushesCompactionsAndReopens) {
       ASSERT_EQ(Get(key), it == model.end() ? "NOT_FOUND" : it->second) << key;
     }
     ASSERT_EQ(Contents(), model);
+    Status integrity = db_->VerifyIntegrity();
+    ASSERT_TRUE(integrity.ok()) << integrity.ToString();
     if (round % 2 == 1) Open();  // reopen: WAL replay + blocks
   }
   std::string flushes;

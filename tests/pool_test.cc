@@ -105,3 +105,40 @@ TEST(PoolTest, FullPoolIsNoSpace) {
 
 }  // namespace
 }  // namespace jigsaw
+
+#include <libpmemobj.h>
+
+namespace jigsaw {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(PoolTest, NewerFormatVersionIsNotSupportedAndFileUntouched) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/pool";
+  {
+    std::unique_ptr<pmem::Pool> pool;
+    ASSERT_TRUE(pmem::Pool::Open(Options(path), &pool).ok());
+  }
+  {
+    // A future JigsawDB wrote this pool: bump the root's format version.
+    PMEMobjpool* pop = pmemobj_open(path.c_str(), pmem::Pool::kLayout);
+    ASSERT_NE(pop, nullptr);
+    char* root = static_cast<char*>(pmemobj_direct(pmemobj_root(pop, 256)));
+    uint32_t version = pmem::Pool::kFormatVersion + 1;
+    pmemobj_memcpy_persist(pop, root + 8, &version, sizeof(version));
+    pmemobj_close(pop);
+  }
+  const std::string before = ReadFile(path);
+  std::unique_ptr<pmem::Pool> pool;
+  Status s = pmem::Pool::Open(Options(path), &pool);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(ReadFile(path) == before) << "opening a newer pool modified it";
+}
+
+}  // namespace
+}  // namespace jigsaw

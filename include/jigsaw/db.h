@@ -68,12 +68,19 @@ class JIGSAW_EXPORT DB {
   //   "jigsaw.compactions"      number of compactions run
   //   "jigsaw.flushes"          number of memtable flushes
   //   "jigsaw.stalls"           write slowdowns and stops, with time stalled
+  //   "jigsaw.pmem-device"      pool path, whether it is pmem, NUMA placement,
+  //                             and the pmem namespaces libndctl reports
   //   "jigsaw.stats"            all of the above
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 
   // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
   // last level, dropping overwritten and deleted data.
   [[nodiscard]] virtual Status CompactRange(const Slice* begin, const Slice* end) = 0;
+
+  // Full consistency check of the persistent state: every block's checksum
+  // and structure (docs/format.md, Validate), and the level invariants (L1+
+  // blocks sorted and disjoint). Corruption naming the first problem found.
+  [[nodiscard]] virtual Status VerifyIntegrity() = 0;
 };
 
 // Deletes the database `name` and its pool. The database must be closed.

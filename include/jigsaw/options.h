@@ -54,6 +54,11 @@ struct JIGSAW_EXPORT Options {
   size_t block_size = 4 << 20;
   // Bloom filter bits per key in every block; 0 disables filters. Default: 10.
   int bloom_bits_per_key = 10;
+
+  // NUMA node for the background thread (flush, compaction) on a machine
+  // with several nodes. -1 (default): the node of the pmem device holding
+  // the pool, found through sysfs; no binding if unknown (tmpfs).
+  int numa_node = -1;
 };
 
 struct JIGSAW_EXPORT ReadOptions {
