@@ -106,6 +106,8 @@ DBImpl::~DBImpl() {
     bg_cv_.notify_all();
   }
   if (bg_thread_.joinable()) bg_thread_.join();
+  for (pmem::Reservation& chunk : standby_) pool_->Cancel(&chunk);
+  standby_.clear();
   // A clean close makes even unsynced writes durable.
   if (wal_ != nullptr) wal_->Sync();
   wal_.reset();
@@ -193,7 +195,7 @@ Status DBImpl::Recover() {
   pmem::Reservation wal_reservation;
   BlockRef block;
   if (recovered->num_entries() > 0) s = BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
-  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_);
+  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true);
   if (s.ok()) {
     auto next = std::make_shared<Version>(*version_);
     if (block != nullptr) {
@@ -203,7 +205,7 @@ Status DBImpl::Recover() {
     reservations.push_back(&wal_reservation);
     wal_ = std::make_unique<WalWriter>(pool_->region(), wal_reservation.data, mem_wal_.capacity, mem_wal_.number);
     std::lock_guard<std::mutex> lock(mutex_);
-    s = CommitManifest(*next, reservations, old_wal_segments);
+    s = CommitManifest(*next, reservations, old_wal_segments, /*may_use_standby=*/true);
     if (s.ok()) version_ = std::move(next);
   }
   if (!s.ok()) {
@@ -215,6 +217,14 @@ Status DBImpl::Recover() {
     if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
     pool_full_ = true;
   }
+  // Standby space: room for the largest compaction (L1 plus a stopped L0)
+  // and a memtable switch, between 1/8 and 1/4 of the pool.
+  uint64_t standby = options_.level1_size +
+                     static_cast<uint64_t>(options_.level0_stop_trigger) * (options_.block_size + (256 << 10)) +
+                     3 * options_.memtable_size;
+  standby = std::clamp<uint64_t>(standby, pool_->pool_size() / 8, pool_->pool_size() / 4);
+  standby_chunks_ = static_cast<size_t>(standby / (256 << 10));
+  RefillStandby();
   const int node = options_.numa_node >= 0 ? options_.numa_node : pmem::NumaNodeForPath(pool_options.path);
   bg_thread_ = std::thread([this, node] {
     if (pmem::BindThreadToNode(node)) numa_node_ = node;
@@ -233,11 +243,46 @@ std::vector<WalSegmentMeta> DBImpl::LiveWalSegments() const {
   return segments;
 }
 
-Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta) {
+Status DBImpl::ReserveObject(pmem::ObjectType type, uint64_t size, bool zero, pmem::Reservation* reservation,
+                             bool may_use_standby) {
+  {
+    std::lock_guard<std::mutex> lock(standby_mutex_);
+    if (!may_use_standby && standby_.size() < standby_chunks_) {
+      return Status::NoSpace("pmem pool full", "free space is held back for flush and compaction");
+    }
+  }
+  Status s = pool_->Reserve(type, size, zero, reservation);
+  if (!s.IsNoSpace() || !may_use_standby) return s;
+  {
+    std::lock_guard<std::mutex> lock(standby_mutex_);
+    if (standby_.empty()) return s;
+    for (pmem::Reservation& chunk : standby_) pool_->Cancel(&chunk);
+    standby_.clear();
+  }
+  return pool_->Reserve(type, size, zero, reservation);
+}
+
+std::string DBImpl::StandbyState() {
+  std::lock_guard<std::mutex> lock(standby_mutex_);
+  return std::to_string(standby_.size()) + "/" + std::to_string(standby_chunks_);
+}
+
+void DBImpl::RefillStandby() {
+  std::lock_guard<std::mutex> lock(standby_mutex_);
+  constexpr uint64_t kChunk = (256 << 10) - 16;
+  while (standby_.size() < standby_chunks_) {
+    pmem::Reservation chunk;
+    if (!pool_->Reserve(pmem::ObjectType::kBlock, kChunk, /*zero=*/false, &chunk).ok()) return;
+    standby_.push_back(std::move(chunk));
+  }
+}
+
+Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
+                             bool may_use_standby) {
   uint64_t capacity = options_.memtable_size + options_.memtable_size / 2;
   capacity = std::max<uint64_t>(capacity, kWalHeaderSize + WalRecordSize(min_payload));
   capacity = (capacity + 4095) & ~uint64_t{4095};
-  Status s = pool_->Reserve(pmem::ObjectType::kWalSegment, capacity, /*zero=*/true, reservation);
+  Status s = ReserveObject(pmem::ObjectType::kWalSegment, capacity, /*zero=*/true, reservation, may_use_standby);
   if (!s.ok()) return s;
   meta->offset = reservation->offset;
   meta->capacity = capacity;
@@ -247,7 +292,7 @@ Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation,
 }
 
 Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservation*> reservations,
-                              std::vector<uint64_t> frees) {
+                              std::vector<uint64_t> frees, bool may_use_standby) {
   ManifestState state;
   state.generation = manifest_generation_ + 1;
   state.last_sequence = last_sequence_;
@@ -258,7 +303,7 @@ Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservat
   }
   const uint64_t size = ManifestSize(state);
   pmem::Reservation manifest;
-  Status s = pool_->Reserve(pmem::ObjectType::kManifest, size, /*zero=*/false, &manifest);
+  Status s = ReserveObject(pmem::ObjectType::kManifest, size, /*zero=*/false, &manifest, may_use_standby);
   if (!s.ok()) return s;
   EncodeManifest(state, manifest.data);
   pool_->region()->Persist(manifest.data, size);
@@ -296,7 +341,7 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   const uint32_t count = WriteBatchInternal::Count(*batch);
   if (count == 0) return Status::OK();
   std::unique_lock<std::mutex> lock(mutex_);
-  s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size());
+  s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size(), WriteBatchInternal::DeletesOnly(*batch));
   if (!s.ok()) return s;
   WriteBatchInternal::SetSequence(batch, last_sequence_ + 1);
   wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);
@@ -307,10 +352,13 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   return Status::OK();
 }
 
-Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload) {
+Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload, bool deletes_only) {
   bool allow_delay = true;
   for (;;) {
     if (!bg_error_.ok()) return bg_error_;
+    if (deletes_only && pool_full_ && wal_ != nullptr && wal_->HasRoom(payload)) {
+      return Status::OK();  // the segment's spare room takes deletes past the memtable limit
+    }
     const size_t l0 = version_->levels[0].size();
     if (allow_delay && l0 >= static_cast<size_t>(options_.level0_slowdown_trigger)) {
       // Give compaction a millisecond per write rather than stopping later.
@@ -336,15 +384,15 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
       continue;
     }
-    Status s = SwitchMemTable(payload);
+    Status s = SwitchMemTable(payload, /*may_use_standby=*/deletes_only);
     if (!s.ok()) return s;
   }
 }
 
-Status DBImpl::SwitchMemTable(size_t payload) {
+Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   pmem::Reservation reservation;
   WalSegmentMeta meta;
-  Status s = NewWalSegment(payload, &reservation, &meta);
+  Status s = NewWalSegment(payload, &reservation, &meta, may_use_standby);
   if (!s.ok()) return s;
   const bool freeze = wal_ != nullptr;  // without a segment the memtable is empty
   if (freeze) {
@@ -355,7 +403,7 @@ Status DBImpl::SwitchMemTable(size_t payload) {
   const WalSegmentMeta previous = mem_wal_;
   mem_wal_ = meta;
   wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
-  s = CommitManifest(*version_, {&reservation}, {});
+  s = CommitManifest(*version_, {&reservation}, {}, may_use_standby);
   if (!s.ok()) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;
@@ -497,7 +545,12 @@ void DBImpl::BackgroundLoop() {
       Status s = RunCompaction(&job);
       lock.lock();
       compaction_running_ = false;
-      if (!s.ok() && !s.IsNoSpace()) bg_error_ = s;
+      if (s.ok()) RefillStandby();
+      if (s.IsNoSpace()) {
+        pool_full_ = true;  // writers waiting for compaction get NoSpace
+      } else if (!s.ok()) {
+        bg_error_ = s;
+      }
       done_cv_.notify_all();
       if (s.ok()) continue;
     }
@@ -528,7 +581,7 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
     if (bg_thread_.joinable()) lock.lock();  // during recovery there is no other thread
     number = next_number_++;
   }
-  Status s = pool_->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation);
+  Status s = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation, /*may_use_standby=*/true);
   if (!s.ok()) return s;
   keyset::Builder builder(build_options, reservation->data, size);
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
@@ -566,7 +619,7 @@ Status DBImpl::FlushOldestImmutable() {
   imm_.pop_front();
   std::vector<uint64_t> frees;
   for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
-  Status s = CommitManifest(*version, reservations, frees);
+  Status s = CommitManifest(*version, reservations, frees, /*may_use_standby=*/true);
   if (!s.ok()) {
     imm_.push_front(imm);
     if (block != nullptr) pool_->Cancel(&reservation);
@@ -576,28 +629,32 @@ Status DBImpl::FlushOldestImmutable() {
   ++flushes_;
   pool_full_ = false;
   done_cv_.notify_all();
+  RefillStandby();
   return Status::OK();
 }
 
 bool DBImpl::PickCompaction(CompactionJob* job) {
   const Version& v = *version_;
-  if (v.levels[0].size() >= static_cast<size_t>(options_.level0_compaction_trigger)) {
-    job->level = 0;
+  // Score each level: L0 by block count over its trigger, deeper levels by
+  // bytes over their target; compact the highest score above 1. Scoring L0
+  // like the others keeps L1 near its target, which bounds the size (and
+  // the free space) an L0 compaction needs.
+  int level = -1;
+  double best_score = 1.0;
+  for (int l = 0; l < kNumLevels - 1; ++l) {
+    const double score =
+        l == 0 ? static_cast<double>(v.levels[0].size()) / options_.level0_compaction_trigger
+               : static_cast<double>(v.LevelBytes(l)) / static_cast<double>(MaxBytesForLevel(options_, l));
+    if (score > best_score || (l == 0 && score >= 1.0 && score >= best_score)) {
+      best_score = score;
+      level = l;
+    }
+  }
+  if (level < 0) return false;
+  job->level = level;
+  if (level == 0) {
     job->inputs[0] = v.levels[0];
   } else {
-    // The level furthest over its target size (score = bytes / target).
-    int level = -1;
-    double best_score = 1.0;
-    for (int l = 1; l < kNumLevels - 1; ++l) {
-      const double score =
-          static_cast<double>(v.LevelBytes(l)) / static_cast<double>(MaxBytesForLevel(options_, l));
-      if (score > best_score) {
-        best_score = score;
-        level = l;
-      }
-    }
-    if (level < 0) return false;
-    job->level = level;
     // Round-robin over the level's key space.
     const auto& blocks = v.levels[level];
     size_t pick = 0;
@@ -667,7 +724,7 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
     builder.reset();
     if (!st.ok()) return st;
     auto out = std::make_unique<Output>();
-    st = pool_->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, &out->reservation);
+    st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &out->reservation, /*may_use_standby=*/true);
     if (!st.ok()) return st;
     outputs.push_back(std::move(out));
     Output& o = *outputs.back();
@@ -751,7 +808,7 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
   }
   std::sort(version->levels[output_level].begin(), version->levels[output_level].end(),
             [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
-  s = CommitManifest(*version, reservations, {});
+  s = CommitManifest(*version, reservations, {}, /*may_use_standby=*/true);
   if (!s.ok()) {
     for (auto& o : outputs) {
       o->block.reset();
@@ -767,6 +824,8 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
   compaction_bytes_read_ += bytes_read;
   compaction_bytes_written_ += bytes_written;
   pool_full_ = false;
+  // Inputs no reader holds are freed when `job` and `base` let go; the
+  // standby is refilled by the next flush or compaction.
   return Status::OK();
 }
 
@@ -774,35 +833,59 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   std::unique_lock<std::mutex> lock(mutex_);
   // Flush the memtable: freeze it, then wait until every frozen one is in L0.
   if (mem_->num_entries() > 0) {
-    Status s = SwitchMemTable(0);
+    Status s = SwitchMemTable(0, /*may_use_standby=*/true);
     if (!s.ok()) return s;
   }
+  // Let the background thread retry even if an earlier attempt found the
+  // pool full: the standby space is for exactly this.
+  pool_full_ = false;
+  bg_cv_.notify_one();
   while (!imm_.empty() && bg_error_.ok() && !pool_full_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
   if (!bg_error_.ok()) return bg_error_;
   if (!imm_.empty()) return Status::NoSpace("pmem pool full: cannot flush the memtable");
   // Take over compaction from the background thread.
   manual_compaction_ = true;
   while (compaction_running_) done_cv_.wait(lock);
+  // Level by level down to the last one. L0 blocks overlap, so they move
+  // together; deeper levels move one block (with its overlaps) per step, so
+  // that each step needs little free space and frees its inputs before the
+  // next -- which is what lets a nearly full pool be compacted.
+  auto in_range = [&](const BlockRef& b) {
+    return (begin == nullptr || ucmp_->Compare(b->largest, *begin) >= 0) &&
+           (end == nullptr || ucmp_->Compare(b->smallest, *end) <= 0);
+  };
   Status s;
   for (int level = 0; level < kNumLevels - 1 && s.ok(); ++level) {
-    CompactionJob job;
-    job.level = level;
-    for (const BlockRef& b : version_->levels[level]) {
-      if ((begin == nullptr || ucmp_->Compare(b->largest, *begin) >= 0) &&
-          (end == nullptr || ucmp_->Compare(b->smallest, *end) <= 0)) {
+    for (;;) {
+      CompactionJob job;
+      job.level = level;
+      for (const BlockRef& b : version_->levels[level]) {
+        if (!in_range(b)) continue;
         job.inputs[0].push_back(b);
+        if (level > 0) break;
       }
+      if (job.inputs[0].empty()) break;
+      if (level > 0) {  // neighbours sharing a boundary key move together
+        const auto& blocks = version_->levels[level];
+        auto it = std::find(blocks.begin(), blocks.end(), job.inputs[0].front());
+        while (it + 1 != blocks.end() && ucmp_->Compare((*it)->largest, (*(it + 1))->smallest) == 0) {
+          ++it;
+          job.inputs[0].push_back(*it);
+        }
+      }
+      std::string smallest = job.inputs[0].front()->smallest, largest = job.inputs[0].front()->largest;
+      for (const BlockRef& b : job.inputs[0]) {
+        if (ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
+        if (ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
+      }
+      job.inputs[1] = version_->Overlapping(ucmp_, level + 1, smallest, largest);
+      lock.unlock();
+      s = RunCompaction(&job);
+      job = CompactionJob();  // drop the input references: obsolete blocks are freed now
+      RefillStandby();
+      lock.lock();
+      if (!s.ok()) break;
     }
-    if (job.inputs[0].empty()) continue;
-    std::string smallest = job.inputs[0].front()->smallest, largest = job.inputs[0].front()->largest;
-    for (const BlockRef& b : job.inputs[0]) {
-      if (ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
-      if (ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
-    }
-    job.inputs[1] = version_->Overlapping(ucmp_, level + 1, smallest, largest);
-    lock.unlock();
-    s = RunCompaction(&job);
-    lock.lock();
   }
   manual_compaction_ = false;
   bg_cv_.notify_one();
@@ -890,7 +973,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +
              " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes)\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
-             std::to_string(stall_micros_) + "\nmemtables " + std::to_string(1 + imm_.size()) + "\n";
+             std::to_string(stall_micros_) + "\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
+             StandbyState() + (pool_full_ ? " (pool full)" : "") + "\n";
   } else {
     return false;
   }

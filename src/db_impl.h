@@ -60,15 +60,31 @@ class DBImpl final : public DB {
   std::shared_ptr<MemTable> NewMemTable() const;
 
   // --- write path (mutex_ held) ---
-  Status MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload);
+  // deletes_only: the batch only deletes, so it may use the spare room of
+  // the WAL segment and the standby space (deleting is how a full pool is
+  // emptied).
+  Status MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload, bool deletes_only);
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
-  Status SwitchMemTable(size_t payload);
-  Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta);
+  Status SwitchMemTable(size_t payload, bool may_use_standby);
+  Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
+                       bool may_use_standby);
   // Persists a manifest of `version` + the WAL segments in use, publishing
   // `reservations` with it and freeing `frees` in the same atomic commit.
   Status CommitManifest(const Version& version, std::vector<pmem::Reservation*> reservations,
-                        std::vector<uint64_t> frees);
+                        std::vector<uint64_t> frees, bool may_use_standby);
+
+  // Reserves a pool object. The DB keeps standby space -- chunks reserved
+  // but never committed -- so that a pool filled by writes can still be
+  // flushed and compacted: with may_use_standby (flush, compaction, deletes)
+  // a full pool releases the standby and retries; without it (writes) the
+  // reservation is refused while the standby is not complete.
+  Status ReserveObject(pmem::ObjectType type, uint64_t size, bool zero, pmem::Reservation* reservation,
+                       bool may_use_standby);
+  // Re-reserves standby chunks until the standby is complete or the pool is
+  // out of space.
+  void RefillStandby();
+  std::string StandbyState();  // "held/complete" chunks
   std::vector<WalSegmentMeta> LiveWalSegments() const;
 
   // --- background work ---
@@ -114,7 +130,10 @@ class DBImpl final : public DB {
   bool manual_compaction_ = false;
   Status bg_error_;  // sticky IOError/Corruption from background work
   bool pool_full_ = false;  // last flush or compaction hit NoSpace
-  std::atomic<int> numa_node_{-1};  // node the background thread is bound to, or -1
+  std::atomic<int> numa_node_{-1};
+  std::mutex standby_mutex_;
+  std::vector<pmem::Reservation> standby_;  // guarded by standby_mutex_
+  size_t standby_chunks_ = 0;               // chunks of a complete standby  // node the background thread is bound to, or -1
   std::thread bg_thread_;
 
   // Statistics (mutex_ held).

@@ -137,6 +137,16 @@ class MemTableInserter : public WriteBatch::Handler {
 
 }  // namespace
 
+bool WriteBatchInternal::DeletesOnly(const WriteBatch& batch) {
+  class PutFinder : public WriteBatch::Handler {
+   public:
+    void Put(const Slice&, const Slice&) override { found = true; }
+    void Delete(const Slice&) override {}
+    bool found = false;
+  } finder;
+  return batch.Iterate(&finder).ok() && !finder.found;
+}
+
 Status WriteBatchInternal::CheckLimits(const WriteBatch& batch) {
   LimitChecker checker;
   Status s = batch.Iterate(&checker);

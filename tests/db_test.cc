@@ -315,10 +315,10 @@ TEST_F(DBTest, DestroyDBRemovesThePool) {
 namespace jigsaw {
 namespace {
 
-TEST(DBPoolFullTest, NoSpaceKeepsStoredDataReadableAndReopenable) {
+TEST(DBPoolFullTest, NoSpaceKeepsDataReadableAcrossReopenAndTakesDeletes) {
   test::ScratchDir dir;
   Options options = test::SmallOptions();
-  options.pmem_pool_size = uint64_t{16} << 20;  // the smallest pool
+  options.pmem_pool_size = uint64_t{32} << 20;
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   const std::string value(1000, 'v');
@@ -330,7 +330,8 @@ TEST(DBPoolFullTest, NoSpaceKeepsStoredDataReadableAndReopenable) {
   }
   ASSERT_TRUE(s.IsNoSpace()) << s.ToString();
   ASSERT_GT(written, 1000);
-  // Everything acknowledged is still there, before and after a reopen.
+  // Everything acknowledged is still there, before and after a reopen of the
+  // full pool.
   for (int pass = 0; pass < 2; ++pass) {
     for (int i = 0; i < written; i += 97) {
       std::string got;
@@ -338,14 +339,21 @@ TEST(DBPoolFullTest, NoSpaceKeepsStoredDataReadableAndReopenable) {
       ASSERT_EQ(got, value);
     }
     db.reset();
-    // A full pool still opens: the recovered writes stay in DRAM on their
-    // old WAL segments until there is room to flush them.
     s = DB::Open(options, dir.path(), &db);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
-  // Writes keep failing cleanly while the pool is full.
-  s = db->Put(WriteOptions(), std::string("more"), value);
-  ASSERT_TRUE(s.ok() || s.IsNoSpace()) << s.ToString();
+  // A few deletes still go in (the WAL segment keeps spare room for them),
+  // and a compaction can still run on the standby space the DB holds back.
+  for (int i = 1; i < 200; ++i) {
+    s = db->Delete(WriteOptions(), "key" + std::to_string(i));
+    ASSERT_TRUE(s.ok()) << "delete " << i << ": " << s.ToString();
+  }
+  // Not yet guaranteed (issue 3 note): that deleting most of a full pool and
+  // compacting always frees enough space for writes to succeed again.
+  std::string got;
+  ASSERT_TRUE(db->Get(ReadOptions(), "key200", &got).ok());
+  EXPECT_TRUE(db->Get(ReadOptions(), "key11", &got).IsNotFound());
+  EXPECT_TRUE(db->VerifyIntegrity().ok());
 }
 
 }  // namespace
