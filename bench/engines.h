@@ -1,0 +1,47 @@
+// The key-value engines jigsaw_bench drives: JigsawDB and the real LevelDB
+// and RocksDB libraries, behind one small interface, configured alike
+// (memtable size, no compression, 10-bit Bloom filters, same sync setting).
+#ifndef JIGSAW_BENCH_ENGINES_H_
+#define JIGSAW_BENCH_ENGINES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace jigsaw::bench {
+
+struct EngineConfig {
+  std::string dir;        // database directory
+  std::string pmem_path;  // JigsawDB pool (ignored by peers)
+  uint64_t pmem_pool_size = uint64_t{4} << 30;
+  size_t memtable_size = 4 << 20;
+  bool use_existing = false;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const char* name() const = 0;
+  // Empty string on success, else a message.
+  virtual std::string Put(const std::string& key, const std::string& value, bool sync) = 0;
+  virtual std::string Delete(const std::string& key, bool sync) = 0;
+  // 1 found, 0 not found, -1 error.
+  virtual int Get(const std::string& key, std::string* value) = 0;
+  // Scans up to `limit` entries forward (or backward); returns entries and
+  // adds key + value bytes to *bytes.
+  virtual uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) = 0;
+  // Seeks to `key` and reads the entry found; returns true if one was found.
+  virtual bool SeekAndRead(const std::string& key) = 0;
+  // A human-readable line of engine statistics (may be empty).
+  virtual std::string Stats() = 0;
+};
+
+// Opens (creating, or reusing if config.use_existing) an engine by name:
+// "jigsaw", "leveldb" or "rocksdb". Returns nullptr with *error set.
+std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error);
+// Deletes an engine's database.
+void DestroyEngine(const std::string& name, const EngineConfig& config);
+
+}  // namespace jigsaw::bench
+
+#endif  // JIGSAW_BENCH_ENGINES_H_
