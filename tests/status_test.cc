@@ -34,7 +34,8 @@ TEST(StatusTest, CopyAndMove) {
   EXPECT_TRUE(c.IsIOError());
   b = Status::OK();
   EXPECT_TRUE(b.ok());
-  c = c;  // self-assignment keeps the value
+  const Status& alias = c;
+  c = alias;  // self-assignment keeps the value
   EXPECT_TRUE(c.IsIOError());
 }
 
