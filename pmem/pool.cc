@@ -203,19 +203,54 @@ void Pool::Cancel(Reservation* reservation) {
 
 Status Pool::Commit(std::vector<Reservation*> reservations, uint64_t manifest_offset,
                     const std::vector<uint64_t>& frees) {
+  // Two steps, so that no publish needs more redo log than a lane has built
+  // in (a bigger one would allocate log space, which fails in a full pool):
+  // 1. publish the data objects in small groups -- unreferenced until step 2,
+  //    and freed by recovery if a crash comes first;
+  // 2. publish the manifest with the root pointer swing and the frees.
+  constexpr size_t kActionsPerPublish = 8;
+  PMEMobjpool* pop = Handle(pop_);
+  Reservation* manifest = nullptr;
+  std::vector<Reservation*> data;
+  for (Reservation* r : reservations) {
+    if (r->offset == manifest_offset) {
+      manifest = r;
+    } else {
+      data.push_back(r);
+    }
+  }
+  std::vector<uint64_t> published;
+  auto fail = [&](const char* what) {
+    const bool full = errno == ENOMEM;
+    for (uint64_t offset : published) Free(offset);
+    return full ? Status::NoSpace("pmem pool full", std::string(what) + ": " + PmemError())
+                : Status::IOError(what, PmemError());
+  };
+  for (size_t i = 0; i < data.size(); i += kActionsPerPublish) {
+    std::vector<pobj_action> actions;
+    for (size_t j = i; j < std::min(data.size(), i + kActionsPerPublish); ++j) {
+      actions.push_back(*static_cast<pobj_action*>(data[j]->action.get()));
+    }
+    if (pmemobj_publish(pop, actions.data(), actions.size()) != 0) return fail("publishing new objects");
+    for (size_t j = i; j < std::min(data.size(), i + kActionsPerPublish); ++j) {
+      data[j]->action.reset();
+      published.push_back(data[j]->offset);
+    }
+  }
   std::vector<pobj_action> actions;
-  actions.reserve(reservations.size() + 1 + frees.size());
-  for (Reservation* r : reservations) actions.push_back(*static_cast<pobj_action*>(r->action.get()));
+  if (manifest != nullptr) actions.push_back(*static_cast<pobj_action*>(manifest->action.get()));
   actions.emplace_back();
-  pmemobj_set_value(Handle(pop_), &actions.back(), &root_->manifest_offset, manifest_offset);
-  for (uint64_t offset : frees) {
+  pmemobj_set_value(pop, &actions.back(), &root_->manifest_offset, manifest_offset);
+  const size_t inline_frees = std::min(frees.size(), kActionsPerPublish - actions.size());
+  for (size_t i = 0; i < inline_frees; ++i) {
     actions.emplace_back();
-    pmemobj_defer_free(Handle(pop_), PMEMoid{pool_uuid_lo_, offset}, &actions.back());
+    pmemobj_defer_free(pop, PMEMoid{pool_uuid_lo_, frees[i]}, &actions.back());
   }
-  if (pmemobj_publish(Handle(pop_), actions.data(), actions.size()) != 0) {
-    return Status::IOError("pmemobj_publish failed", PmemError());
-  }
-  for (Reservation* r : reservations) r->action.reset();
+  if (pmemobj_publish(pop, actions.data(), actions.size()) != 0) return fail("publishing the manifest");
+  if (manifest != nullptr) manifest->action.reset();
+  // Further frees after the swing; a crash in between leaves objects no
+  // manifest references, which recovery frees.
+  for (size_t i = inline_frees; i < frees.size(); ++i) Free(frees[i]);
   return Status::OK();
 }
 

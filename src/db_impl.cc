@@ -245,21 +245,24 @@ std::vector<WalSegmentMeta> DBImpl::LiveWalSegments() const {
 
 Status DBImpl::ReserveObject(pmem::ObjectType type, uint64_t size, bool zero, pmem::Reservation* reservation,
                              bool may_use_standby) {
-  {
-    std::lock_guard<std::mutex> lock(standby_mutex_);
-    if (!may_use_standby && standby_.size() < standby_chunks_) {
-      return Status::NoSpace("pmem pool full", "free space is held back for flush and compaction");
-    }
+  std::lock_guard<std::mutex> lock(standby_mutex_);
+  if (!may_use_standby && standby_.size() < standby_chunks_) {
+    return Status::NoSpace("pmem pool full", "free space is held back for flush and compaction");
   }
   Status s = pool_->Reserve(type, size, zero, reservation);
-  if (!s.IsNoSpace() || !may_use_standby) return s;
-  {
-    std::lock_guard<std::mutex> lock(standby_mutex_);
-    if (standby_.empty()) return s;
-    for (pmem::Reservation& chunk : standby_) pool_->Cancel(&chunk);
-    standby_.clear();
+  // Release only as many standby chunks as this object needs, so that the
+  // rest stays for the flushes and compaction steps that follow.
+  constexpr uint64_t kChunk = 256 << 10;
+  uint64_t release = (size + 16 + kChunk - 1) / kChunk;
+  while (s.IsNoSpace() && may_use_standby && !standby_.empty()) {
+    for (; release > 0 && !standby_.empty(); --release) {
+      pool_->Cancel(&standby_.back());
+      standby_.pop_back();
+    }
+    s = pool_->Reserve(type, size, zero, reservation);
+    release = 1;  // fragmentation: free one more chunk per retry
   }
-  return pool_->Reserve(type, size, zero, reservation);
+  return s;
 }
 
 std::string DBImpl::StandbyState() {
@@ -528,6 +531,7 @@ void DBImpl::BackgroundLoop() {
       lock.lock();
       if (s.IsNoSpace()) {
         pool_full_ = true;
+        flush_failed_ = true;
         done_cv_.notify_all();
         // Compaction may free space; otherwise retry later.
       } else if (!s.ok()) {
@@ -542,7 +546,9 @@ void DBImpl::BackgroundLoop() {
     if (!manual_compaction_ && PickCompaction(&job)) {
       compaction_running_ = true;
       lock.unlock();
-      Status s = RunCompaction(&job);
+      // Automatic compactions leave the standby alone: it is kept for
+      // flushes and for CompactRange, which must work in a full pool.
+      Status s = RunCompaction(&job, /*may_use_standby=*/false);
       lock.lock();
       compaction_running_ = false;
       if (s.ok()) RefillStandby();
@@ -628,6 +634,7 @@ Status DBImpl::FlushOldestImmutable() {
   version_ = std::move(version);
   ++flushes_;
   pool_full_ = false;
+  flush_failed_ = false;
   done_cv_.notify_all();
   RefillStandby();
   return Status::OK();
@@ -686,7 +693,7 @@ bool DBImpl::IsBaseLevelForKey(const Version& version, int level, const Slice& u
   return true;
 }
 
-Status DBImpl::RunCompaction(CompactionJob* job) {
+Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   const int output_level = job->level + 1;
   SequenceNumber smallest_snapshot;
   std::shared_ptr<const Version> base;
@@ -724,7 +731,7 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
     builder.reset();
     if (!st.ok()) return st;
     auto out = std::make_unique<Output>();
-    st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &out->reservation, /*may_use_standby=*/true);
+    st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &out->reservation, may_use_standby);
     if (!st.ok()) return st;
     outputs.push_back(std::move(out));
     Output& o = *outputs.back();
@@ -743,6 +750,8 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
     builder = std::make_unique<keyset::Builder>(build_options, reinterpret_cast<char*>(buffer.data()), capacity);
   };
 
+  constexpr uint64_t kChunk = 256 << 10;
+  const uint64_t chunk_limit = (options_.block_size + 16 + kChunk - 1) / kChunk * kChunk - 16;
   std::string current_key;
   bool has_current = false;
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
@@ -750,8 +759,15 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
     const Slice key = merged->user_key();
     const SequenceNumber sequence = merged->sequence();
     if (!has_current || ucmp_->Compare(key, current_key) != 0) {
-      // A new user key: the only place an output block may end.
-      if (builder != nullptr && builder->CurrentSize() >= options_.block_size) s = finish_output();
+      // A new user key: the only place an output block may end -- once it
+      // reached block_size, or before it would spill into one more 256 KiB
+      // pool chunk than block_size needs.
+      if (builder != nullptr &&
+          (builder->CurrentSize() >= options_.block_size ||
+           builder->CurrentSize() + MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) >
+               chunk_limit)) {
+        s = finish_output();
+      }
       if (!s.ok()) break;
       current_key.assign(key.data(), key.size());
       has_current = true;
@@ -808,7 +824,7 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
   }
   std::sort(version->levels[output_level].begin(), version->levels[output_level].end(),
             [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
-  s = CommitManifest(*version, reservations, {}, /*may_use_standby=*/true);
+  s = CommitManifest(*version, reservations, {}, may_use_standby);
   if (!s.ok()) {
     for (auto& o : outputs) {
       o->block.reset();
@@ -831,21 +847,30 @@ Status DBImpl::RunCompaction(CompactionJob* job) {
 
 Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   std::unique_lock<std::mutex> lock(mutex_);
+  // Take over compaction from the background thread, which keeps flushing.
+  while (manual_compaction_) done_cv_.wait(lock);  // one CompactRange at a time
+  manual_compaction_ = true;
+  while (compaction_running_) done_cv_.wait(lock);
+  struct Release {
+    DBImpl* db;
+    ~Release() {
+      db->manual_compaction_ = false;
+      db->done_cv_.notify_all();
+      db->bg_cv_.notify_one();
+    }
+  } release{this};
   // Flush the memtable: freeze it, then wait until every frozen one is in L0.
   if (mem_->num_entries() > 0) {
     Status s = SwitchMemTable(0, /*may_use_standby=*/true);
     if (!s.ok()) return s;
   }
-  // Let the background thread retry even if an earlier attempt found the
-  // pool full: the standby space is for exactly this.
-  pool_full_ = false;
+  flush_failed_ = false;
   bg_cv_.notify_one();
-  while (!imm_.empty() && bg_error_.ok() && !pool_full_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
+  while (!imm_.empty() && bg_error_.ok() && !flush_failed_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
   if (!bg_error_.ok()) return bg_error_;
-  if (!imm_.empty()) return Status::NoSpace("pmem pool full: cannot flush the memtable");
-  // Take over compaction from the background thread.
-  manual_compaction_ = true;
-  while (compaction_running_) done_cv_.wait(lock);
+  if (!imm_.empty()) {
+    return Status::NoSpace("pmem pool full: cannot flush the memtable", "standby chunks " + StandbyState());
+  }
   // Level by level down to the last one. L0 blocks overlap, so they move
   // together; deeper levels move one block (with its overlaps) per step, so
   // that each step needs little free space and frees its inputs before the
@@ -880,15 +905,13 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       }
       job.inputs[1] = version_->Overlapping(ucmp_, level + 1, smallest, largest);
       lock.unlock();
-      s = RunCompaction(&job);
+      s = RunCompaction(&job, /*may_use_standby=*/true);
       job = CompactionJob();  // drop the input references: obsolete blocks are freed now
       RefillStandby();
       lock.lock();
       if (!s.ok()) break;
     }
   }
-  manual_compaction_ = false;
-  bg_cv_.notify_one();
   return s;
 }
 

@@ -91,7 +91,7 @@ class DBImpl final : public DB {
   void BackgroundLoop();
   Status FlushOldestImmutable();  // mutex_ not held
   bool PickCompaction(CompactionJob* job);  // mutex_ held
-  Status RunCompaction(CompactionJob* job);  // mutex_ not held
+  Status RunCompaction(CompactionJob* job, bool may_use_standby);  // mutex_ not held
   Status BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block, pmem::Reservation* reservation);
   SequenceNumber SmallestSnapshot() const;  // mutex_ held
   // True if no block deeper than `level` can hold user_key (tombstones may go).
@@ -129,7 +129,8 @@ class DBImpl final : public DB {
   bool compaction_running_ = false;
   bool manual_compaction_ = false;
   Status bg_error_;  // sticky IOError/Corruption from background work
-  bool pool_full_ = false;  // last flush or compaction hit NoSpace
+  bool pool_full_ = false;     // last flush or compaction hit NoSpace
+  bool flush_failed_ = false;  // last flush hit NoSpace
   std::atomic<int> numa_node_{-1};
   std::mutex standby_mutex_;
   std::vector<pmem::Reservation> standby_;  // guarded by standby_mutex_

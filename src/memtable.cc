@@ -11,7 +11,7 @@ namespace jigsaw {
 namespace ent = keyset::ent;
 
 MemTable::MemTable(const Comparator* comparator, size_t arena_chunk)
-    : comparator_(comparator), arena_(arena_chunk), rng_(0x6a19) {
+    : comparator_(comparator), bytewise_(comparator == BytewiseComparator()), arena_(arena_chunk), rng_(0x6a19) {
   head_ = arena_.Allocate(keyset::kHeadNodeSize);
   std::memset(head_, 0, keyset::kHeadNodeSize);
   EncodeFixed32(head_ + ent::kHeight, kMaxHeight);
@@ -40,7 +40,11 @@ void MemTable::SetNext(char* node, int level, char* next) {
 }
 
 int MemTable::CompareNode(const char* node, const Slice& key, uint64_t tag) const {
-  return CompareInternal(comparator_, NodeKey(node), NodeTag(node), key, tag);
+  const Slice node_key = NodeKey(node);
+  int r = bytewise_ ? node_key.compare(key) : comparator_->Compare(node_key, key);
+  if (r != 0) return r;
+  const uint64_t node_tag = NodeTag(node);
+  return node_tag > tag ? -1 : node_tag < tag ? 1 : 0;  // newer (larger tag) first
 }
 
 int MemTable::RandomHeight() {
@@ -140,7 +144,9 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
 
 bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
   const char* node = FindGreaterOrEqual(key, PackTag(snapshot, ValueType::kValue), nullptr);
-  if (node == nullptr || comparator_->Compare(NodeKey(node), key) != 0) return false;
+  if (node == nullptr || (bytewise_ ? NodeKey(node).compare(key) : comparator_->Compare(NodeKey(node), key)) != 0) {
+    return false;
+  }
   *type = TagType(NodeTag(node));
   if (*type == ValueType::kValue) {
     const Slice v = NodeValue(node);

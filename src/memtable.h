@@ -68,6 +68,7 @@ class MemTable {
   int RandomHeight();
 
   const Comparator* const comparator_;
+  const bool bytewise_;  // comparator_ is BytewiseComparator(): compare inline
   Arena arena_;
   char* head_;
   std::atomic<int> max_height_{1};

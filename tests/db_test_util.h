@@ -40,7 +40,7 @@ inline Options SmallOptions() {
   options.create_if_missing = true;
   options.pmem_pool_size = uint64_t{128} << 20;
   options.memtable_size = 160 << 10;
-  options.block_size = 160 << 10;
+  options.block_size = 200 << 10;
   options.level1_size = uint64_t{1} << 20;
   options.level0_compaction_trigger = 2;
   return options;
