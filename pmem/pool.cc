@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sys/sysmacros.h>
 
 namespace jigsaw::pmem {
 
@@ -31,6 +33,17 @@ PMEMobjpool* Handle(void* pop) { return static_cast<PMEMobjpool*>(pop); }
 std::string PmemError() {
   const char* msg = pmemobj_errormsg();
   return msg != nullptr ? msg : "unknown libpmemobj error";
+}
+
+// Size of a device-DAX node, from sysfs; 0 if unknown.
+uint64_t PoolSizeOfDevice(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  std::ifstream in("/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
+                   "/size");
+  uint64_t size = 0;
+  in >> size;
+  return size;
 }
 
 bool OnTmpfs(const std::string& path) {
@@ -89,7 +102,12 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   }
   std::unique_ptr<Pool> pool(new Pool());
   struct stat st {};
-  const bool exists = ::stat(options.path.c_str(), &st) == 0;
+  bool exists = ::stat(options.path.c_str(), &st) == 0;
+  const bool device_dax = exists && S_ISCHR(st.st_mode);
+  if (device_dax && options.create_if_missing && pmemobj_check(options.path.c_str(), kLayout) == -1) {
+    // A device-DAX node always exists; it holds a pool only once created.
+    exists = false;
+  }
   if (exists) {
     if (options.error_if_exists) return Status::InvalidArgument(options.path, "exists (error_if_exists is true)");
     // Inspect the pool first through a copy-on-write mapping, so that a pool
@@ -108,7 +126,7 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
     if (!options.create_if_missing) {
       return Status::InvalidArgument(options.path, "does not exist (create_if_missing is false)");
     }
-    if (options.size < kMinPoolSize) {
+    if (!device_dax && options.size < kMinPoolSize) {
       return Status::InvalidArgument("pmem_pool_size", "must be at least 16 MiB");
     }
     if (OnTmpfs(options.path)) {
@@ -116,17 +134,21 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
       int disabled = 0;
       pmemobj_ctl_set(nullptr, "sds.at_create", &disabled);
     }
-    PMEMobjpool* pop = pmemobj_create(options.path.c_str(), kLayout, options.size, 0600);
+    // On device DAX the pool is the whole device (size 0).
+    PMEMobjpool* pop = pmemobj_create(options.path.c_str(), kLayout, device_dax ? 0 : options.size, 0600);
     if (pop == nullptr) {
       const int err = errno;
       if (err == ENOSPC) return Status::NoSpace(options.path, PmemError());
       return Status::IOError("cannot create pool " + options.path, PmemError());
     }
     pool->pop_ = pop;
-    pool->pool_size_ = options.size;
+    pool->pool_size_ = device_dax ? 0 : options.size;
     pool->created_ = true;
   }
   PMEMobjpool* pop = Handle(pool->pop_);
+  if (pool->pool_size_ == 0) {  // device DAX: the size of the mapping
+    pool->pool_size_ = PoolSizeOfDevice(options.path);
+  }
   pool->pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
   pool->region_ = std::make_unique<PmemRegion>(pop, pool->pool_size_);
 
