@@ -76,47 +76,39 @@ class JigsawEngine final : public Engine {
   std::unique_ptr<DB> db_;
 };
 
-class LevelDBEngine final : public Engine {
+// LevelDB and RocksDB share the shape of their API; one adapter serves both.
+// Lib supplies the library's types and how to open it.
+template <typename Lib>
+class PeerEngine final : public Engine {
  public:
   static std::unique_ptr<Engine> Open(const EngineConfig& config, std::string* error) {
-    auto engine = std::make_unique<LevelDBEngine>();
-    engine->cache_.reset(leveldb::NewLRUCache(8 << 20));
-    engine->filter_.reset(leveldb::NewBloomFilterPolicy(10));
-    leveldb::Options options;
-    options.create_if_missing = true;
-    options.write_buffer_size = config.memtable_size;
-    options.compression = leveldb::kNoCompression;
-    options.block_cache = engine->cache_.get();
-    options.filter_policy = engine->filter_.get();
-    leveldb::DB* db = nullptr;
-    leveldb::Status s = leveldb::DB::Open(options, config.dir, &db);
-    if (!s.ok()) {
-      *error = s.ToString();
+    auto engine = std::make_unique<PeerEngine>();
+    std::string message = Lib::Open(config, &engine->lib_);
+    if (!message.empty()) {
+      *error = message;
       return nullptr;
     }
-    engine->db_.reset(db);
     return engine;
   }
-  ~LevelDBEngine() override { db_.reset(); }
-  const char* name() const override { return "leveldb"; }
+  const char* name() const override { return Lib::kName; }
   std::string Put(const std::string& key, const std::string& value, bool sync) override {
-    leveldb::WriteOptions w;
+    typename Lib::WriteOptions w;
     w.sync = sync;
-    leveldb::Status s = db_->Put(w, key, value);
+    auto s = lib_.db->Put(w, key, value);
     return s.ok() ? "" : s.ToString();
   }
   std::string Delete(const std::string& key, bool sync) override {
-    leveldb::WriteOptions w;
+    typename Lib::WriteOptions w;
     w.sync = sync;
-    leveldb::Status s = db_->Delete(w, key);
+    auto s = lib_.db->Delete(w, key);
     return s.ok() ? "" : s.ToString();
   }
   int Get(const std::string& key, std::string* value) override {
-    leveldb::Status s = db_->Get(leveldb::ReadOptions(), key, value);
+    auto s = lib_.db->Get(typename Lib::ReadOptions(), key, value);
     return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
   }
   uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
-    std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+    std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
     uint64_t n = 0;
     for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
       *bytes += it->key().size() + it->value().size();
@@ -129,25 +121,58 @@ class LevelDBEngine final : public Engine {
     return n;
   }
   bool SeekAndRead(const std::string& key) override {
-    std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+    std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
     it->Seek(key);
     return it->Valid() && it->value().size() < (size_t{1} << 40);
   }
   std::string Stats() override {
     std::string stats;
-    db_->GetProperty("leveldb.stats", &stats);
+    if (Lib::kStatsProperty[0] != '\0') lib_.db->GetProperty(Lib::kStatsProperty, &stats);
     return stats;
   }
 
  private:
-  std::unique_ptr<leveldb::Cache> cache_;
-  std::unique_ptr<const leveldb::FilterPolicy> filter_;
-  std::unique_ptr<leveldb::DB> db_;
+  typename Lib::State lib_;
 };
 
-class RocksDBEngine final : public Engine {
- public:
-  static std::unique_ptr<Engine> Open(const EngineConfig& config, std::string* error) {
+struct LevelDBLib {
+  static constexpr const char* kName = "leveldb";
+  static constexpr const char* kStatsProperty = "leveldb.stats";
+  using WriteOptions = leveldb::WriteOptions;
+  using ReadOptions = leveldb::ReadOptions;
+  using Iterator = leveldb::Iterator;
+  struct State {
+    // Destroyed in reverse order: the DB before its cache and filter.
+    std::unique_ptr<leveldb::Cache> cache;
+    std::unique_ptr<const leveldb::FilterPolicy> filter;
+    std::unique_ptr<leveldb::DB> db;
+  };
+  static std::string Open(const EngineConfig& config, State* state) {
+    state->cache.reset(leveldb::NewLRUCache(8 << 20));
+    state->filter.reset(leveldb::NewBloomFilterPolicy(10));
+    leveldb::Options options;
+    options.create_if_missing = true;
+    options.write_buffer_size = config.memtable_size;
+    options.compression = leveldb::kNoCompression;
+    options.block_cache = state->cache.get();
+    options.filter_policy = state->filter.get();
+    leveldb::DB* db = nullptr;
+    leveldb::Status s = leveldb::DB::Open(options, config.dir, &db);
+    state->db.reset(db);
+    return s.ok() ? "" : s.ToString();
+  }
+};
+
+struct RocksDBLib {
+  static constexpr const char* kName = "rocksdb";
+  static constexpr const char* kStatsProperty = "rocksdb.stats";
+  using WriteOptions = rocksdb::WriteOptions;
+  using ReadOptions = rocksdb::ReadOptions;
+  using Iterator = rocksdb::Iterator;
+  struct State {
+    std::unique_ptr<rocksdb::DB> db;
+  };
+  static std::string Open(const EngineConfig& config, State* state) {
     rocksdb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = config.memtable_size;
@@ -158,61 +183,17 @@ class RocksDBEngine final : public Engine {
     options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     rocksdb::DB* db = nullptr;
     rocksdb::Status s = rocksdb::DB::Open(options, config.dir, &db);
-    if (!s.ok()) {
-      *error = s.ToString();
-      return nullptr;
-    }
-    auto engine = std::make_unique<RocksDBEngine>();
-    engine->db_.reset(db);
-    return engine;
-  }
-  const char* name() const override { return "rocksdb"; }
-  std::string Put(const std::string& key, const std::string& value, bool sync) override {
-    rocksdb::WriteOptions w;
-    w.sync = sync;
-    rocksdb::Status s = db_->Put(w, key, value);
+    state->db.reset(db);
     return s.ok() ? "" : s.ToString();
   }
-  std::string Delete(const std::string& key, bool sync) override {
-    rocksdb::WriteOptions w;
-    w.sync = sync;
-    rocksdb::Status s = db_->Delete(w, key);
-    return s.ok() ? "" : s.ToString();
-  }
-  int Get(const std::string& key, std::string* value) override {
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, value);
-    return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
-  }
-  uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-    uint64_t n = 0;
-    for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
-      *bytes += it->key().size() + it->value().size();
-      if (reverse) {
-        it->Prev();
-      } else {
-        it->Next();
-      }
-    }
-    return n;
-  }
-  bool SeekAndRead(const std::string& key) override {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-    it->Seek(key);
-    return it->Valid() && it->value().size() < (size_t{1} << 40);
-  }
-  std::string Stats() override { return ""; }
-
- private:
-  std::unique_ptr<rocksdb::DB> db_;
 };
 
 }  // namespace
 
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error) {
   if (name == "jigsaw") return JigsawEngine::Open(config, error);
-  if (name == "leveldb") return LevelDBEngine::Open(config, error);
-  if (name == "rocksdb") return RocksDBEngine::Open(config, error);
+  if (name == "leveldb") return PeerEngine<LevelDBLib>::Open(config, error);
+  if (name == "rocksdb") return PeerEngine<RocksDBLib>::Open(config, error);
   *error = "unknown engine '" + name + "' (choose jigsaw, leveldb or rocksdb)";
   return nullptr;
 }
