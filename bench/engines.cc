@@ -15,6 +15,21 @@ namespace jigsaw::bench {
 
 namespace {
 
+// Scans up to `limit` entries of any LevelDB-shaped iterator.
+template <typename It>
+uint64_t ScanIterator(It* it, uint64_t limit, bool reverse, uint64_t* bytes) {
+  uint64_t n = 0;
+  for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
+    *bytes += it->key().size() + it->value().size();
+    if (reverse) {
+      it->Prev();
+    } else {
+      it->Next();
+    }
+  }
+  return n;
+}
+
 class JigsawEngine final : public Engine {
  public:
   static std::unique_ptr<Engine> Open(const EngineConfig& config, std::string* error) {
@@ -49,17 +64,7 @@ class JigsawEngine final : public Engine {
     return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
   }
   uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
-    auto it = db_->NewIterator(ReadOptions());
-    uint64_t n = 0;
-    for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
-      *bytes += it->key().size() + it->value().size();
-      if (reverse) {
-        it->Prev();
-      } else {
-        it->Next();
-      }
-    }
-    return n;
+    return ScanIterator(db_->NewIterator(ReadOptions()).get(), limit, reverse, bytes);
   }
   bool SeekAndRead(const std::string& key) override {
     auto it = db_->NewIterator(ReadOptions());
@@ -109,16 +114,7 @@ class PeerEngine final : public Engine {
   }
   uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
     std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
-    uint64_t n = 0;
-    for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
-      *bytes += it->key().size() + it->value().size();
-      if (reverse) {
-        it->Prev();
-      } else {
-        it->Next();
-      }
-    }
-    return n;
+    return ScanIterator(it.get(), limit, reverse, bytes);
   }
   bool SeekAndRead(const std::string& key) override {
     std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));

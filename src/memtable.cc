@@ -137,8 +137,6 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
                                            std::memory_order_relaxed);
     SetNext(prev[level], level, node);
   }
-  key_bytes_ += key.size();
-  value_bytes_ += value.size();
   num_entries_.fetch_add(1, std::memory_order_release);
 }
 

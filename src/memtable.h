@@ -43,9 +43,6 @@ class MemTable {
   // Bytes allocated for nodes and values.
   size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_acquire); }
-  // Sum of key and value sizes of all entries (to size the flushed block).
-  uint64_t key_bytes() const { return key_bytes_; }
-  uint64_t value_bytes() const { return value_bytes_; }
 
  private:
   friend class MemTableIterator;
@@ -74,8 +71,6 @@ class MemTable {
   std::atomic<int> max_height_{1};
   std::minstd_rand rng_;
   std::atomic<uint64_t> num_entries_{0};
-  uint64_t key_bytes_ = 0;
-  uint64_t value_bytes_ = 0;
 };
 
 }  // namespace jigsaw

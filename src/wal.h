@@ -42,7 +42,6 @@ class WalWriter {
   void Append(const Slice& payload, bool sync);
   // Makes every appended record durable.
   void Sync();
-  uint64_t number() const { return number_; }
 
  private:
   pmem::Region* const region_;
