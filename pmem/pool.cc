@@ -1,6 +1,9 @@
 #include "pmem/pool.h"
 
+#include <fcntl.h>
+#include <libpmem.h>
 #include <libpmemobj.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -46,11 +49,47 @@ uint64_t PoolSizeOfDevice(const std::string& path) {
   return size;
 }
 
+// True for a device-DAX character device (/dev/daxX.Y): its sysfs node
+// belongs to the "dax" subsystem.
+bool IsDeviceDax(const struct stat& st) {
+  if (!S_ISCHR(st.st_mode)) return false;
+  std::error_code ec;
+  const auto subsystem = std::filesystem::read_symlink(
+      "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) + "/subsystem",
+      ec);
+  return !ec && subsystem.filename() == "dax";
+}
+
 bool OnTmpfs(const std::string& path) {
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (dir.empty()) dir = ".";
   struct statfs fs {};
   return statfs(dir.c_str(), &fs) == 0 && static_cast<uint64_t>(fs.f_type) == kTmpfsMagic;
+}
+
+// InvalidArgument if `path` (or, when it does not exist yet, a file next to
+// it) cannot be mapped shared: a pool must live on a filesystem that supports
+// MAP_SHARED file mappings (tmpfs, ext4/xfs with or without DAX).
+Status CheckMappable(const std::string& path, bool exists) {
+  std::string probe = exists ? path : path + ".mapcheck";
+  const int fd = ::open(probe.c_str(), exists ? O_RDWR : (O_RDWR | O_CREAT | O_EXCL), 0600);
+  if (fd < 0) return Status::OK();  // pmemobj reports the real error
+  if (!exists) {
+    ::unlink(probe.c_str());
+    if (::ftruncate(fd, 4096) != 0) {
+      ::close(fd);
+      return Status::OK();
+    }
+  }
+  void* map = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    return Status::InvalidArgument("pmem_path", path + " is on a filesystem that cannot be memory-mapped (" +
+                                                    std::strerror(err) + ")");
+  }
+  ::munmap(map, 4096);
+  return Status::OK();
 }
 
 }  // namespace
@@ -103,10 +142,17 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   std::unique_ptr<Pool> pool(new Pool());
   struct stat st {};
   bool exists = ::stat(options.path.c_str(), &st) == 0;
-  const bool device_dax = exists && S_ISCHR(st.st_mode);
+  const bool device_dax = exists && IsDeviceDax(st);
   if (device_dax && options.create_if_missing && pmemobj_check(options.path.c_str(), kLayout) == -1) {
     // A device-DAX node always exists; it holds a pool only once created.
     exists = false;
+  }
+  if (exists && !S_ISREG(st.st_mode) && !device_dax) {
+    return Status::InvalidArgument("pmem_path", options.path + " is neither a regular file nor a device-DAX node");
+  }
+  if (!device_dax) {
+    Status s = CheckMappable(options.path, exists);
+    if (!s.ok()) return s;
   }
   if (exists) {
     if (options.error_if_exists) return Status::InvalidArgument(options.path, "exists (error_if_exists is true)");
@@ -150,7 +196,25 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
     pool->pool_size_ = PoolSizeOfDevice(options.path);
   }
   pool->pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
-  pool->region_ = std::make_unique<PmemRegion>(pop, pool->pool_size_);
+  const bool real_pmem = pmem_is_pmem(pop, pool->pool_size_) != 0;
+  const bool tmpfs = !device_dax && OnTmpfs(options.path);
+  bool cpu_flush = real_pmem;
+  if (real_pmem) {
+    pool->persistence_ = "pmem";
+  } else if (options.emulation == PmemEmulation::kForce) {
+    pool->persistence_ = "emulated pmem (forced)";
+    cpu_flush = true;
+  } else if (options.emulation == PmemEmulation::kAuto && tmpfs) {
+    pool->persistence_ = "emulated pmem (tmpfs)";
+    cpu_flush = true;
+  } else {
+    pool->persistence_ = "msync";
+  }
+  pool->region_ = std::make_unique<PmemRegion>(cpu_flush);
+  if (options.timing.enabled()) {
+    pool->timing_ = std::make_unique<emulation::NvmTiming>(options.timing);
+    pool->region_ = std::make_unique<emulation::TimingRegion>(std::move(pool->region_), pool->timing_.get());
+  }
 
   const size_t root_size = pmemobj_root_size(pop);
   if (root_size != 0 && root_size < sizeof(Root)) {

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "emulation/nvm_timing.h"
+#include "jigsaw/options.h"
 #include "jigsaw/slice.h"
 #include "jigsaw/status.h"
 #include "pmem/region.h"
@@ -37,6 +39,8 @@ struct PoolOptions {
   bool create_if_missing = false;
   bool error_if_exists = false;
   std::string comparator_name;
+  PmemEmulation emulation = PmemEmulation::kAuto;
+  NvmTimingModel timing;  // validated by the caller
 };
 
 // A reserved object: `data` is usable at once; `offset` identifies it in the
@@ -63,6 +67,11 @@ class Pool {
   ~Pool();
 
   Region* region() { return region_.get(); }
+  // The timing model, or nullptr when it is off.
+  emulation::NvmTiming* timing() { return timing_.get(); }
+  // How persists are made: "pmem", "emulated pmem (tmpfs)", "emulated pmem
+  // (forced)" (flush + fence) or "msync".
+  const std::string& persistence() const { return persistence_; }
   bool created() const { return created_; }
 
   // Reserves `size` bytes, zeroed if `zero`. NoSpace if the pool is full.
@@ -101,7 +110,9 @@ class Pool {
   uint64_t pool_uuid_lo_ = 0;
   uint64_t pool_size_ = 0;
   Root* root_ = nullptr;
+  std::unique_ptr<emulation::NvmTiming> timing_;  // before region_: it uses it
   std::unique_ptr<Region> region_;
+  std::string persistence_;
   bool created_ = false;
 };
 

@@ -6,8 +6,6 @@
 
 namespace jigsaw::pmem {
 
-PmemRegion::PmemRegion(void* base, size_t size) : is_pmem_(pmem_is_pmem(base, size) != 0) {}
-
 void PmemRegion::Flush(const void* addr, size_t len) {
   if (len == 0) return;
   if (is_pmem_) {

@@ -37,12 +37,12 @@ class Region {
   virtual void MemcpyNoDrain(void* dest, const void* src, size_t len) = 0;
 };
 
-// A region over a mapping that libpmem can flush: [base, base + size) is the
-// whole mapping. Uses pmem_flush/pmem_drain/pmem_memcpy_nodrain when the
-// mapping is pmem (pmem_is_pmem) and pmem_msync otherwise.
+// A region over a mapping that libpmem can flush. With `cpu_flush` (real or
+// emulated pmem) it uses pmem_flush/pmem_drain/pmem_memcpy_nodrain: cache-line
+// flushes and a fence; otherwise pmem_msync.
 class PmemRegion final : public Region {
  public:
-  PmemRegion(void* base, size_t size);
+  explicit PmemRegion(bool cpu_flush) : is_pmem_(cpu_flush) {}
   bool is_pmem() const override { return is_pmem_; }
   void Flush(const void* addr, size_t len) override;
   void Drain() override;

@@ -9,6 +9,7 @@
 #include "format/keyset_block.h"
 #include "pmem/device.h"
 #include "src/iterators.h"
+#include "src/persist_bug.h"
 #include "src/write_batch_internal.h"
 
 namespace jigsaw {
@@ -54,7 +55,11 @@ Status ValidateOptions(const Options& o) {
     return bad("bloom_bits_per_key", "must be between 0 and 64");
   }
   if (o.numa_node < -1 || o.numa_node >= 1024) return bad("numa_node", "must be -1 or a node number");
-  return Status::OK();
+  if (o.pmem_emulation != PmemEmulation::kAuto && o.pmem_emulation != PmemEmulation::kForce &&
+      o.pmem_emulation != PmemEmulation::kOff) {
+    return bad("pmem_emulation", "must be kAuto, kForce or kOff");
+  }
+  return emulation::ValidateTimingModel(o.nvm_timing);
 }
 
 uint64_t MaxBytesForLevel(const Options& o, int level) {
@@ -123,6 +128,8 @@ Status DBImpl::Recover() {
   pool_options.create_if_missing = options_.create_if_missing;
   pool_options.error_if_exists = options_.error_if_exists;
   pool_options.comparator_name = ucmp_->Name();
+  pool_options.emulation = options_.pmem_emulation;
+  pool_options.timing = options_.nvm_timing;
   Status s = pmem::Pool::Open(pool_options, &pool_);
   if (!s.ok()) return s;
 
@@ -309,10 +316,11 @@ Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservat
   Status s = ReserveObject(pmem::ObjectType::kManifest, size, /*zero=*/false, &manifest, may_use_standby);
   if (!s.ok()) return s;
   EncodeManifest(state, manifest.data);
-  pool_->region()->Persist(manifest.data, size);
+  if (!JIGSAW_PERSIST_BUG(kManifestAfterCommit)) pool_->region()->Persist(manifest.data, size);
   if (manifest_offset_ != 0) frees.push_back(manifest_offset_);
   reservations.push_back(&manifest);
   s = pool_->Commit(reservations, manifest.offset, frees);
+  if (JIGSAW_PERSIST_BUG(kManifestAfterCommit)) pool_->region()->Persist(manifest.data, size);
   if (!s.ok()) {
     pool_->Cancel(&manifest);
     return s;
@@ -444,7 +452,9 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
       return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
     }
   }
+  emulation::NvmTiming* const timing = pool_->timing();
   auto lookup = [&](const BlockMeta& block, bool* done) -> Status {
+    if (timing != nullptr) timing->ChargeRandomRead();
     BlockLookup result;
     Status s = block.reader->Get(key, view.sequence, &result);
     if (s.IsNotFound()) return Status::OK();
@@ -484,14 +494,20 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     children.push_back(imm->NewIterator());
     pins.push_back(imm);
   }
-  for (const BlockRef& block : view.version->levels[0]) children.push_back(block->reader->NewIterator());
+  int pmem_sources = 0;
+  for (const BlockRef& block : view.version->levels[0]) {
+    children.push_back(block->reader->NewIterator());
+    ++pmem_sources;
+  }
   for (int level = 1; level < kNumLevels; ++level) {
     if (!view.version->levels[level].empty()) {
       children.push_back(NewLevelIterator(ucmp_, view.version->levels[level]));
+      ++pmem_sources;
     }
   }
   pins.push_back(view.version);
-  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins));
+  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins),
+                       pool_->timing(), pmem_sources);
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
@@ -596,7 +612,7 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   size_t block_size = 0;
   if (s.ok()) s = builder.Finish(&block_size);
   if (s.ok()) {
-    pool_->region()->Persist(reservation->data, block_size);
+    if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) pool_->region()->Persist(reservation->data, block_size);
     s = LoadBlock(pool_.get(), ucmp_, number, reservation->offset, block_size, level, false, block);
   }
   if (!s.ok()) pool_->Cancel(reservation);
@@ -977,7 +993,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     }
     *value = std::to_string(used);
   } else if (p == "jigsaw.pmem-device") {
-    *value = "pool " + PoolPath(options_, name_) + (pool_->region()->is_pmem() ? " (pmem)" : " (not pmem: msync)") +
+    *value = "pool " + PoolPath(options_, name_) + " (" + pool_->persistence() + ")" +
+             (pool_->timing() != nullptr ? " with an NVM timing model" : "") +
              ", numa node " + std::to_string(pmem::NumaNodeForPath(PoolPath(options_, name_))) +
              ", background thread on node " + std::to_string(numa_node_) + "\n";
     for (const pmem::PmemDevice& d : pmem::ListPmemDevices()) {

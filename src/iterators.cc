@@ -203,8 +203,13 @@ class LevelIterator final : public BlockIterator {
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* comparator, std::unique_ptr<BlockIterator> internal, SequenceNumber sequence,
-         std::vector<std::shared_ptr<const void>> pins)
-      : comparator_(comparator), iter_(std::move(internal)), sequence_(sequence), pins_(std::move(pins)) {}
+         std::vector<std::shared_ptr<const void>> pins, const emulation::NvmTiming* timing, int pmem_sources)
+      : comparator_(comparator),
+        iter_(std::move(internal)),
+        sequence_(sequence),
+        pins_(std::move(pins)),
+        timing_(timing),
+        pmem_sources_(pmem_sources) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return forward_ ? iter_->user_key() : Slice(saved_key_); }
@@ -212,18 +217,21 @@ class DBIter final : public Iterator {
   Status status() const override { return status_.ok() ? iter_->status() : status_; }
 
   void SeekToFirst() override {
+    ChargeSeek();
     forward_ = true;
     saved_value_.clear();
     iter_->SeekToFirst();
     FindNextUserEntry(false);
   }
   void Seek(const Slice& target) override {
+    ChargeSeek();
     forward_ = true;
     saved_value_.clear();
     iter_->Seek(target, sequence_);
     FindNextUserEntry(false);
   }
   void SeekToLast() override {
+    ChargeSeek();
     forward_ = false;
     saved_value_.clear();
     iter_->SeekToLast();
@@ -314,10 +322,17 @@ class DBIter final : public Iterator {
     }
   }
 
+  void ChargeSeek() const {
+    if (timing_ == nullptr) return;
+    for (int i = 0; i < pmem_sources_; ++i) timing_->ChargeRandomRead();
+  }
+
   const Comparator* const comparator_;
   std::unique_ptr<BlockIterator> iter_;
   const SequenceNumber sequence_;
   std::vector<std::shared_ptr<const void>> pins_;
+  const emulation::NvmTiming* const timing_;
+  const int pmem_sources_;
   bool valid_ = false;
   bool forward_ = true;
   std::string saved_key_;    // forward: key to skip; reverse: current key
@@ -337,8 +352,9 @@ std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, st
 }
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,
-                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins) {
-  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins));
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
+                                        const emulation::NvmTiming* timing, int pmem_sources) {
+  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), timing, pmem_sources);
 }
 
 }  // namespace jigsaw

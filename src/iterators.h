@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "emulation/nvm_timing.h"
 #include "format/block.h"
 #include "jigsaw/iterator.h"
 #include "src/version.h"
@@ -23,9 +24,11 @@ std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, st
 
 // Shows the newest version visible at `sequence` of each key, hiding
 // deletions. `pins` keeps memtables and versions alive as long as the
-// iterator.
+// iterator. With a `timing` model, every seek charges `pmem_sources` random
+// block reads (the L0 blocks and levels searched).
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,
-                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins);
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
+                                        const emulation::NvmTiming* timing = nullptr, int pmem_sources = 0);
 
 }  // namespace jigsaw
 

@@ -4,6 +4,7 @@
 
 #include "format/checksum.h"
 #include "format/coding.h"
+#include "src/persist_bug.h"
 
 namespace jigsaw {
 
@@ -56,9 +57,13 @@ void WalWriter::Append(const Slice& payload, bool sync) {
   if (sync) Sync();
 }
 
+#ifdef JIGSAW_PERSIST_BUG_HOOKS
+testing::PersistBug testing::persist_bug = testing::kNoPersistBug;
+#endif
+
 void WalWriter::Sync() {
   if (offset_ == synced_offset_) return;
-  region_->Persist(segment_ + synced_offset_, offset_ - synced_offset_);
+  if (!JIGSAW_PERSIST_BUG(kDropWalPersist)) region_->Persist(segment_ + synced_offset_, offset_ - synced_offset_);
   synced_offset_ = offset_;
 }
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "tests/db_test_util.h"
@@ -82,6 +85,55 @@ TEST(PoolTest, RefusesBadOptionsForeignFilesAndOtherComparators) {
   const std::string foreign = dir.path() + "/foreign";
   std::ofstream(foreign) << std::string(1 << 20, 'x');
   EXPECT_TRUE(pmem::Pool::Open(Options(foreign), &pool).IsCorruption());
+}
+
+TEST(PoolTest, PersistenceFollowsTheEmulationOption) {
+  test::ScratchDir shm;  // tmpfs
+  std::unique_ptr<pmem::Pool> pool;
+  pmem::PoolOptions o = Options(shm.path() + "/auto");
+  ASSERT_TRUE(pmem::Pool::Open(o, &pool).ok());
+  EXPECT_EQ(pool->persistence(), "emulated pmem (tmpfs)");
+  EXPECT_TRUE(pool->region()->is_pmem());
+  EXPECT_EQ(pool->timing(), nullptr);
+  o = Options(shm.path() + "/off");
+  o.emulation = PmemEmulation::kOff;
+  ASSERT_TRUE(pmem::Pool::Open(o, &pool).ok());
+  EXPECT_EQ(pool->persistence(), "msync");
+  EXPECT_FALSE(pool->region()->is_pmem());
+
+  // A disk filesystem (the working directory's): msync unless forced.
+  const std::string disk_dir = std::filesystem::current_path() / ("pool-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(disk_dir);
+  o = Options(disk_dir + "/auto");
+  ASSERT_TRUE(pmem::Pool::Open(o, &pool).ok());
+  const bool disk_is_tmpfs = pool->persistence() == "emulated pmem (tmpfs)";
+  if (!disk_is_tmpfs) {
+    EXPECT_EQ(pool->persistence(), "msync");
+  }
+  o = Options(disk_dir + "/forced");
+  o.emulation = PmemEmulation::kForce;
+  o.timing = NvmTimingModel::Optane();
+  ASSERT_TRUE(pmem::Pool::Open(o, &pool).ok());
+  if (!disk_is_tmpfs) {
+    EXPECT_EQ(pool->persistence(), "emulated pmem (forced)");
+  }
+  EXPECT_TRUE(pool->region()->is_pmem());
+  ASSERT_NE(pool->timing(), nullptr);
+  EXPECT_EQ(pool->timing()->model().random_read_ns, 205);
+  pool.reset();
+  std::filesystem::remove_all(disk_dir);
+}
+
+TEST(PoolTest, PathThatCannotBeMappedIsInvalidArgument) {
+  std::unique_ptr<pmem::Pool> pool;
+  // procfs files cannot be mapped; /dev/null is a character device but not
+  // device DAX.
+  for (const char* path : {"/proc/self/comm", "/dev/null"}) {
+    pmem::PoolOptions o = Options(path);
+    const Status s = pmem::Pool::Open(o, &pool);
+    EXPECT_TRUE(s.IsInvalidArgument()) << path << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find("pmem_path"), std::string::npos) << s.ToString();
+  }
 }
 
 TEST(PoolTest, FullPoolIsNoSpace) {

@@ -14,6 +14,54 @@ namespace jigsaw {
 
 class Snapshot;
 
+// How stores to the pmem pool are made persistent.
+enum class PmemEmulation {
+  // Cache-line flush + fence (libpmem pmem_flush/pmem_drain) when the pool is
+  // on real pmem (pmem_is_pmem) or on tmpfs such as /dev/shm (DRAM-emulated
+  // pmem: the same instructions and ordering as on Optane, data lives until
+  // reboot); msync for any other file. Default.
+  kAuto,
+  // Cache-line flush + fence on any mapping, as PMEM_IS_PMEM_FORCE=1 does for
+  // libpmem. On a file of a non-DAX disk filesystem this emulates pmem only:
+  // writes survive a process crash, not a power failure.
+  kForce,
+  // Never emulate: flush + fence only where pmem_is_pmem says the mapping is
+  // pmem, msync elsewhere (also on tmpfs). The baseline emulation is compared
+  // against.
+  kOff,
+};
+
+// Extra costs added to persistent-memory accesses to approximate a slower
+// NVM medium on DRAM-emulated pmem (docs/emulation.md). All zero (default):
+// off, and no cost is added anywhere. Latencies are busy-waited.
+struct JIGSAW_EXPORT NvmTimingModel {
+  // Extra nanoseconds per cache line made durable (flush + fence).
+  double persist_line_ns = 0;
+  // Extra nanoseconds per 256-byte media write unit touched by a persist.
+  double write_unit_ns = 0;
+  // Extra nanoseconds per random read of a block region: each block a Get
+  // probes (filter and search), each L0 block and level an iterator seek
+  // searches.
+  double random_read_ns = 0;
+  // Cap on the bytes per second that persists reach the medium, counted in
+  // whole 256-byte write units; 0 = no cap.
+  double write_bandwidth_bytes_per_sec = 0;
+
+  bool enabled() const {
+    return persist_line_ns != 0 || write_unit_ns != 0 || random_read_ns != 0 || write_bandwidth_bytes_per_sec != 0;
+  }
+  // Intel Optane DCPMM, after Yang et al., FAST'20: random read ~305 ns vs
+  // ~100 ns for DRAM (+205 ns), writes complete in the memory controller's
+  // ADR domain at DRAM-like latency (+0 ns), ~2.2 GB/s write bandwidth per
+  // DIMM in 256-byte units.
+  static NvmTimingModel Optane() {
+    NvmTimingModel model;
+    model.random_read_ns = 205;
+    model.write_bandwidth_bytes_per_sec = 2.2e9;
+    return model;
+  }
+};
+
 struct JIGSAW_EXPORT Options {
   // Order of user keys. Its Name() is stored in the pool and must match on
   // every later open. Default: BytewiseComparator(). Must outlive the DB.
@@ -29,6 +77,10 @@ struct JIGSAW_EXPORT Options {
   // DRAM-emulated pmem. Empty (default): "<name>/pool" inside the database
   // directory given to DB::Open.
   std::string pmem_path;
+  // Cache-line flush + fence or msync; see PmemEmulation. Default: kAuto.
+  PmemEmulation pmem_emulation = PmemEmulation::kAuto;
+  // Extra NVM costs for measurements on emulated pmem. Default: off.
+  NvmTimingModel nvm_timing;
   // Size of the pool created when the database does not exist (ignored on
   // open). At least 16 MiB. Default: 1 GiB.
   uint64_t pmem_pool_size = uint64_t{1} << 30;
