@@ -38,6 +38,8 @@ class JigsawEngine final : public Engine {
     options.pmem_path = config.pmem_path;
     options.pmem_pool_size = config.pmem_pool_size;
     options.memtable_size = config.memtable_size;
+    options.pmem_emulation = config.pmem_emulation;
+    options.nvm_timing = config.nvm_timing;
     auto engine = std::make_unique<JigsawEngine>();
     Status s = DB::Open(options, config.dir, &engine->db_);
     if (!s.ok()) {
@@ -47,6 +49,11 @@ class JigsawEngine final : public Engine {
     return engine;
   }
   const char* name() const override { return "jigsaw"; }
+  std::string Describe() override {
+    std::string device;
+    db_->GetProperty("jigsaw.pmem-device", &device);
+    return device.substr(0, device.find('\n'));
+  }
   std::string Put(const std::string& key, const std::string& value, bool sync) override {
     WriteOptions w;
     w.sync = sync;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "jigsaw/options.h"
+
 namespace jigsaw::bench {
 
 struct EngineConfig {
@@ -16,12 +18,16 @@ struct EngineConfig {
   uint64_t pmem_pool_size = uint64_t{4} << 30;
   size_t memtable_size = 4 << 20;
   bool use_existing = false;
+  jigsaw::PmemEmulation pmem_emulation = jigsaw::PmemEmulation::kAuto;  // JigsawDB only
+  jigsaw::NvmTimingModel nvm_timing;                                      // JigsawDB only
 };
 
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
+  // One line on the medium the engine runs on, or "".
+  virtual std::string Describe() { return ""; }
   // Empty string on success, else a message.
   virtual std::string Put(const std::string& key, const std::string& value, bool sync) = 0;
   virtual std::string Delete(const std::string& key, bool sync) = 0;
