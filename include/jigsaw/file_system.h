@@ -1,0 +1,73 @@
+// FileSystem: how JigsawDB reads and writes files on the SSD tier (tables,
+// and in disk-only mode the WAL and manifest). Options::file_system selects
+// one; the default is the POSIX file system. Tests substitute one that
+// injects faults (like LevelDB's Env).
+//
+// Thread-safety: a FileSystem and RandomAccessFile may be used concurrently;
+// a WritableFile by one thread at a time.
+#ifndef JIGSAW_INCLUDE_JIGSAW_FILE_SYSTEM_H_
+#define JIGSAW_INCLUDE_JIGSAW_FILE_SYSTEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jigsaw/export.h"
+#include "jigsaw/slice.h"
+#include "jigsaw/status.h"
+
+namespace jigsaw {
+
+class JIGSAW_EXPORT WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  // Appends at the end. NoSpace when the device is full.
+  virtual Status Append(const Slice& data) = 0;
+  // Starts writing appended data back without waiting (sync_file_range);
+  // a hint, durability still needs Sync.
+  virtual Status StartWriteback() { return Status::OK(); }
+  // Everything appended so far is durable on return (fdatasync).
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+  virtual uint64_t Size() const = 0;
+};
+
+class JIGSAW_EXPORT RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads up to n bytes at offset into scratch; *result may point into
+  // scratch. A short result means end of file.
+  virtual Status Read(uint64_t offset, size_t n, char* scratch, Slice* result) const = 0;
+  virtual uint64_t Size() const = 0;
+  // The whole file mapped read-only, or nullptr if this file cannot be
+  // mapped. Valid while the file object lives.
+  virtual const char* Mapping() { return nullptr; }
+  // The descriptor for asynchronous I/O (io_uring), or -1.
+  virtual int fd() const { return -1; }
+};
+
+class JIGSAW_EXPORT FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // The POSIX file system. Never destroyed.
+  static FileSystem* Default();
+
+  // Creates or truncates.
+  virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) = 0;
+  virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  // Atomically replaces `to` (durable after SyncDir of the directory).
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  // Names (not paths) of the entries of a directory.
+  virtual Status GetChildren(const std::string& dir, std::vector<std::string>* names) = 0;
+  virtual Status CreateDirIfMissing(const std::string& dir) = 0;
+  // Makes the directory's entries (created, removed, renamed files) durable.
+  virtual Status SyncDir(const std::string& dir) = 0;
+  virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
+  virtual bool FileExists(const std::string& path) = 0;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_INCLUDE_JIGSAW_FILE_SYSTEM_H_

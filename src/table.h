@@ -1,0 +1,33 @@
+// Table: one unit of an LSM level -- a KeySet block in pmem (PmemTable in
+// src/version.cc) or a table file of KeySet blocks on SSD (ssd/table.h).
+// The engine reads both through this interface.
+//
+// Thread-safety: const methods may be called concurrently.
+#ifndef JIGSAW_SRC_TABLE_H_
+#define JIGSAW_SRC_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "format/block.h"
+
+namespace jigsaw {
+
+class Table {
+ public:
+  virtual ~Table() = default;
+  // The newest entry of user_key with sequence <= snapshot: OK with *type set
+  // (and *value set when it is a value), NotFound if the table has none,
+  // Corruption or IOError if it cannot be read.
+  virtual Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const = 0;
+  // Iterates all entries. The iterator keeps what it reads alive.
+  virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
+  virtual uint64_t num_entries() const = 0;
+  // Deep O(n) check of every block.
+  virtual Status Validate() const = 0;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_TABLE_H_

@@ -1,0 +1,69 @@
+// BlockCache: a sharded LRU cache of raw KeySet blocks read from SSD tables.
+//
+// An entry is the block's bytes exactly as stored on the SSD (and as they
+// would be in pmem) plus a BlockReader over them: filling the cache is one
+// read and a checksum check, never a decode. Entries are shared_ptr: a
+// reader holding one keeps the bytes alive after eviction.
+//
+// Thread-safety: all methods may be called concurrently.
+#ifndef JIGSAW_SSD_BLOCK_CACHE_H_
+#define JIGSAW_SSD_BLOCK_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "format/block.h"
+
+namespace jigsaw::ssd {
+
+struct CachedBlock {
+  std::unique_ptr<uint64_t[]> buffer;  // 8-byte aligned block bytes
+  size_t size = 0;
+  std::unique_ptr<BlockReader> reader;
+  const char* data() const { return reinterpret_cast<const char*>(buffer.get()); }
+};
+using CachedBlockRef = std::shared_ptr<const CachedBlock>;
+
+class BlockCache {
+ public:
+  // capacity: bytes of block data kept (0: nothing is kept).
+  explicit BlockCache(size_t capacity);
+
+  // The block `block` of table `table`, or nullptr.
+  CachedBlockRef Lookup(uint64_t table, uint32_t block);
+  // Inserts (replacing an entry of the same key) and evicts least recently
+  // used entries beyond the capacity. Returns `value`.
+  CachedBlockRef Insert(uint64_t table, uint32_t block, CachedBlockRef value);
+  // Drops every block of a table (deleted files).
+  void EraseTable(uint64_t table);
+
+  size_t capacity() const { return capacity_; }
+  size_t usage() const;
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr int kShards = 16;
+  struct Shard {
+    std::mutex mu;
+    std::list<std::pair<uint64_t, CachedBlockRef>> lru;  // front = most recent
+    std::unordered_map<uint64_t, std::list<std::pair<uint64_t, CachedBlockRef>>::iterator> map;
+    size_t usage = 0;
+  };
+  static uint64_t Key(uint64_t table, uint32_t block) { return (table << 24) | block; }
+  Shard& ShardFor(uint64_t key) { return shards_[(key * 0x9E3779B97F4A7C15ULL) >> 60]; }
+
+  const size_t capacity_;
+  Shard shards_[kShards];
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
+};
+
+}  // namespace jigsaw::ssd
+
+#endif  // JIGSAW_SSD_BLOCK_CACHE_H_

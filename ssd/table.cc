@@ -1,0 +1,397 @@
+#include "ssd/table.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/checksum.h"
+#include "format/coding.h"
+
+namespace jigsaw::ssd {
+
+namespace {
+
+constexpr uint64_t kTableMagic = 0x315453535753474AULL;  // bytes "JGSWSST1"
+constexpr uint32_t kKeySetFormat = 1;
+constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 4;
+
+size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+void PutFixed32(std::string* dst, uint32_t v) {
+  char buf[4];
+  EncodeFixed32(buf, v);
+  dst->append(buf, 4);
+}
+void PutFixed64(std::string* dst, uint64_t v) {
+  char buf[8];
+  EncodeFixed64(buf, v);
+  dst->append(buf, 8);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// TableBuilder
+
+TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file)
+    : options_(options), block_size_(block_size), file_(file) {}
+
+Status TableBuilder::Append(const Slice& data) {
+  Status s = file_->Append(data);
+  if (!s.ok()) return s;
+  offset_ += data.size();
+  const size_t pad = Pad8(offset_) - offset_;
+  if (pad > 0) {
+    static const char kZeros[8] = {};
+    s = file_->Append(Slice(kZeros, pad));
+    offset_ += pad;
+  }
+  return s;
+}
+
+Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) {
+  const bool new_key = builder_ == nullptr || user_key != Slice(block_largest_);
+  if (builder_ != nullptr && new_key && builder_->CurrentSize() >= block_size_) {
+    Status s = FlushBlock();
+    if (!s.ok()) return s;
+  }
+  const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, user_key.size(), value.size()) + 4096;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (builder_ == nullptr) {
+      const size_t capacity = std::max(2 * block_size_, footprint);
+      if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
+      builder_ = std::make_unique<keyset::Builder>(options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+      block_smallest_.assign(user_key.data(), user_key.size());
+    }
+    Status s = builder_->Add(user_key, sequence, type, value);
+    if (s.ok()) {
+      block_largest_.assign(user_key.data(), user_key.size());
+      ++entries_;
+      return s;
+    }
+    if (!s.IsNoSpace() || attempt == 1) return s;
+    s = FlushBlock();  // one key's versions overflowed the block: continue in the next
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status TableBuilder::FlushBlock() {
+  if (builder_ == nullptr) return Status::OK();
+  size_t size = 0;
+  const uint64_t entries = builder_->num_entries();
+  Status s = builder_->Finish(&size);
+  builder_.reset();
+  if (!s.ok()) return s;
+  if (entries == 0) return Status::OK();
+  index_.push_back({offset_, static_cast<uint32_t>(size), static_cast<uint32_t>(entries), block_smallest_,
+                    block_largest_});
+  return Append(Slice(reinterpret_cast<const char*>(buffer_.data()), size));
+}
+
+Status TableBuilder::AddBlock(const Slice& block, uint64_t entries, const Slice& smallest, const Slice& largest) {
+  Status s = FlushBlock();
+  if (!s.ok()) return s;
+  index_.push_back(
+      {offset_, static_cast<uint32_t>(block.size()), static_cast<uint32_t>(entries), smallest.ToString(),
+       largest.ToString()});
+  entries_ += entries;
+  block_largest_ = largest.ToString();
+  return Append(block);
+}
+
+uint64_t TableBuilder::EstimatedSize() const {
+  uint64_t size = offset_ + kTableFooterSize + 8;
+  if (builder_ != nullptr) size += builder_->CurrentSize();
+  for (const IndexEntry& e : index_) size += kIndexEntryFixed + Pad8(e.smallest.size() + e.largest.size());
+  return size;
+}
+
+Status TableBuilder::Finish(TableInfo* info) {
+  Status s = FlushBlock();
+  if (!s.ok()) return s;
+  std::string index;
+  PutFixed32(&index, static_cast<uint32_t>(index_.size()));
+  PutFixed32(&index, 0);
+  for (const IndexEntry& e : index_) {
+    PutFixed64(&index, e.offset);
+    PutFixed32(&index, e.size);
+    PutFixed32(&index, e.entries);
+    PutFixed32(&index, static_cast<uint32_t>(e.smallest.size()));
+    PutFixed32(&index, static_cast<uint32_t>(e.largest.size()));
+    index.append(e.smallest);
+    index.append(e.largest);
+    index.resize(Pad8(index.size()), '\0');
+  }
+  const uint64_t index_offset = offset_;
+  s = Append(index);
+  if (!s.ok()) return s;
+  std::string footer;
+  PutFixed64(&footer, kTableMagic);
+  PutFixed32(&footer, kTableFormatVersion);
+  PutFixed32(&footer, kKeySetFormat);
+  PutFixed64(&footer, index_offset);
+  PutFixed64(&footer, index.size());
+  PutFixed64(&footer, entries_);
+  PutFixed32(&footer, crc32c::Value(index.data(), index.size()));
+  PutFixed32(&footer, crc32c::Value(footer.data(), footer.size()));
+  s = Append(footer);
+  if (!s.ok()) return s;
+  info->file_size = offset_;
+  info->entries = entries_;
+  info->blocks = static_cast<uint32_t>(index_.size());
+  info->smallest = index_.empty() ? std::string() : index_.front().smallest;
+  info->largest = index_.empty() ? std::string() : index_.back().largest;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// SsdTable
+
+Status SsdTable::Corrupt(const std::string& what) const { return Status::Corruption("table " + path_, what); }
+
+Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAccessFile> file, uint64_t number,
+                      const std::string& path, std::unique_ptr<SsdTable>* result) {
+  std::unique_ptr<SsdTable> t(new SsdTable());
+  t->options_ = options;
+  t->file_ = std::move(file);
+  t->number_ = number;
+  t->path_ = path;
+  const uint64_t size = t->file_->Size();
+  if (size < kTableFooterSize) return t->Corrupt("file too short for a footer");
+  char footer[kTableFooterSize];
+  Slice got;
+  Status s = t->file_->Read(size - kTableFooterSize, kTableFooterSize, footer, &got);
+  if (!s.ok()) return s;
+  if (got.size() != kTableFooterSize) return t->Corrupt("short read of the footer");
+  if (got.data() != footer) std::memcpy(footer, got.data(), kTableFooterSize);
+  if (DecodeFixed64(footer) != kTableMagic) return t->Corrupt("bad magic (not a JigsawDB table)");
+  if (DecodeFixed32(footer + 44) != crc32c::Value(footer, 44)) return t->Corrupt("footer checksum mismatch");
+  const uint32_t version = DecodeFixed32(footer + 8);
+  if (version > kTableFormatVersion) {
+    return Status::NotSupported("table " + path, "format version " + std::to_string(version) + " is newer than " +
+                                                     std::to_string(kTableFormatVersion));
+  }
+  if (version == 0 || DecodeFixed32(footer + 12) != kKeySetFormat) return t->Corrupt("unknown version or block format");
+  const uint64_t index_offset = DecodeFixed64(footer + 16);
+  const uint64_t index_size = DecodeFixed64(footer + 24);
+  t->entries_ = DecodeFixed64(footer + 32);
+  if (index_offset > size - kTableFooterSize || index_size != size - kTableFooterSize - index_offset ||
+      index_size < 8) {
+    return t->Corrupt("index out of bounds");
+  }
+  std::string index(index_size, '\0');
+  s = t->file_->Read(index_offset, index_size, index.data(), &got);
+  if (!s.ok()) return s;
+  if (got.size() != index_size) return t->Corrupt("short read of the index");
+  if (got.data() != index.data()) std::memcpy(index.data(), got.data(), index_size);
+  if (crc32c::Value(index.data(), index.size()) != DecodeFixed32(footer + 40)) {
+    return t->Corrupt("index checksum mismatch");
+  }
+  const uint32_t blocks = DecodeFixed32(index.data());
+  size_t pos = 8;
+  uint64_t entries = 0;
+  for (uint32_t i = 0; i < blocks; ++i) {
+    if (index.size() - pos < kIndexEntryFixed) return t->Corrupt("index truncated");
+    IndexEntry e;
+    e.offset = DecodeFixed64(index.data() + pos);
+    e.size = DecodeFixed32(index.data() + pos + 8);
+    e.entries = DecodeFixed32(index.data() + pos + 12);
+    const uint32_t small_len = DecodeFixed32(index.data() + pos + 16);
+    const uint32_t large_len = DecodeFixed32(index.data() + pos + 20);
+    pos += kIndexEntryFixed;
+    if (index.size() - pos < uint64_t{small_len} + large_len) return t->Corrupt("index truncated");
+    e.smallest.assign(index.data() + pos, small_len);
+    e.largest.assign(index.data() + pos + small_len, large_len);
+    pos = Pad8(pos + small_len + large_len);
+    const uint64_t end = t->index_.empty() ? 0 : t->index_.back().offset + t->index_.back().size;
+    if (e.offset % 8 != 0 || e.offset < end || e.offset + e.size > index_offset) {
+      return t->Corrupt("block " + std::to_string(i) + " out of bounds");
+    }
+    entries += e.entries;
+    t->index_.push_back(std::move(e));
+  }
+  if (entries != t->entries_) return t->Corrupt("entry counts of the index and footer differ");
+  if (!t->index_.empty()) {
+    t->smallest_ = t->index_.front().smallest;
+    t->largest_ = t->index_.back().largest;
+  }
+  if (options.use_mmap) {
+    const char* base = t->file_->Mapping();
+    if (base != nullptr) {
+      for (uint32_t i = 0; i < blocks; ++i) {
+        auto block = std::make_shared<CachedBlock>();
+        block->size = t->index_[i].size;
+        BlockReadOptions ro;
+        ro.comparator = options.comparator;
+        ro.verify_checksum = false;  // memory-safe without; VerifyIntegrity checks
+        s = BlockReader::Open(BlockFormat::kKeySet, Slice(base + t->index_[i].offset, block->size), ro, &block->reader);
+        if (!s.ok()) return t->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+        t->mapped_.push_back(std::move(block));
+      }
+    } else {
+      t->options_.use_mmap = false;  // this file system cannot map: use the cache
+    }
+  }
+  if (!t->options_.use_mmap && t->options_.cache == nullptr) {
+    return Status::InvalidArgument("an SSD table needs a block cache or mmap");
+  }
+  *result = std::move(t);
+  return Status::OK();
+}
+
+Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
+  if (options_.use_mmap) {
+    *block = mapped_[i];
+    return Status::OK();
+  }
+  *block = options_.cache->Lookup(number_, i);
+  if (*block != nullptr) return Status::OK();
+  const IndexEntry& e = index_[i];
+  auto fresh = std::make_shared<CachedBlock>();
+  fresh->size = e.size;
+  fresh->buffer.reset(new uint64_t[(e.size + 7) / 8]);
+  char* dest = reinterpret_cast<char*>(fresh->buffer.get());
+  Slice got;
+  Status s = file_->Read(e.offset, e.size, dest, &got);
+  if (!s.ok()) return s;
+  if (got.size() != e.size) return Corrupt("block " + std::to_string(i) + " truncated");
+  if (got.data() != dest) std::memcpy(dest, got.data(), e.size);
+  BlockReadOptions ro;
+  ro.comparator = options_.comparator;
+  ro.verify_checksum = true;
+  s = BlockReader::Open(BlockFormat::kKeySet, Slice(dest, e.size), ro, &fresh->reader);
+  if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  *block = options_.cache->Insert(number_, i, std::move(fresh));
+  return Status::OK();
+}
+
+Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+  const Comparator* cmp = options_.comparator;
+  auto it = std::lower_bound(index_.begin(), index_.end(), user_key,
+                             [cmp](const IndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
+  // A key's versions may continue into the next block.
+  for (; it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
+    CachedBlockRef block;
+    Status s = ReadBlock(static_cast<uint32_t>(it - index_.begin()), &block);
+    if (!s.ok()) return s;
+    BlockLookup lookup;
+    s = block->reader->Get(user_key, snapshot, &lookup);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return Corrupt(s.ToString());
+    *type = lookup.type;
+    if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
+    return Status::OK();
+  }
+  return Status::NotFound(Slice());
+}
+
+Status SsdTable::Validate() const {
+  for (uint32_t i = 0; i < index_.size(); ++i) {
+    const IndexEntry& e = index_[i];
+    std::unique_ptr<uint64_t[]> buffer(new uint64_t[(e.size + 7) / 8]);
+    char* dest = reinterpret_cast<char*>(buffer.get());
+    Slice got;
+    Status s = file_->Read(e.offset, e.size, dest, &got);
+    if (!s.ok()) return s;
+    if (got.size() != e.size) return Corrupt("block " + std::to_string(i) + " truncated");
+    if (got.data() != dest) std::memcpy(dest, got.data(), e.size);
+    BlockReadOptions ro;
+    ro.comparator = options_.comparator;
+    std::unique_ptr<BlockReader> reader;
+    s = BlockReader::Open(BlockFormat::kKeySet, Slice(dest, e.size), ro, &reader);
+    if (s.ok()) s = reader->Validate();
+    if (s.ok() && reader->num_entries() != e.entries) s = Status::Corruption("entry count differs from the index");
+    if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  }
+  return Status::OK();
+}
+
+// Two-level iteration: the index, then the blocks it points to. Holds the
+// current block so that eviction cannot free it.
+class SsdTable::Iter final : public BlockIterator {
+ public:
+  explicit Iter(const SsdTable* table) : table_(table) {}
+
+  void SeekToFirst() override {
+    Open(0);
+    if (iter_ != nullptr) iter_->SeekToFirst();
+    SkipForward();
+  }
+  void SeekToLast() override {
+    Open(table_->index_.empty() ? 0 : static_cast<uint32_t>(table_->index_.size() - 1));
+    if (iter_ != nullptr) iter_->SeekToLast();
+    SkipBackward();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    const Comparator* cmp = table_->options_.comparator;
+    const auto& index = table_->index_;
+    auto it = std::lower_bound(index.begin(), index.end(), user_key,
+                               [cmp](const IndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
+    // The target's versions may continue into the next block: seek there too.
+    for (auto i = static_cast<uint32_t>(it - index.begin()); ; ++i) {
+      Open(i);
+      if (iter_ == nullptr) break;
+      iter_->Seek(user_key, sequence);
+      if (iter_->Valid() || !iter_->status().ok()) break;
+    }
+    SkipForward();
+  }
+  void Next() override {
+    iter_->Next();
+    SkipForward();
+  }
+  void Prev() override {
+    iter_->Prev();
+    SkipBackward();
+  }
+  Status status() const override {
+    if (!status_.ok()) return status_;
+    return iter_ != nullptr ? iter_->status() : Status::OK();
+  }
+
+ private:
+  void Open(uint32_t i) {
+    iter_.reset();
+    block_.reset();
+    index_ = i;
+    if (i >= table_->index_.size() || !status_.ok()) return;
+    Status s = table_->ReadBlock(i, &block_);
+    if (!s.ok()) {
+      status_ = s;
+      return;
+    }
+    iter_ = block_->reader->NewIterator();
+  }
+  void SkipForward() {
+    while (iter_ != nullptr && !iter_->Valid() && iter_->status().ok() && index_ + 1 < table_->index_.size()) {
+      Open(index_ + 1);
+      if (iter_ != nullptr) iter_->SeekToFirst();
+    }
+    Update();
+  }
+  void SkipBackward() {
+    while (iter_ != nullptr && !iter_->Valid() && iter_->status().ok() && index_ > 0) {
+      Open(index_ - 1);
+      if (iter_ != nullptr) iter_->SeekToLast();
+    }
+    Update();
+  }
+  void Update() {
+    valid_ = iter_ != nullptr && iter_->Valid();
+    if (valid_) {
+      user_key_ = iter_->user_key();
+      value_ = iter_->value();
+      tag_ = PackTag(iter_->sequence(), iter_->type());
+    }
+  }
+
+  const SsdTable* const table_;
+  uint32_t index_ = 0;
+  CachedBlockRef block_;
+  std::unique_ptr<BlockIterator> iter_;
+  Status status_;
+};
+
+std::unique_ptr<BlockIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this); }
+
+}  // namespace jigsaw::ssd

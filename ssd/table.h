@@ -1,0 +1,128 @@
+// SSD tables: files of KeySet blocks (docs/ssd_format.md).
+//
+//   file   := block* index footer
+//   block  := a KeySet block (docs/format.md), byte for byte what it would be
+//             in pmem, at an 8-byte aligned offset
+//   index  := per block: offset, size, entries, smallest and largest key
+//   footer := magic "JGSWSST1", version, index location, CRCs
+//
+// TableBuilder writes one through a WritableFile; SsdTable serves it: the
+// index is held in DRAM, blocks come from the block cache (one read plus a
+// checksum check to fill, never a decode) or straight from a read-only mmap.
+#ifndef JIGSAW_SSD_TABLE_H_
+#define JIGSAW_SSD_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/keyset_block.h"
+#include "jigsaw/file_system.h"
+#include "ssd/block_cache.h"
+#include "src/table.h"
+
+namespace jigsaw::ssd {
+
+inline constexpr uint32_t kTableFormatVersion = 1;
+inline constexpr size_t kTableFooterSize = 48;
+
+struct TableInfo {
+  uint64_t file_size = 0;
+  uint64_t entries = 0;
+  uint32_t blocks = 0;
+  std::string smallest, largest;  // user keys
+};
+
+// Builds a table into `file` (not owned; the caller syncs and closes it).
+// Thread-safety: one thread.
+class TableBuilder {
+ public:
+  // block_size: target bytes of each KeySet block; a block ends at the first
+  // user-key boundary at or beyond it (or earlier if one key's versions
+  // overflow twice that).
+  TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file);
+
+  // Entries in strictly increasing internal-key order.
+  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
+  // Appends an already built KeySet block unchanged (a copy of its bytes).
+  // Its keys must follow everything added before.
+  Status AddBlock(const Slice& block, uint64_t entries, const Slice& smallest, const Slice& largest);
+  // Writes the index and the footer. Does not sync.
+  Status Finish(TableInfo* info);
+
+  // Bytes in the file once finished now (approximately).
+  uint64_t EstimatedSize() const;
+  uint64_t num_entries() const { return entries_; }
+
+ private:
+  struct IndexEntry {
+    uint64_t offset;
+    uint32_t size;
+    uint32_t entries;
+    std::string smallest, largest;
+  };
+  Status FlushBlock();
+  Status Append(const Slice& data);
+
+  const BlockBuilderOptions options_;
+  const size_t block_size_;
+  WritableFile* const file_;
+  std::vector<uint64_t> buffer_;
+  std::unique_ptr<keyset::Builder> builder_;
+  std::string block_smallest_, block_largest_;
+  std::vector<IndexEntry> index_;
+  uint64_t offset_ = 0;
+  uint64_t entries_ = 0;
+};
+
+struct SsdTableOptions {
+  const Comparator* comparator = BytewiseComparator();
+  BlockCache* cache = nullptr;  // required unless use_mmap
+  bool use_mmap = false;        // serve blocks from a read-only mapping
+};
+
+class SsdTable final : public Table {
+ public:
+  // Reads the footer and index of `file` (table `number`, at `path` for
+  // messages). Corruption naming the file for anything malformed or
+  // truncated, NotSupported for a newer version.
+  static Status Open(const SsdTableOptions& options, std::unique_ptr<RandomAccessFile> file, uint64_t number,
+                     const std::string& path, std::unique_ptr<SsdTable>* table);
+
+  Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const override;
+  std::unique_ptr<BlockIterator> NewIterator() const override;
+  uint64_t num_entries() const override { return entries_; }
+  Status Validate() const override;
+
+  const std::string& smallest() const { return smallest_; }
+  const std::string& largest() const { return largest_; }
+  uint64_t file_size() const { return file_->Size(); }
+  uint32_t num_blocks() const { return static_cast<uint32_t>(index_.size()); }
+  // Block i: from the cache, the mapping, or read (and cached).
+  Status ReadBlock(uint32_t i, CachedBlockRef* block) const;
+
+ private:
+  struct IndexEntry {
+    uint64_t offset;
+    uint32_t size;
+    uint32_t entries;
+    std::string smallest, largest;
+  };
+  class Iter;
+  SsdTable() = default;
+  Status Corrupt(const std::string& what) const;
+
+  SsdTableOptions options_;
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t number_ = 0;
+  std::string path_;
+  std::vector<IndexEntry> index_;
+  std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
+  uint64_t entries_ = 0;
+  std::string smallest_, largest_;
+};
+
+}  // namespace jigsaw::ssd
+
+#endif  // JIGSAW_SSD_TABLE_H_

@@ -1,0 +1,214 @@
+// SSD tables (ssd/table.h): built through the file system, served through the
+// block cache and through mmap, against a model; damaged files.
+#include "ssd/table.h"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "tests/block_test_util.h"
+#include "format/checksum.h"
+#include "tests/db_test_util.h"
+
+namespace jigsaw::ssd {
+namespace {
+
+using test::TestEntry;
+
+TableInfo BuildTable(const std::string& path, const std::vector<TestEntry>& entries, size_t block_size) {
+  std::unique_ptr<WritableFile> file;
+  EXPECT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
+  TableBuilder builder(BlockBuilderOptions(), block_size, file.get());
+  for (const TestEntry& e : entries) EXPECT_TRUE(builder.Add(e.user_key, e.sequence, e.type, e.value).ok());
+  TableInfo info;
+  EXPECT_TRUE(builder.Finish(&info).ok());
+  EXPECT_TRUE(file->Sync().ok());
+  EXPECT_TRUE(file->Close().ok());
+  return info;
+}
+
+Status OpenTable(const std::string& path, BlockCache* cache, bool mmap, std::unique_ptr<SsdTable>* table) {
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = FileSystem::Default()->NewRandomAccessFile(path, &file);
+  if (!s.ok()) return s;
+  SsdTableOptions options;
+  options.cache = cache;
+  options.use_mmap = mmap;
+  return SsdTable::Open(options, std::move(file), 7, path, table);
+}
+
+class SsdTableTest : public ::testing::TestWithParam<bool> {  // param: mmap
+ protected:
+  test::ScratchDir dir_;
+  BlockCache cache_{1 << 20};
+};
+
+TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
+  std::mt19937_64 rng(42);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 3000, 24, 600);
+  const std::string path = dir_.path() + "/000007.jst";
+  const TableInfo info = BuildTable(path, entries, 8 << 10);
+  EXPECT_EQ(info.entries, entries.size());
+  EXPECT_GT(info.blocks, 10u);
+  EXPECT_EQ(info.smallest, entries.front().user_key);
+  EXPECT_EQ(info.largest, entries.back().user_key);
+
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table).ok());
+  EXPECT_EQ(table->num_entries(), entries.size());
+  EXPECT_EQ(table->num_blocks(), info.blocks);
+  EXPECT_TRUE(table->Validate().ok());
+
+  // Forward and reverse iteration.
+  auto it = table->NewIterator();
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+    ASSERT_LT(i, entries.size());
+    EXPECT_EQ(it->user_key().ToString(), entries[i].user_key);
+    EXPECT_EQ(it->sequence(), entries[i].sequence);
+    EXPECT_EQ(it->value().ToString(), entries[i].value);
+  }
+  EXPECT_EQ(i, entries.size());
+  EXPECT_TRUE(it->status().ok());
+  for (it->SeekToLast(); it->Valid(); it->Prev()) --i;
+  EXPECT_EQ(i, 0u);
+
+  // Get and Seek at several snapshots, present and absent keys.
+  for (int probe = 0; probe < 2000; ++probe) {
+    const TestEntry& e = entries[rng() % entries.size()];
+    std::string key = e.user_key;
+    if (probe % 3 == 0) key += "x";  // mostly absent
+    const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
+    const TestEntry* expected = test::ModelGet(entries, key, snapshot);
+    ValueType type;
+    std::string value;
+    const Status s = table->Get(key, snapshot, &type, &value);
+    if (expected == nullptr) {
+      EXPECT_TRUE(s.IsNotFound()) << key;
+    } else {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      EXPECT_EQ(type, expected->type);
+      if (type == ValueType::kValue) {
+        EXPECT_EQ(value, expected->value);
+      }
+    }
+    it->Seek(key, snapshot);
+    auto first = std::find_if(entries.begin(), entries.end(), [&](const TestEntry& x) {
+      return x.user_key > key || (x.user_key == key && x.sequence <= snapshot);
+    });
+    if (first == entries.end()) {
+      EXPECT_FALSE(it->Valid());
+    } else {
+      ASSERT_TRUE(it->Valid());
+      EXPECT_EQ(it->user_key().ToString(), first->user_key);
+      EXPECT_EQ(it->sequence(), first->sequence);
+    }
+  }
+}
+
+TEST_P(SsdTableTest, KeyVersionsLargerThanABlockSpanBlocks) {
+  // One key with many large versions: they cannot fit one block.
+  std::vector<TestEntry> entries;
+  for (int v = 200; v >= 1; --v) entries.push_back({"hot", static_cast<SequenceNumber>(v), ValueType::kValue, std::string(500, 'a' + v % 26)});
+  entries.push_back({"later", 5, ValueType::kValue, "x"});
+  const std::string path = dir_.path() + "/000008.jst";
+  const TableInfo info = BuildTable(path, entries, 4 << 10);
+  EXPECT_GT(info.blocks, 2u);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table).ok());
+  for (SequenceNumber snapshot : {SequenceNumber{200}, SequenceNumber{100}, SequenceNumber{3}, SequenceNumber{1}}) {
+    ValueType type;
+    std::string value;
+    ASSERT_TRUE(table->Get("hot", snapshot, &type, &value).ok());
+    EXPECT_EQ(value, std::string(500, 'a' + snapshot % 26));
+    auto it = table->NewIterator();
+    it->Seek("hot", snapshot);
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->sequence(), snapshot);
+  }
+  ValueType type;
+  std::string value;
+  EXPECT_TRUE(table->Get("hot", 0, &type, &value).IsNotFound());
+}
+
+INSTANTIATE_TEST_SUITE_P(CacheAndMmap, SsdTableTest, ::testing::Values(false, true));
+
+TEST(SsdTableDamageTest, MalformedFilesAreCorruptionNamingTheFile) {
+  test::ScratchDir dir;
+  std::mt19937_64 rng(1);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 500, 16, 100);
+  const std::string path = dir.path() + "/000009.jst";
+  const TableInfo info = BuildTable(path, entries, 4 << 10);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(bytes.size(), info.file_size);
+  auto write = [&](const std::string& b) { std::ofstream(path, std::ios::binary | std::ios::trunc) << b; };
+  BlockCache cache(1 << 20);
+  std::unique_ptr<SsdTable> table;
+
+  // Every truncation is refused at open.
+  for (size_t keep : {size_t{0}, size_t{10}, bytes.size() / 2, bytes.size() - 1}) {
+    write(bytes.substr(0, keep));
+    const Status s = OpenTable(path, &cache, false, &table);
+    EXPECT_TRUE(s.IsCorruption()) << keep << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find(path), std::string::npos);
+  }
+  // A flipped byte in the footer or index is refused at open.
+  for (size_t pos : {bytes.size() - 1, bytes.size() - 30, bytes.size() - kTableFooterSize - 5}) {
+    std::string damaged = bytes;
+    damaged[pos] ^= 0x20;
+    write(damaged);
+    EXPECT_TRUE(OpenTable(path, &cache, false, &table).IsCorruption()) << pos;
+  }
+  // A flipped byte inside a block is found when the block is read (checksum).
+  std::string damaged = bytes;
+  damaged[100] ^= 0x01;
+  write(damaged);
+  ASSERT_TRUE(OpenTable(path, &cache, false, &table).ok());
+  auto it = table->NewIterator();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  }
+  EXPECT_TRUE(it->status().IsCorruption());
+  EXPECT_TRUE(table->Validate().IsCorruption());
+  // A newer format version is NotSupported.
+  std::string newer = bytes;
+  const size_t footer = bytes.size() - kTableFooterSize;
+  newer[footer + 8] = 2;
+  const uint32_t crc = crc32c::Value(newer.data() + footer, 44);
+  std::memcpy(newer.data() + footer + 44, &crc, 4);
+  write(newer);
+  EXPECT_TRUE(OpenTable(path, &cache, false, &table).IsNotSupported());
+}
+
+TEST(BlockCacheTest, EvictsLeastRecentlyUsedBeyondCapacity) {
+  BlockCache cache(16 * 4096);  // 4096 bytes per shard
+  auto block = [](size_t size) {
+    auto b = std::make_shared<CachedBlock>();
+    b->size = size;
+    return b;
+  };
+  for (uint32_t i = 0; i < 200; ++i) cache.Insert(1, i, block(1000));
+  EXPECT_LE(cache.usage(), cache.capacity());
+  EXPECT_GT(cache.usage(), cache.capacity() / 2);
+  EXPECT_NE(cache.Lookup(1, 199), nullptr);  // recent ones stay
+  EXPECT_EQ(cache.Lookup(1, 0), nullptr);    // old ones went
+  EXPECT_EQ(cache.hits(), 1u);
+  EXPECT_EQ(cache.misses(), 1u);
+  // An entry held by a reader outlives its eviction.
+  CachedBlockRef held = cache.Lookup(1, 199);
+  cache.EraseTable(1);
+  EXPECT_EQ(cache.usage(), 0u);
+  EXPECT_EQ(held->size, 1000u);
+  EXPECT_EQ(cache.Lookup(1, 199), nullptr);
+  // Blocks larger than a shard are not kept.
+  cache.Insert(2, 0, block(1 << 20));
+  EXPECT_EQ(cache.Lookup(2, 0), nullptr);
+}
+
+}  // namespace
+}  // namespace jigsaw::ssd
