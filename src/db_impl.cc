@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
 #include "format/keyset_block.h"
+#include "ssd/table.h"
 #include "pmem/device.h"
 #include "src/iterators.h"
 #include "src/persist_bug.h"
@@ -59,6 +62,13 @@ Status ValidateOptions(const Options& o) {
       o.pmem_emulation != PmemEmulation::kOff) {
     return bad("pmem_emulation", "must be kAuto, kForce or kOff");
   }
+  if (o.storage_mode != StorageMode::kPmem && o.storage_mode != StorageMode::kHybrid) {
+    return bad("storage_mode", "must be kPmem or kHybrid");
+  }
+  if (o.pmem_budget > o.pmem_pool_size) return bad("pmem_budget", "must not exceed pmem_pool_size");
+  if (o.ssd_block_size < (4 << 10) || o.ssd_block_size > (size_t{4} << 20)) {
+    return bad("ssd_block_size", "must be between 4 KiB and 4 MiB");
+  }
   return emulation::ValidateTimingModel(o.nvm_timing);
 }
 
@@ -97,7 +107,102 @@ Status DestroyDB(const std::string& name, const Options& options) {
 }
 
 DBImpl::DBImpl(const Options& options, const std::string& name)
-    : options_(options), name_(name), ucmp_(options.comparator) {}
+    : options_(options),
+      name_(name),
+      ucmp_(options.comparator),
+      fs_(options.file_system != nullptr ? options.file_system : FileSystem::Default()),
+      block_cache_(std::make_unique<ssd::BlockCache>(options.block_cache_capacity)) {}
+
+void DBImpl::Disposer::Dispose(const BlockMeta& block) {
+  if (block.residence == Residence::kPmem) {
+    db_->pool_->Free(block.offset);
+  } else {
+    db_->block_cache_->EraseTable(block.number);
+    (void)db_->fs_->RemoveFile(db_->TablePath(block.number));  // a leftover is collected at the next open
+  }
+}
+
+std::string DBImpl::TablePath(uint64_t number) const {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/%06" PRIu64 ".jst", number);
+  return name_ + name;
+}
+
+Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
+  const std::string path = TablePath(number);
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = fs_->NewRandomAccessFile(path, &file);
+  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("table " + path, "missing") : s;
+  ssd::SsdTableOptions table_options;
+  table_options.comparator = ucmp_;
+  table_options.cache = block_cache_.get();
+  table_options.use_mmap = options_.ssd_use_mmap;
+  std::unique_ptr<ssd::SsdTable> table;
+  s = ssd::SsdTable::Open(table_options, std::move(file), number, path, &table);
+  if (!s.ok()) return s;
+  if (table->num_entries() == 0) return Status::Corruption("table " + path, "empty");
+  const std::string smallest = table->smallest(), largest = table->largest();
+  const uint64_t entries = table->num_entries(), size = table->file_size();
+  *block = MakeSsdBlock(number, size, level, std::move(table), smallest, largest, entries);
+  (*block)->disposer = &disposer_;
+  return Status::OK();
+}
+
+bool DBImpl::OutputToSsd(const Version& version, int output_level, uint64_t bytes) const {
+  if (options_.storage_mode != StorageMode::kHybrid) return false;
+  const uint64_t budget = options_.pmem_budget != 0 ? options_.pmem_budget : options_.pmem_pool_size / 2;
+  // A level stays in pmem only if it and every level above fit the budget
+  // at their target sizes, and the output fits what is left of it now.
+  uint64_t capacity = static_cast<uint64_t>(options_.level0_stop_trigger) * options_.memtable_size;
+  for (int l = 1; l <= output_level; ++l) capacity += MaxBytesForLevel(options_, l);
+  if (capacity > budget) return true;
+  uint64_t pmem_bytes = 0;
+  for (const auto& level : version.levels) {
+    for (const BlockRef& b : level) {
+      if (b->residence == Residence::kPmem) pmem_bytes += b->size;
+    }
+  }
+  return pmem_bytes + bytes > budget;
+}
+
+void DBImpl::TrackerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    while (pending_.empty() && !tracker_stop_) tracker_cv_.wait(lock);
+    if (pending_.empty()) return;  // stopping, and everything is durable
+    std::vector<std::unique_ptr<WritableFile>> files = std::move(pending_.front().files);
+    lock.unlock();
+    Status s;
+    uint64_t syncs = 0, bytes = 0;
+    for (auto& f : files) {
+      if (s.ok()) s = f->Sync();
+      ++syncs;
+      bytes += f->Size();
+      (void)f->Close();  // synced: a close error loses nothing
+    }
+    if (s.ok()) {
+      s = fs_->SyncDir(name_);  // the new files' directory entries
+      ++syncs;
+    }
+    lock.lock();
+    syncs_ += syncs;
+    bytes_synced_ += bytes;
+    if (!s.ok()) {
+      if (bg_error_.ok()) bg_error_ = s;
+      done_cv_.notify_all();
+      return;  // the outputs stay pending; recovery redoes them from the shadows
+    }
+    PendingCompaction done = std::move(pending_.front());
+    pending_.pop_front();
+    s = CommitManifest(*version_, {}, {}, /*may_use_standby=*/true);
+    if (s.ok()) {
+      for (const BlockRef& b : done.shadows) b->obsolete.store(true, std::memory_order_release);
+    }
+    // On failure the record on media still lists the shadows: they are kept
+    // (not freed) and collected at the next open.
+    done_cv_.notify_all();
+  }
+}
 
 std::shared_ptr<MemTable> DBImpl::NewMemTable() const {
   // Arena chunks of 1/16 of the memtable size keep the usage estimate close.
@@ -111,6 +216,13 @@ DBImpl::~DBImpl() {
     bg_cv_.notify_all();
   }
   if (bg_thread_.joinable()) bg_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tracker_stop_ = true;  // the tracker makes every pending output durable first
+    tracker_cv_.notify_all();
+  }
+  if (tracker_thread_.joinable()) tracker_thread_.join();
+  pending_.clear();
   for (pmem::Reservation& chunk : standby_) pool_->Cancel(&chunk);
   standby_.clear();
   // A clean close makes even unsynced writes durable.
@@ -135,6 +247,9 @@ Status DBImpl::Recover() {
 
   auto version = std::make_shared<Version>();
   auto recovered = NewMemTable();
+  std::set<uint64_t> live_tables;    // SSD tables the manifest references
+  std::vector<BlockRef> discarded;   // storage to release once the recovery commit is durable
+  bool had_pending = false;
   std::vector<uint64_t> old_wal_segments;
   std::vector<WalSegmentMeta> state_wals;
   const uint64_t manifest = pool_->manifest_offset();
@@ -148,13 +263,38 @@ Status DBImpl::Recover() {
     last_sequence_ = state.last_sequence;
     std::set<uint64_t> live;
     live.insert(manifest);
+    std::set<uint64_t> pending_outputs;
+    for (const auto& p : state.pending) pending_outputs.insert(p.outputs.begin(), p.outputs.end());
+    std::map<uint64_t, BlockRef> loaded;
     for (const auto& b : state.blocks) {
       BlockRef block;
-      s = LoadBlock(pool_.get(), ucmp_, b.number, b.offset, b.size, b.level, /*verify_checksum=*/true, &block);
-      if (!s.ok()) return s;
+      if (b.residence == Residence::kPmem) {
+        live.insert(b.offset);
+        s = LoadBlock(pool_.get(), ucmp_, b.number, b.offset, b.size, b.level, /*verify_checksum=*/true, &block);
+        if (s.ok()) block->disposer = &disposer_;
+      } else {
+        live_tables.insert(b.number);
+        s = OpenSsdTable(b.number, b.level, &block);
+      }
+      if (!s.ok()) {
+        if (pending_outputs.count(b.number) > 0) continue;  // lost in a crash: redone from its shadows below
+        return s;
+      }
+      loaded[b.number] = block;
       version->levels[b.level].push_back(std::move(block));
-      live.insert(b.offset);
     }
+    for (const auto& p : state.pending) {
+      for (const auto& shadow : p.shadows) {
+        if (shadow.residence == Residence::kPmem) {
+          live.insert(shadow.offset);
+        } else {
+          live_tables.insert(shadow.number);
+        }
+      }
+    }
+    had_pending = !state.pending.empty();
+    s = ResolvePendingCompactions(state.pending, &loaded, version.get(), &discarded);
+    if (!s.ok()) return s;
     // Replay the WAL segments, oldest first, into one memtable.
     state_wals = state.wal_segments;
     for (const WalSegmentMeta& w : state.wal_segments) {
@@ -181,6 +321,19 @@ Status DBImpl::Recover() {
     for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
       for (uint64_t offset : pool_->Objects(type)) {
         if (live.count(offset) == 0) pool_->Free(offset);
+      }
+    }
+  }
+  // Table files no manifest references: outputs of a compaction a crash
+  // interrupted before its commit.
+  std::vector<std::string> children;
+  if (fs_->GetChildren(name_, &children).ok()) {
+    for (const std::string& child : children) {
+      uint64_t number = 0;
+      char suffix[8] = {};
+      if (std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) == 2 && std::strcmp(suffix, "jst") == 0 &&
+          live_tables.count(number) == 0 && manifest != 0) {
+        (void)fs_->RemoveFile(name_ + "/" + child);
       }
     }
   }
@@ -215,6 +368,11 @@ Status DBImpl::Recover() {
     s = CommitManifest(*next, reservations, old_wal_segments, /*may_use_standby=*/true);
     if (s.ok()) version_ = std::move(next);
   }
+  if (s.ok()) {
+    discarded.clear();  // shadows and redone outputs: the new manifest no longer names them
+  } else if (had_pending) {
+    return s;  // resolved compactions must be committed before the database is used
+  }
   if (!s.ok()) {
     wal_.reset();
     block.reset();
@@ -237,6 +395,7 @@ Status DBImpl::Recover() {
     if (pmem::BindThreadToNode(node)) numa_node_ = node;
     BackgroundLoop();
   });
+  tracker_thread_ = std::thread([this] { TrackerLoop(); });
   return Status::OK();
 }
 
@@ -309,7 +468,16 @@ Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservat
   state.next_number = next_number_;
   state.wal_segments = LiveWalSegments();
   for (int level = 0; level < kNumLevels; ++level) {
-    for (const BlockRef& b : version.levels[level]) state.blocks.push_back({b->offset, b->size, b->number, level});
+    for (const BlockRef& b : version.levels[level]) {
+      state.blocks.push_back({b->offset, b->size, b->number, level, b->residence});
+    }
+  }
+  for (const PendingCompaction& p : pending_) {
+    ManifestState::PendingCompaction entry;
+    entry.output_level = p.output_level;
+    for (const BlockRef& b : p.outputs) entry.outputs.push_back(b->number);
+    for (const BlockRef& b : p.shadows) entry.shadows.push_back({b->offset, b->size, b->number, b->level, b->residence});
+    state.pending.push_back(std::move(entry));
   }
   const uint64_t size = ManifestSize(state);
   pmem::Reservation manifest;
@@ -454,15 +622,12 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   }
   emulation::NvmTiming* const timing = pool_->timing();
   auto lookup = [&](const BlockMeta& block, bool* done) -> Status {
-    if (timing != nullptr) timing->ChargeRandomRead();
-    BlockLookup result;
-    Status s = block.reader->Get(key, view.sequence, &result);
+    if (timing != nullptr && block.residence == Residence::kPmem) timing->ChargeRandomRead();
+    Status s = block.table->Get(key, view.sequence, &type, value);
     if (s.IsNotFound()) return Status::OK();
     if (!s.ok()) return s;
     *done = true;
-    if (result.type != ValueType::kValue) return Status::NotFound(Slice());
-    value->assign(result.value.data(), result.value.size());
-    return Status::OK();
+    return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
   };
   bool done = false;
   for (const BlockRef& block : view.version->levels[0]) {
@@ -496,7 +661,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   }
   int pmem_sources = 0;
   for (const BlockRef& block : view.version->levels[0]) {
-    children.push_back(block->reader->NewIterator());
+    children.push_back(block->table->NewIterator());
     ++pmem_sources;
   }
   for (int level = 1; level < kNumLevels; ++level) {
@@ -614,6 +779,7 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   if (s.ok()) {
     if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) pool_->region()->Persist(reservation->data, block_size);
     s = LoadBlock(pool_.get(), ucmp_, number, reservation->offset, block_size, level, false, block);
+    if (s.ok()) (*block)->disposer = &disposer_;
   }
   if (!s.ok()) pool_->Cancel(reservation);
   return s;
@@ -709,61 +875,75 @@ bool DBImpl::IsBaseLevelForKey(const Version& version, int level, const Slice& u
   return true;
 }
 
-Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
-  const int output_level = job->level + 1;
-  SequenceNumber smallest_snapshot;
-  std::shared_ptr<const Version> base;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    smallest_snapshot = SmallestSnapshot();
-    base = version_;
-  }
-  std::vector<std::unique_ptr<BlockIterator>> children;
-  uint64_t bytes_read = 0;
-  for (const auto& inputs : job->inputs) {
-    for (const BlockRef& b : inputs) {
-      children.push_back(b->reader->NewIterator());
-      bytes_read += b->size;
-    }
-  }
-  auto merged = NewMergingIterator(ucmp_, std::move(children));
-
-  // Outputs are built in a DRAM buffer and copied into an exactly sized pmem
-  // object: a copy of finished KeySet bytes, not an encoding.
+Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, bool to_ssd, bool sync_tables,
+                                      SequenceNumber smallest_snapshot, const Version* base,
+                                      bool may_use_standby, std::vector<BlockRef>* blocks,
+                                      std::vector<pmem::Reservation>* reservations,
+                                      std::vector<std::unique_ptr<WritableFile>>* files) {
   BlockBuilderOptions build_options;
   build_options.comparator = ucmp_;
   build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
+  auto next_number = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return next_number_++;
+  };
+
+  // pmem outputs are built in a DRAM buffer and copied into an exactly sized
+  // pmem object: a copy of finished KeySet bytes, not an encoding.
   std::vector<uint64_t> buffer;
   std::unique_ptr<keyset::Builder> builder;
-  struct Output {
-    pmem::Reservation reservation;
-    BlockRef block;
-  };
-  std::vector<std::unique_ptr<Output>> outputs;
-  Status s;
-  auto finish_output = [&]() -> Status {
+  auto finish_block = [&]() -> Status {
     size_t size = 0;
     Status st = builder->Finish(&size);
     builder.reset();
     if (!st.ok()) return st;
-    auto out = std::make_unique<Output>();
-    st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &out->reservation, may_use_standby);
+    pmem::Reservation reservation;
+    st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby);
     if (!st.ok()) return st;
-    outputs.push_back(std::move(out));
-    Output& o = *outputs.back();
-    pool_->region()->MemcpyNoDrain(o.reservation.data, buffer.data(), size);
+    pool_->region()->MemcpyNoDrain(reservation.data, buffer.data(), size);
     pool_->region()->Drain();
-    uint64_t number;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      number = next_number_++;
-    }
-    return LoadBlock(pool_.get(), ucmp_, number, o.reservation.offset, size, output_level, false, &o.block);
+    BlockRef block;
+    st = LoadBlock(pool_.get(), ucmp_, next_number(), reservation.offset, size, output_level, false, &block);
+    reservations->push_back(std::move(reservation));
+    if (!st.ok()) return st;
+    block->disposer = &disposer_;
+    blocks->push_back(std::move(block));
+    return Status::OK();
   };
-  auto start_output = [&](size_t min_capacity) {
+  auto start_block = [&](size_t min_capacity) {
     const size_t capacity = std::max<size_t>(2 * options_.block_size, min_capacity);
     if (buffer.size() * 8 < capacity) buffer.assign(capacity / 8 + 1, 0);
     builder = std::make_unique<keyset::Builder>(build_options, reinterpret_cast<char*>(buffer.data()), capacity);
+  };
+
+  // SSD outputs: table files of KeySet blocks, the same bytes.
+  std::unique_ptr<WritableFile> file;
+  std::unique_ptr<ssd::TableBuilder> table;
+  uint64_t table_number = 0;
+  auto start_table = [&]() -> Status {
+    table_number = next_number();
+    Status st = fs_->NewWritableFile(TablePath(table_number), &file);
+    if (!st.ok()) return st;
+    table = std::make_unique<ssd::TableBuilder>(build_options, options_.ssd_block_size, file.get());
+    return Status::OK();
+  };
+  auto finish_table = [&]() -> Status {
+    ssd::TableInfo info;
+    Status st = table->Finish(&info);
+    table.reset();
+    if (st.ok()) st = sync_tables ? file->Sync() : file->StartWriteback();
+    if (st.ok() && sync_tables) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++syncs_;
+      bytes_synced_ += info.file_size;
+    }
+    files->push_back(std::move(file));
+    if (!st.ok()) return st;
+    BlockRef block;
+    st = OpenSsdTable(table_number, output_level, &block);
+    if (!st.ok()) return st;
+    blocks->push_back(std::move(block));
+    return Status::OK();
   };
 
   constexpr uint64_t kChunk = 256 << 10;
@@ -771,18 +951,21 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   std::string current_key;
   bool has_current = false;
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
+  Status s;
   for (merged->SeekToFirst(); merged->Valid() && s.ok(); merged->Next()) {
     const Slice key = merged->user_key();
     const SequenceNumber sequence = merged->sequence();
     if (!has_current || ucmp_->Compare(key, current_key) != 0) {
-      // A new user key: the only place an output block may end -- once it
-      // reached block_size, or before it would spill into one more 256 KiB
+      // A new user key: the only place an output may end -- once it reached
+      // block_size, or (pmem) before it would spill into one more 256 KiB
       // pool chunk than block_size needs.
-      if (builder != nullptr &&
-          (builder->CurrentSize() >= options_.block_size ||
-           builder->CurrentSize() + MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) >
-               chunk_limit)) {
-        s = finish_output();
+      if (to_ssd) {
+        if (table != nullptr && table->EstimatedSize() >= options_.block_size) s = finish_table();
+      } else if (builder != nullptr &&
+                 (builder->CurrentSize() >= options_.block_size ||
+                  builder->CurrentSize() + MaxEntryFootprint(BlockFormat::kKeySet, key.size(),
+                                                             merged->value().size()) > chunk_limit)) {
+        s = finish_block();
       }
       if (!s.ok()) break;
       current_key.assign(key.data(), key.size());
@@ -792,30 +975,169 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     bool drop = false;
     if (last_sequence_for_key <= smallest_snapshot) {
       drop = true;  // a newer version of this key is visible to every reader
-    } else if (merged->type() == ValueType::kDeletion && sequence <= smallest_snapshot &&
+    } else if (base != nullptr && merged->type() == ValueType::kDeletion && sequence <= smallest_snapshot &&
                IsBaseLevelForKey(*base, output_level, key)) {
       drop = true;  // nothing older below: the tombstone has done its job
     }
     last_sequence_for_key = sequence;
     if (drop) continue;
+    if (to_ssd) {
+      if (table == nullptr) s = start_table();
+      if (s.ok()) s = table->Add(key, sequence, merged->type(), merged->value());
+      continue;
+    }
     const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
-    if (builder == nullptr) start_output(footprint);
+    if (builder == nullptr) start_block(footprint);
     s = builder->Add(key, sequence, merged->type(), merged->value());
     if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
-      s = finish_output();
+      s = finish_block();
       if (s.ok()) {
-        start_output(footprint);
+        start_block(footprint);
         s = builder->Add(key, sequence, merged->type(), merged->value());
       }
     }
   }
   if (s.ok()) s = merged->status();
-  if (s.ok() && builder != nullptr && builder->num_entries() > 0) s = finish_output();
-  if (!s.ok()) {
-    for (auto& o : outputs) {
-      o->block.reset();
-      pool_->Cancel(&o->reservation);
+  if (s.ok() && builder != nullptr && builder->num_entries() > 0) s = finish_block();
+  if (s.ok() && table != nullptr) s = finish_table();
+  if (!s.ok() && file != nullptr) {  // an unfinished table
+    (void)file->Close();
+    (void)fs_->RemoveFile(TablePath(table_number));
+  }
+  return s;
+}
+
+Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::PendingCompaction>& pending,
+                                         std::map<uint64_t, BlockRef>* loaded, Version* version,
+                                         std::vector<BlockRef>* discarded) {
+  // A shadow's storage is released after the recovery commit: a stand-in
+  // block without a reader carries it to the disposer.
+  auto discard_shadow = [&](const ManifestState::BlockEntry& e) {
+    auto b = std::make_shared<BlockMeta>();
+    b->number = e.number;
+    b->residence = e.residence;
+    b->offset = e.offset;
+    b->size = e.size;
+    b->disposer = &disposer_;
+    b->obsolete = true;
+    discarded->push_back(std::move(b));
+  };
+  for (const auto& p : pending) {
+    bool intact = true;
+    for (uint64_t number : p.outputs) {
+      auto it = loaded->find(number);
+      if (it == loaded->end() || !it->second->table->Validate().ok()) intact = false;
     }
+    if (intact) {
+      // The outputs survived (in the page cache at least): make them durable.
+      for (uint64_t number : p.outputs) {
+        Status s = fs_->SyncFile(TablePath(number));
+        if (!s.ok()) return s;
+        ++syncs_;
+      }
+      Status s = fs_->SyncDir(name_);
+      if (!s.ok()) return s;
+      ++syncs_;
+      for (const auto& shadow : p.shadows) discard_shadow(shadow);
+      continue;
+    }
+    // Redo the compaction from its shadows, keeping every version and
+    // tombstone (no snapshot or deeper level is consulted), synced inline.
+    std::vector<BlockRef> inputs;
+    std::vector<std::unique_ptr<BlockIterator>> children;
+    for (const auto& shadow : p.shadows) {
+      BlockRef b;
+      Status s = shadow.residence == Residence::kPmem
+                     ? LoadBlock(pool_.get(), ucmp_, shadow.number, shadow.offset, shadow.size, shadow.level, true, &b)
+                     : OpenSsdTable(shadow.number, shadow.level, &b);
+      if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
+      b->disposer = &disposer_;
+      children.push_back(b->table->NewIterator());
+      inputs.push_back(std::move(b));
+    }
+    auto merged = NewMergingIterator(ucmp_, std::move(children));
+    std::vector<BlockRef> outputs;
+    std::vector<pmem::Reservation> reservations;
+    std::vector<std::unique_ptr<WritableFile>> files;
+    Status s = WriteCompactionOutputs(merged.get(), p.output_level, /*to_ssd=*/true, /*sync_tables=*/true,
+                                      /*smallest_snapshot=*/0, /*base=*/nullptr, true, &outputs, &reservations,
+                                      &files);
+    for (auto& f : files) (void)f->Close();
+    if (s.ok()) s = fs_->SyncDir(name_);
+    if (!s.ok()) return s;
+    ++syncs_;
+    auto& level = version->levels[p.output_level];
+    for (uint64_t number : p.outputs) {
+      auto it = loaded->find(number);
+      if (it == loaded->end()) continue;
+      level.erase(std::remove(level.begin(), level.end(), it->second), level.end());
+      it->second->obsolete = true;
+      discarded->push_back(it->second);
+      loaded->erase(it);
+    }
+    level.insert(level.end(), outputs.begin(), outputs.end());
+    for (BlockRef& b : inputs) {
+      b->obsolete = true;
+      discarded->push_back(std::move(b));
+    }
+  }
+  return Status::OK();
+}
+
+void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const CompactionJob& job) {
+  auto unsynced = [&] {
+    for (const PendingCompaction& p : pending_) {
+      for (const BlockRef& out : p.outputs) {
+        for (const auto& inputs : job.inputs) {
+          if (std::find(inputs.begin(), inputs.end(), out) != inputs.end()) return true;
+        }
+      }
+    }
+    return false;
+  };
+  // A compaction never consumes an output that a crash could still lose:
+  // redoing a pending compaction at recovery needs its outputs untouched.
+  while (unsynced() && bg_error_.ok()) done_cv_.wait(lock);
+}
+
+Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
+  const int output_level = job->level + 1;
+  SequenceNumber smallest_snapshot;
+  std::shared_ptr<const Version> base;
+  uint64_t bytes_read = 0;
+  for (const auto& inputs : job->inputs) {
+    for (const BlockRef& b : inputs) bytes_read += b->size;
+  }
+  bool to_ssd;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    WaitUntilInputsDurable(lock, *job);
+    if (!bg_error_.ok()) return bg_error_;
+    smallest_snapshot = SmallestSnapshot();
+    base = version_;
+    to_ssd = OutputToSsd(*base, output_level, bytes_read);
+  }
+  std::vector<std::unique_ptr<BlockIterator>> children;
+  for (const auto& inputs : job->inputs) {
+    for (const BlockRef& b : inputs) children.push_back(b->table->NewIterator());
+  }
+  auto merged = NewMergingIterator(ucmp_, std::move(children));
+
+  std::vector<BlockRef> outputs;
+  std::vector<pmem::Reservation> reservations;
+  std::vector<std::unique_ptr<WritableFile>> files;
+  Status s = WriteCompactionOutputs(merged.get(), output_level, to_ssd, /*sync_tables=*/false, smallest_snapshot,
+                                    base.get(), may_use_standby, &outputs, &reservations, &files);
+  auto abandon = [&] {
+    for (BlockRef& b : outputs) {
+      if (b->residence == Residence::kSsd) b->obsolete = true;  // the disposer deletes the file
+    }
+    outputs.clear();
+    for (auto& r : reservations) pool_->Cancel(&r);
+    for (auto& f : files) (void)f->Close();
+  };
+  if (!s.ok()) {
+    abandon();
     return s;
   }
 
@@ -831,25 +1153,40 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
                                 [&](const BlockRef& b) { return removed.count(b->number) > 0; }),
                  blocks.end());
   }
-  std::vector<pmem::Reservation*> reservations;
   uint64_t bytes_written = 0;
-  for (auto& o : outputs) {
-    version->levels[output_level].push_back(o->block);
-    reservations.push_back(&o->reservation);
-    bytes_written += o->block->size;
+  for (const BlockRef& b : outputs) {
+    version->levels[output_level].push_back(b);
+    bytes_written += b->size;
   }
   std::sort(version->levels[output_level].begin(), version->levels[output_level].end(),
             [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
-  s = CommitManifest(*version, reservations, {}, may_use_standby);
+  std::vector<pmem::Reservation*> publish;
+  for (auto& r : reservations) publish.push_back(&r);
+  if (to_ssd && !outputs.empty()) {
+    // NobLSM: no sync on the critical path. The inputs stay as shadows until
+    // the tracker has made the outputs durable.
+    PendingCompaction pending;
+    pending.output_level = output_level;
+    pending.outputs = outputs;
+    for (const auto& inputs : job->inputs) pending.shadows.insert(pending.shadows.end(), inputs.begin(), inputs.end());
+    pending.files = std::move(files);
+    pending_.push_back(std::move(pending));
+  }
+  s = CommitManifest(*version, publish, {}, may_use_standby);
   if (!s.ok()) {
-    for (auto& o : outputs) {
-      o->block.reset();
-      pool_->Cancel(&o->reservation);
+    if (to_ssd && !outputs.empty()) {
+      files = std::move(pending_.back().files);
+      pending_.pop_back();
     }
+    abandon();
     return s;
   }
-  for (const auto& inputs : job->inputs) {
-    for (const BlockRef& b : inputs) b->obsolete.store(true, std::memory_order_release);
+  if (!(to_ssd && !outputs.empty())) {
+    for (const auto& inputs : job->inputs) {
+      for (const BlockRef& b : inputs) b->obsolete.store(true, std::memory_order_release);
+    }
+  } else {
+    tracker_cv_.notify_one();
   }
   version_ = std::move(version);
   ++compactions_;
@@ -942,11 +1279,16 @@ Status DBImpl::VerifyIntegrity() {
     for (size_t i = 0; i < blocks.size(); ++i) {
       const BlockMeta& b = *blocks[i];
       const std::string where = "block " + std::to_string(b.number) + " at level " + std::to_string(level);
-      BlockReadOptions options;
-      options.comparator = ucmp_;
-      std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
-      Status s = BlockReader::Open(BlockFormat::kKeySet, Slice(pool_->Direct(b.offset), b.size), options, &checked);
-      if (s.ok()) s = checked->Validate();
+      Status s;
+      if (b.residence == Residence::kPmem) {
+        BlockReadOptions options;
+        options.comparator = ucmp_;
+        std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
+        s = BlockReader::Open(BlockFormat::kKeySet, Slice(pool_->Direct(b.offset), b.size), options, &checked);
+        if (s.ok()) s = checked->Validate();
+      } else {
+        s = b.table->Validate();  // reads every block afresh and checks it
+      }
       if (!s.ok()) return Status::Corruption(where, s.ToString());
       if (b.entries == 0 || ucmp_->Compare(b.smallest, b.largest) > 0) {
         return Status::Corruption(where, "empty or inverted key range");
@@ -977,7 +1319,11 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     return out;
   };
   uint64_t pmem_bytes = 0;
-  for (int level = 0; level < kNumLevels; ++level) pmem_bytes += v.LevelBytes(level);
+  for (const auto& level : v.levels) {
+    for (const BlockRef& b : level) {
+      if (b->residence == Residence::kPmem) pmem_bytes += b->size;
+    }
+  }
   if (p == "jigsaw.levels") {
     *value = levels();
   } else if (p.rfind("jigsaw.num-blocks-at-level", 0) == 0) {
@@ -1001,6 +1347,21 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
       *value += d.namespace_name + " " + d.mode + " " + d.device_path + " " + std::to_string(d.size) +
                 " bytes, numa node " + std::to_string(d.numa_node) + "\n";
     }
+  } else if (p == "jigsaw.ssd-bytes") {
+    uint64_t bytes = 0;
+    for (const auto& level : v.levels) {
+      for (const BlockRef& b : level) {
+        if (b->residence == Residence::kSsd) bytes += b->size;
+      }
+    }
+    *value = std::to_string(bytes);
+  } else if (p == "jigsaw.sync-stats") {
+    *value = "syncs " + std::to_string(syncs_) + " bytes_synced " + std::to_string(bytes_synced_) +
+             " pending_compactions " + std::to_string(pending_.size());
+  } else if (p == "jigsaw.block-cache") {
+    *value = "capacity " + std::to_string(block_cache_->capacity()) + " usage " +
+             std::to_string(block_cache_->usage()) + " hits " + std::to_string(block_cache_->hits()) + " misses " +
+             std::to_string(block_cache_->misses());
   } else if (p == "jigsaw.compactions") {
     *value = std::to_string(compactions_);
   } else if (p == "jigsaw.flushes") {

@@ -22,7 +22,9 @@
 #include <thread>
 
 #include "jigsaw/db.h"
+#include "jigsaw/file_system.h"
 #include "pmem/pool.h"
+#include "ssd/block_cache.h"
 #include "src/memtable.h"
 #include "src/version.h"
 #include "src/wal.h"
@@ -55,6 +57,24 @@ class DBImpl final : public DB {
   struct CompactionJob {
     int level = 0;  // inputs from level and level + 1, output to level + 1
     std::vector<BlockRef> inputs[2];
+  };
+  // A compaction whose SSD outputs are in the version but not yet durable
+  // (NobLSM): its inputs are kept as unserved shadows until the durability
+  // tracker has synced the outputs (docs/durability.md).
+  struct PendingCompaction {
+    int output_level = 0;
+    std::vector<BlockRef> outputs;
+    std::vector<BlockRef> shadows;
+    std::vector<std::unique_ptr<WritableFile>> files;  // the outputs, open for fdatasync
+  };
+  // Releases pool objects and table files of blocks that left the tree.
+  class Disposer final : public BlockDisposer {
+   public:
+    explicit Disposer(DBImpl* db) : db_(db) {}
+    void Dispose(const BlockMeta& block) override;
+
+   private:
+    DBImpl* const db_;
   };
 
   std::shared_ptr<MemTable> NewMemTable() const;
@@ -94,6 +114,27 @@ class DBImpl final : public DB {
   Status RunCompaction(CompactionJob* job, bool may_use_standby);  // mutex_ not held
   Status BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block, pmem::Reservation* reservation);
   SequenceNumber SmallestSnapshot() const;  // mutex_ held
+
+  // --- SSD tier ---
+  std::string TablePath(uint64_t number) const;
+  Status OpenSsdTable(uint64_t number, int level, BlockRef* block);
+  // Whether a compaction into `output_level` producing about `bytes` writes
+  // SSD tables (hybrid mode, pmem budget exhausted or level beyond it).
+  bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const;
+  // Merges `inputs` into new blocks of `output_level`: pmem blocks, or SSD
+  // tables (each file left open in *files, synced only if sync_tables).
+  Status WriteCompactionOutputs(BlockIterator* merged, int output_level, bool to_ssd, bool sync_tables,
+                                SequenceNumber smallest_snapshot, const Version* base, bool may_use_standby,
+                                std::vector<BlockRef>* blocks, std::vector<pmem::Reservation>* reservations,
+                                std::vector<std::unique_ptr<WritableFile>>* files);
+  // Blocks until no input of `job` is an unsynced output (mutex_ held).
+  void WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const CompactionJob& job);
+  void TrackerLoop();
+  // Recovery of compactions a crash left pending: keeps outputs that are
+  // intact (and syncs them), redoes the others from their shadows.
+  Status ResolvePendingCompactions(const std::vector<ManifestState::PendingCompaction>& pending,
+                                   std::map<uint64_t, BlockRef>* loaded, Version* version,
+                                   std::vector<BlockRef>* discarded);
   // True if no block deeper than `level` can hold user_key (tombstones may go).
   bool IsBaseLevelForKey(const Version& version, int level, const Slice& user_key) const;
 
@@ -136,6 +177,17 @@ class DBImpl final : public DB {
   std::vector<pmem::Reservation> standby_;  // guarded by standby_mutex_
   size_t standby_chunks_ = 0;               // chunks of a complete standby  // node the background thread is bound to, or -1
   std::thread bg_thread_;
+
+  // SSD tier and the durability tracker.
+  FileSystem* const fs_;
+  std::unique_ptr<ssd::BlockCache> block_cache_;
+  std::deque<PendingCompaction> pending_;  // mutex_; oldest first
+  bool tracker_stop_ = false;             // mutex_
+  std::condition_variable tracker_cv_;
+  std::thread tracker_thread_;
+  uint64_t syncs_ = 0;         // mutex_: fdatasync/fsync calls on SSD files
+  uint64_t bytes_synced_ = 0;  // mutex_
+  Disposer disposer_{this};
 
   // Statistics (mutex_ held).
   uint64_t flushes_ = 0;

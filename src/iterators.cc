@@ -153,7 +153,7 @@ class LevelIterator final : public BlockIterator {
  private:
   void Open(size_t index) {
     index_ = index;
-    block_iter_ = index < blocks_.size() ? blocks_[index]->reader->NewIterator() : nullptr;
+    block_iter_ = index < blocks_.size() ? blocks_[index]->table->NewIterator() : nullptr;
   }
   void Keep() {
     if (block_iter_ != nullptr && !block_iter_->status().ok() && status_.ok()) status_ = block_iter_->status();

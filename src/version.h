@@ -18,31 +18,50 @@
 
 #include "format/block.h"
 #include "pmem/pool.h"
+#include "src/table.h"
 
 namespace jigsaw {
 
 inline constexpr int kNumLevels = 7;
 
-// One KeySet block in pmem.
+// Where a level's unit lives: a KeySet block in a pmem object, or a table
+// file of KeySet blocks on the SSD tier (<db>/<number>.jst).
+enum class Residence : uint8_t { kPmem = 0, kSsd = 1 };
+
+struct BlockMeta;
+
+// Releases the storage of a block that left the LSM tree (pmem object freed,
+// table file deleted) once nothing references it any more.
+class BlockDisposer {
+ public:
+  virtual ~BlockDisposer() = default;
+  virtual void Dispose(const BlockMeta& block) = 0;
+};
+
+// One unit of a level: a KeySet block in pmem or an SSD table.
 struct BlockMeta {
   uint64_t number = 0;  // unique, increasing in creation order
-  uint64_t offset = 0;  // pool object holding the block
-  uint64_t size = 0;    // block bytes
+  Residence residence = Residence::kPmem;
+  uint64_t offset = 0;  // pmem: pool object holding the block
+  uint64_t size = 0;    // pmem: block bytes; SSD: file bytes
   int level = 0;
   std::string smallest;  // first and last user key
   std::string largest;
   uint64_t entries = 0;
-  std::unique_ptr<BlockReader> reader;
+  std::unique_ptr<Table> table;
 
-  pmem::Pool* pool = nullptr;
+  BlockDisposer* disposer = nullptr;
   std::atomic<bool> obsolete{false};
-  ~BlockMeta();  // frees the pool object if obsolete
+  ~BlockMeta();  // disposes of the storage if obsolete
 };
 using BlockRef = std::shared_ptr<BlockMeta>;
 
-// Opens a committed or just-built block: reader plus key range.
+// Opens a committed or just-built pmem block: table plus key range.
 Status LoadBlock(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
                  int level, bool verify_checksum, BlockRef* block);
+// Wraps an open SSD table.
+BlockRef MakeSsdBlock(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
+                      const std::string& smallest, const std::string& largest, uint64_t entries);
 
 struct Version {
   // L0: newest block first (blocks may overlap). L1+: sorted by key, disjoint.
@@ -69,8 +88,17 @@ struct ManifestState {
   struct BlockEntry {
     uint64_t offset, size, number;
     int level;
+    Residence residence = Residence::kPmem;
   };
   std::vector<BlockEntry> blocks;
+  // Compactions whose SSD outputs are not yet durable (NobLSM): the outputs
+  // are in `blocks`; their inputs are kept, unserved, as shadows.
+  struct PendingCompaction {
+    int output_level = 0;
+    std::vector<uint64_t> outputs;    // block numbers
+    std::vector<BlockEntry> shadows;  // the inputs, with their old levels
+  };
+  std::vector<PendingCompaction> pending;
 };
 
 // Size of the encoded record.

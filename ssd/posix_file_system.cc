@@ -158,6 +158,15 @@ class PosixFileSystem final : public FileSystem {
     if (r != 0) return PosixError(dir, err);
     return Status::OK();
   }
+  Status SyncFile(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(path, errno);
+    const int r = ::fdatasync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (r != 0) return PosixError(path, err);
+    return Status::OK();
+  }
   Status GetFileSize(const std::string& path, uint64_t* size) override {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return PosixError(path, errno);

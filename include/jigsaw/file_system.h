@@ -64,6 +64,8 @@ class JIGSAW_EXPORT FileSystem {
   virtual Status CreateDirIfMissing(const std::string& dir) = 0;
   // Makes the directory's entries (created, removed, renamed files) durable.
   virtual Status SyncDir(const std::string& dir) = 0;
+  // Makes the data of an existing file durable (one written before a crash).
+  virtual Status SyncFile(const std::string& path) = 0;
   virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
   virtual bool FileExists(const std::string& path) = 0;
 };

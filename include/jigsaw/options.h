@@ -12,7 +12,17 @@
 
 namespace jigsaw {
 
+class FileSystem;
 class Snapshot;
+
+// Where the LSM tree lives (docs/ssd_format.md, docs/decisions.md).
+enum class StorageMode {
+  // Everything in the pmem pool: WAL, manifest, every level. Default.
+  kPmem,
+  // WAL, manifest, L0 and the upper levels in pmem up to `pmem_budget`
+  // bytes; deeper levels as SSD table files in the database directory.
+  kHybrid,
+};
 
 // How stores to the pmem pool are made persistent.
 enum class PmemEmulation {
@@ -84,6 +94,26 @@ struct JIGSAW_EXPORT Options {
   // Size of the pool created when the database does not exist (ignored on
   // open). At least 16 MiB. Default: 1 GiB.
   uint64_t pmem_pool_size = uint64_t{1} << 30;
+
+  // kPmem or kHybrid. A database may be reopened in the other mode: existing
+  // SSD tables stay readable; new compaction outputs follow the new mode.
+  // Default: kPmem.
+  StorageMode storage_mode = StorageMode::kPmem;
+  // Hybrid: bytes of blocks the pmem levels may hold; a compaction whose
+  // output would exceed it writes SSD tables instead. 0 (default): half of
+  // pmem_pool_size.
+  uint64_t pmem_budget = 0;
+  // Target bytes of one KeySet block inside an SSD table (the unit the block
+  // cache holds and a cache miss reads). 4 KiB .. 4 MiB. Default: 16 KiB.
+  size_t ssd_block_size = 16 << 10;
+  // Bytes of SSD table blocks kept in DRAM by the block cache. Default 64 MiB.
+  size_t block_cache_capacity = size_t{64} << 20;
+  // Serve SSD tables from a read-only mmap instead of the block cache.
+  // Default: false.
+  bool ssd_use_mmap = false;
+  // File system for SSD tables. nullptr (default): FileSystem::Default().
+  // Must outlive the DB.
+  FileSystem* file_system = nullptr;
 
   // Bytes of writes buffered in the DRAM memtable before it is frozen and
   // flushed to a KeySet block in pmem. 64 KiB .. 1 GiB. Default: 4 MiB.
