@@ -51,9 +51,15 @@ std::string BatchKey(uint64_t batch, int part) {
   }
 }
 
-TEST(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
+// Runs in pmem-only and hybrid mode (hybrid: L1 and deeper are SSD tables,
+// so kills land during unsynced compaction outputs too).
+class CrashTest : public ::testing::TestWithParam<StorageMode> {};
+
+TEST_P(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
   test::ScratchDir dir;
   Options options = test::SmallOptions();
+  options.storage_mode = GetParam();
+  options.pmem_budget = 2 << 20;
   std::mt19937_64 rng(2024);
   std::map<uint64_t, bool> deleted_part0;  // batch -> part 0 deleted by a later batch
   uint64_t next_batch = 0;
@@ -120,12 +126,26 @@ TEST(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
       ASSERT_EQ(n, kKeysPerBatch - 1) << "batch " << b << " is partly visible after crash " << crash;
       recovered_end = std::max(recovered_end, b + 1);
     }
+    if (crash == kCrashes - 1) {
+      std::string ssd_bytes;
+      ASSERT_TRUE(db->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
+      if (GetParam() == StorageMode::kHybrid) {
+        EXPECT_GT(std::stoull(ssd_bytes), 0u) << "no SSD table was written";
+      } else {
+        EXPECT_EQ(ssd_bytes, "0");
+      }
+    }
     it.reset();
     db.reset();
     next_batch = recovered_end;
   }
   EXPECT_GT(next_batch, 100u) << "the writer made too little progress to test anything";
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, CrashTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
+                         [](const ::testing::TestParamInfo<StorageMode>& info) {
+                           return info.param == StorageMode::kPmem ? std::string("Pmem") : std::string("Hybrid");
+                         });
 
 }  // namespace
 }  // namespace jigsaw

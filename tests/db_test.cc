@@ -15,9 +15,19 @@ namespace {
 using test::ScratchDir;
 using test::SmallOptions;
 
-class DBTest : public ::testing::Test {
+// Every DBTest runs in each storage mode: one harness, the same checks.
+class DBTest : public ::testing::TestWithParam<StorageMode> {
  protected:
-  void Open(const Options& options = SmallOptions()) {
+  // SmallOptions in this test's mode. Hybrid gets a pmem budget below L1's
+  // target, so that L1 and deeper are SSD tables.
+  Options ModeOptions() const {
+    Options options = SmallOptions();
+    options.storage_mode = GetParam();
+    if (GetParam() == StorageMode::kHybrid) options.pmem_budget = 2 << 20;
+    return options;
+  }
+  void Open() { Open(ModeOptions()); }
+  void Open(const Options& options) {
     db_.reset();
     Status s = DB::Open(options, dir_.path(), &db_);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -49,7 +59,7 @@ class DBTest : public ::testing::Test {
   std::unique_ptr<DB> db_;
 };
 
-TEST_F(DBTest, PutGetDelete) {
+TEST_P(DBTest, PutGetDelete) {
   Open();
   WriteOptions w;
   ASSERT_TRUE(db_->Put(w, "apple", "red").ok());
@@ -67,7 +77,7 @@ TEST_F(DBTest, PutGetDelete) {
   EXPECT_EQ(Get("empty value"), "");
 }
 
-TEST_F(DBTest, WriteBatchIsAtomicAndOrdered) {
+TEST_P(DBTest, WriteBatchIsAtomicAndOrdered) {
   Open();
   WriteBatch batch;
   batch.Put("a", "1");
@@ -83,7 +93,7 @@ TEST_F(DBTest, WriteBatchIsAtomicAndOrdered) {
   EXPECT_TRUE(db_->Write(WriteOptions(), &empty).ok());
 }
 
-TEST_F(DBTest, RandomOperationsMatchModelAcrossFlushesCompactionsAndReopens) {
+TEST_P(DBTest, RandomOperationsMatchModelAcrossFlushesCompactionsAndReopens) {
   Open();
   std::mt19937_64 rng(17);
   std::map<std::string, std::string> model;
@@ -116,7 +126,7 @@ TEST_F(DBTest, RandomOperationsMatchModelAcrossFlushesCompactionsAndReopens) {
   EXPECT_NE(stats.find("compactions"), std::string::npos);
 }
 
-TEST_F(DBTest, IteratorSeekAndDirectionChanges) {
+TEST_P(DBTest, IteratorSeekAndDirectionChanges) {
   Open();
   for (int i = 0; i < 2000; i += 2) {
     char key[16];
@@ -150,7 +160,7 @@ TEST_F(DBTest, IteratorSeekAndDirectionChanges) {
   EXPECT_FALSE(it->Valid());
 }
 
-TEST_F(DBTest, SnapshotsSurviveOverwritesAndCompaction) {
+TEST_P(DBTest, SnapshotsSurviveOverwritesAndCompaction) {
   Open();
   ASSERT_TRUE(db_->Put(WriteOptions(), "k", "v1").ok());
   const Snapshot* s1 = db_->GetSnapshot();
@@ -175,7 +185,7 @@ TEST_F(DBTest, SnapshotsSurviveOverwritesAndCompaction) {
   EXPECT_EQ(Get("filler7"), std::string(100, 'x'));
 }
 
-TEST_F(DBTest, ReopenRestoresEverything) {
+TEST_P(DBTest, ReopenRestoresEverything) {
   Open();
   for (int i = 0; i < 5000; ++i) {
     ASSERT_TRUE(db_->Put(WriteOptions(), "key" + std::to_string(i), "value" + std::to_string(i)).ok());
@@ -185,7 +195,7 @@ TEST_F(DBTest, ReopenRestoresEverything) {
   EXPECT_EQ(Contents().size(), 5000u);
 }
 
-TEST_F(DBTest, OverwriteLoopKeepsPoolUsageBounded) {
+TEST_P(DBTest, OverwriteLoopKeepsPoolUsageBounded) {
   Open();
   std::string value(200, 'v');
   uint64_t peak_after_warmup = 0;
@@ -206,41 +216,41 @@ TEST_F(DBTest, OverwriteLoopKeepsPoolUsageBounded) {
   EXPECT_EQ(Get("key5"), std::string(1, 'l') + value.substr(1));
 }
 
-TEST_F(DBTest, InvalidOptionsNameTheOption) {
-  Options options = SmallOptions();
+TEST_P(DBTest, InvalidOptionsNameTheOption) {
+  Options options = ModeOptions();
   options.memtable_size = 10;
   std::unique_ptr<DB> db;
   Status s = DB::Open(options, dir_.path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("memtable_size"), std::string::npos) << s.ToString();
-  options = SmallOptions();
+  options = ModeOptions();
   options.level0_stop_trigger = 1;
   s = DB::Open(options, dir_.path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("level0"), std::string::npos) << s.ToString();
-  options = SmallOptions();
+  options = ModeOptions();
   options.comparator = nullptr;
   EXPECT_TRUE(DB::Open(options, dir_.path(), &db).IsInvalidArgument());
-  options = SmallOptions();
+  options = ModeOptions();
   options.pmem_pool_size = 1 << 20;
   s = DB::Open(options, dir_.path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("pmem_pool_size"), std::string::npos) << s.ToString();
 }
 
-TEST_F(DBTest, CreateIfMissingAndErrorIfExists) {
-  Options options = SmallOptions();
+TEST_P(DBTest, CreateIfMissingAndErrorIfExists) {
+  Options options = ModeOptions();
   options.create_if_missing = false;
   std::unique_ptr<DB> db;
   EXPECT_TRUE(DB::Open(options, dir_.path(), &db).IsInvalidArgument());
   Open();
   db_.reset();
-  options = SmallOptions();
+  options = ModeOptions();
   options.error_if_exists = true;
   EXPECT_TRUE(DB::Open(options, dir_.path(), &db).IsInvalidArgument());
 }
 
-TEST_F(DBTest, OversizedKeyOrValueIsInvalidArgument) {
+TEST_P(DBTest, OversizedKeyOrValueIsInvalidArgument) {
   Open();
   EXPECT_TRUE(db_->Put(WriteOptions(), std::string(kMaxUserKeySize + 1, 'k'), "v").IsInvalidArgument());
   EXPECT_TRUE(db_->Put(WriteOptions(), "k", std::string(kMaxUserValueSize + 1, 'v')).IsInvalidArgument());
@@ -248,7 +258,7 @@ TEST_F(DBTest, OversizedKeyOrValueIsInvalidArgument) {
   EXPECT_EQ(Get(std::string(kMaxUserKeySize, 'k')), "max key");
 }
 
-TEST_F(DBTest, ForeignFileIsRejectedAndUntouched) {
+TEST_P(DBTest, ForeignFileIsRejectedAndUntouched) {
   const std::string path = dir_.path() + "/not-a-pool";
   std::string junk(20 << 20, '\0');
   for (size_t i = 0; i < junk.size(); i += 4096) junk[i] = static_cast<char>(i / 4096);
@@ -256,7 +266,7 @@ TEST_F(DBTest, ForeignFileIsRejectedAndUntouched) {
     std::ofstream out(path, std::ios::binary);
     out.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
-  Options options = SmallOptions();
+  Options options = ModeOptions();
   options.pmem_path = path;
   std::unique_ptr<DB> db;
   Status s = DB::Open(options, dir_.path() + "/db", &db);
@@ -272,12 +282,12 @@ class ReverseComparator : public Comparator {
   const char* Name() const override { return "test.Reverse"; }
 };
 
-TEST_F(DBTest, ComparatorNameIsCheckedOnReopen) {
+TEST_P(DBTest, ComparatorNameIsCheckedOnReopen) {
   Open();
   ASSERT_TRUE(db_->Put(WriteOptions(), "a", "1").ok());
   db_.reset();
   ReverseComparator reverse;
-  Options options = SmallOptions();
+  Options options = ModeOptions();
   options.comparator = &reverse;
   std::unique_ptr<DB> db;
   Status s = DB::Open(options, dir_.path(), &db);
@@ -285,9 +295,9 @@ TEST_F(DBTest, ComparatorNameIsCheckedOnReopen) {
   EXPECT_NE(s.message().find("test.Reverse"), std::string::npos);
 }
 
-TEST_F(DBTest, CustomComparatorOrdersIteration) {
+TEST_P(DBTest, CustomComparatorOrdersIteration) {
   ReverseComparator reverse;
-  Options options = SmallOptions();
+  Options options = ModeOptions();
   options.comparator = &reverse;
   Open(options);
   for (const char* k : {"b", "a", "c"}) ASSERT_TRUE(db_->Put(WriteOptions(), k, k).ok());
@@ -298,12 +308,12 @@ TEST_F(DBTest, CustomComparatorOrdersIteration) {
   EXPECT_EQ(order, "cba");
 }
 
-TEST_F(DBTest, DestroyDBRemovesThePool) {
+TEST_P(DBTest, DestroyDBRemovesThePool) {
   Open();
   ASSERT_TRUE(db_->Put(WriteOptions(), "a", "1").ok());
   db_.reset();
-  ASSERT_TRUE(DestroyDB(dir_.path(), SmallOptions()).ok());
-  Options options = SmallOptions();
+  ASSERT_TRUE(DestroyDB(dir_.path(), ModeOptions()).ok());
+  Options options = ModeOptions();
   options.create_if_missing = false;
   std::unique_ptr<DB> db;
   EXPECT_FALSE(DB::Open(options, dir_.path(), &db).ok());
@@ -314,6 +324,33 @@ TEST_F(DBTest, DestroyDBRemovesThePool) {
 
 namespace jigsaw {
 namespace {
+
+TEST_P(DBTest, HybridModePlacesDeepLevelsInSsdTables) {
+  Open();
+  for (int i = 0; i < 30000; ++i) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), "key" + std::to_string(i % 12000), std::string(100, 'a' + i % 26)).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  std::string ssd_bytes, syncs;
+  ASSERT_TRUE(db_->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
+  ASSERT_TRUE(db_->GetProperty("jigsaw.sync-stats", &syncs));
+  if (GetParam() == StorageMode::kHybrid) {
+    EXPECT_GT(std::stoull(ssd_bytes), 1u << 20);
+    EXPECT_EQ(syncs.find("syncs 0 "), std::string::npos) << syncs;
+  } else {
+    EXPECT_EQ(ssd_bytes, "0");
+  }
+  EXPECT_EQ(Contents().size(), 12000u);
+  EXPECT_TRUE(db_->VerifyIntegrity().ok());
+  Open();
+  EXPECT_EQ(Get("key11999"), std::string(100, 'a' + 23999 % 26));  // its last write
+  EXPECT_TRUE(db_->VerifyIntegrity().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
+                         [](const ::testing::TestParamInfo<StorageMode>& info) {
+                           return info.param == StorageMode::kPmem ? std::string("Pmem") : std::string("Hybrid");
+                         });
 
 TEST(DBPoolFullTest, NoSpaceThenDeletesAndCompactionMakeRoomAgain) {
   test::ScratchDir dir;
