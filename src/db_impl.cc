@@ -555,7 +555,10 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
     }
     if (imm_.size() >= static_cast<size_t>(options_.max_immutable_memtables) ||
         l0 >= static_cast<size_t>(options_.level0_stop_trigger)) {
-      if (pool_full_) return Status::NoSpace("pmem pool full: flush and compaction cannot proceed");
+      if (pool_full_) {
+        return space_error_.ok() ? Status::NoSpace("pmem pool full: flush and compaction cannot proceed")
+                                 : Status::NoSpace("flush and compaction cannot proceed", space_error_.ToString());
+      }
       ++stops_;
       const auto start = std::chrono::steady_clock::now();
       done_cv_.wait_for(lock, std::chrono::milliseconds(100));
@@ -735,6 +738,7 @@ void DBImpl::BackgroundLoop() {
       if (s.ok()) RefillStandby();
       if (s.IsNoSpace()) {
         pool_full_ = true;  // writers waiting for compaction get NoSpace
+        space_error_ = s;
       } else if (!s.ok()) {
         bg_error_ = s;
       }
@@ -816,6 +820,7 @@ Status DBImpl::FlushOldestImmutable() {
   version_ = std::move(version);
   ++flushes_;
   pool_full_ = false;
+  space_error_ = Status::OK();
   flush_failed_ = false;
   done_cv_.notify_all();
   RefillStandby();
@@ -1076,6 +1081,7 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
       loaded->erase(it);
     }
     level.insert(level.end(), outputs.begin(), outputs.end());
+    ++redone_compactions_;
     for (BlockRef& b : inputs) {
       b->obsolete = true;
       discarded->push_back(std::move(b));
@@ -1193,6 +1199,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   compaction_bytes_read_ += bytes_read;
   compaction_bytes_written_ += bytes_written;
   pool_full_ = false;
+  space_error_ = Status::OK();
   // Inputs no reader holds are freed when `job` and `base` let go; the
   // standby is refilled by the next flush or compaction.
   return Status::OK();
@@ -1357,7 +1364,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = std::to_string(bytes);
   } else if (p == "jigsaw.sync-stats") {
     *value = "syncs " + std::to_string(syncs_) + " bytes_synced " + std::to_string(bytes_synced_) +
-             " pending_compactions " + std::to_string(pending_.size());
+             " pending_compactions " + std::to_string(pending_.size()) + " redone_at_recovery " +
+             std::to_string(redone_compactions_);
   } else if (p == "jigsaw.block-cache") {
     *value = "capacity " + std::to_string(block_cache_->capacity()) + " usage " +
              std::to_string(block_cache_->usage()) + " hits " + std::to_string(block_cache_->hits()) + " misses " +

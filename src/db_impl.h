@@ -171,6 +171,7 @@ class DBImpl final : public DB {
   bool manual_compaction_ = false;
   Status bg_error_;  // sticky IOError/Corruption from background work
   bool pool_full_ = false;     // last flush or compaction hit NoSpace
+  Status space_error_;         // the NoSpace of the last compaction that hit one
   bool flush_failed_ = false;  // last flush hit NoSpace
   std::atomic<int> numa_node_{-1};
   std::mutex standby_mutex_;
@@ -187,6 +188,7 @@ class DBImpl final : public DB {
   std::thread tracker_thread_;
   uint64_t syncs_ = 0;         // mutex_: fdatasync/fsync calls on SSD files
   uint64_t bytes_synced_ = 0;  // mutex_
+  uint64_t redone_compactions_ = 0;  // pending compactions redone at recovery
   Disposer disposer_{this};
 
   // Statistics (mutex_ held).

@@ -1,0 +1,189 @@
+// The SSD tier in the engine (hybrid mode): NobLSM shadows and their
+// recovery when a crash loses unsynced compaction outputs, a full disk, and
+// damaged table files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "jigsaw/db.h"
+#include "tests/db_test_util.h"
+#include "tests/fault_injection_fs.h"
+
+namespace jigsaw {
+namespace {
+
+Options HybridOptions(FileSystem* fs) {
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kHybrid;
+  options.pmem_budget = 2 << 20;  // L1 and deeper on SSD
+  options.file_system = fs;
+  return options;
+}
+
+std::string Property(DB* db, const std::string& name) {
+  std::string value;
+  EXPECT_TRUE(db->GetProperty(name, &value)) << name;
+  return value;
+}
+
+uint64_t Field(const std::string& stats, const std::string& field) {
+  const size_t pos = stats.find(field + " ");
+  return pos == std::string::npos ? 0 : std::stoull(stats.substr(pos + field.size() + 1));
+}
+
+void WaitForTracker(DB* db) {
+  for (int i = 0; i < 500 && Field(Property(db, "jigsaw.sync-stats"), "pending_compactions") != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Writes keys [begin, end) with sync=true; returns how many were acknowledged.
+int WriteKeys(DB* db, int begin, int end, std::map<std::string, std::string>* model) {
+  WriteOptions sync;
+  sync.sync = true;
+  for (int i = begin; i < end; ++i) {
+    const std::string key = "key" + std::to_string(i % 9000);
+    const std::string value = std::to_string(i) + std::string(120, 'v');
+    if (!db->Put(sync, key, value).ok()) return i - begin;
+    (*model)[key] = value;
+  }
+  return end - begin;
+}
+
+void ExpectContents(DB* db, const std::map<std::string, std::string>& model) {
+  std::map<std::string, std::string> got;
+  auto it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) got[it->key().ToString()] = it->value().ToString();
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(got.size(), model.size());
+  EXPECT_TRUE(got == model);
+  for (int i = 0; i < 9000; i += 97) {
+    const std::string key = "key" + std::to_string(i);
+    std::string value;
+    const Status s = db->Get(ReadOptions(), key, &value);
+    auto m = model.find(key);
+    if (m == model.end()) {
+      EXPECT_TRUE(s.IsNotFound()) << key;
+    } else {
+      EXPECT_EQ(value, m->second) << key;
+    }
+  }
+}
+
+TEST(SsdTierTest, CompactionOutputsAreSyncedOffTheCriticalPathAndShadowsReleased) {
+  test::ScratchDir dir;
+  test::FaultInjectionFileSystem fs;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  std::map<std::string, std::string> model;
+  ASSERT_EQ(WriteKeys(db.get(), 0, 40000, &model), 40000);
+  WaitForTracker(db.get());
+  const std::string stats = Property(db.get(), "jigsaw.sync-stats");
+  EXPECT_GT(Field(stats, "syncs"), 0u) << stats;
+  EXPECT_GT(Field(stats, "bytes_synced"), 0u) << stats;
+  EXPECT_EQ(Field(stats, "pending_compactions"), 0u) << stats;
+  EXPECT_GT(std::stoull(Property(db.get(), "jigsaw.ssd-bytes")), 0u);
+  // Shadows are gone once their outputs are durable: only live tables remain.
+  db.reset();
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  size_t tables = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) tables += entry.path().extension() == ".jst";
+  const uint64_t ssd_bytes = std::stoull(Property(db.get(), "jigsaw.ssd-bytes"));
+  uint64_t file_bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() == ".jst") file_bytes += entry.file_size();
+  }
+  EXPECT_GT(tables, 0u);
+  EXPECT_EQ(file_bytes, ssd_bytes) << "table files that no level references were left behind";
+  ExpectContents(db.get(), model);
+}
+
+TEST(SsdTierTest, UnsyncedOutputsLostInACrashAreRedoneFromShadows) {
+  test::ScratchDir dir;
+  test::FaultInjectionFileSystem fs;
+  std::map<std::string, std::string> model;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 20000, &model), 20000);
+    WaitForTracker(db.get());
+    // From here nothing on the SSD becomes durable: the tracker fails, the
+    // outputs of the next compactions stay pending.
+    fs.SetActive(false);
+    WriteKeys(db.get(), 20000, 60000, &model);
+    const std::string stats = Property(db.get(), "jigsaw.sync-stats");
+    EXPECT_GT(Field(stats, "pending_compactions"), 0u) << stats;
+  }
+  fs.DropUnsyncedData();  // the power failure: unsynced tables vanish
+  fs.SetActive(true);
+  std::unique_ptr<DB> db;
+  const Status s = DB::Open(HybridOptions(&fs), dir.path(), &db);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string stats = Property(db.get(), "jigsaw.sync-stats");
+  EXPECT_GT(Field(stats, "redone_at_recovery"), 0u) << stats;
+  EXPECT_TRUE(db->VerifyIntegrity().ok());
+  ExpectContents(db.get(), model);
+  // And the recovered store keeps working.
+  ASSERT_EQ(WriteKeys(db.get(), 60000, 70000, &model), 10000);
+  db.reset();
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  ExpectContents(db.get(), model);
+}
+
+TEST(SsdTierTest, FullDiskIsNoSpaceAndTheStoreStaysReadable) {
+  test::ScratchDir dir;
+  test::FaultInjectionFileSystem fs;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  std::map<std::string, std::string> model;
+  ASSERT_EQ(WriteKeys(db.get(), 0, 20000, &model), 20000);
+  WaitForTracker(db.get());
+  fs.SetSpaceLeft(0);
+  const int written = WriteKeys(db.get(), 20000, 200000, &model);
+  EXPECT_LT(written, 180000) << "writes never noticed the full disk";
+  WriteOptions sync;
+  sync.sync = true;
+  const Status s = db->Put(sync, "one-more", "value");
+  EXPECT_TRUE(s.IsNoSpace()) << s.ToString();
+  ExpectContents(db.get(), model);
+  // Space comes back: compaction resumes and writes succeed again.
+  fs.SetSpaceLeft(-1);
+  Status again;
+  for (int i = 0; i < 100; ++i) {
+    again = db->Put(sync, "one-more", "value");
+    if (again.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  model["one-more"] = "value";
+  db.reset();
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  ExpectContents(db.get(), model);
+}
+
+TEST(SsdTierTest, DamagedTableIsCorruptionNamingTheFile) {
+  test::ScratchDir dir;
+  std::map<std::string, std::string> model;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(HybridOptions(nullptr), dir.path(), &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
+  }
+  std::string victim;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() == ".jst") victim = entry.path().string();
+  }
+  ASSERT_FALSE(victim.empty());
+  std::filesystem::resize_file(victim, std::filesystem::file_size(victim) / 2);
+  std::unique_ptr<DB> db;
+  const Status s = DB::Open(HybridOptions(nullptr), dir.path(), &db);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(victim), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace jigsaw
