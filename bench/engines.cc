@@ -40,6 +40,8 @@ class JigsawEngine final : public Engine {
     options.memtable_size = config.memtable_size;
     options.pmem_emulation = config.pmem_emulation;
     options.nvm_timing = config.nvm_timing;
+    options.storage_mode = config.storage_mode;
+    options.pmem_budget = config.pmem_budget;
     auto engine = std::make_unique<JigsawEngine>();
     Status s = DB::Open(options, config.dir, &engine->db_);
     if (!s.ok()) {
@@ -79,10 +81,13 @@ class JigsawEngine final : public Engine {
     return it->Valid() && it->value().size() < (size_t{1} << 40);
   }
   std::string Stats() override {
-    std::string levels, stalls;
+    std::string levels, stalls, syncs, cache, ssd;
     db_->GetProperty("jigsaw.levels", &levels);
     db_->GetProperty("jigsaw.stalls", &stalls);
-    return levels + stalls;
+    db_->GetProperty("jigsaw.sync-stats", &syncs);
+    db_->GetProperty("jigsaw.block-cache", &cache);
+    db_->GetProperty("jigsaw.ssd-bytes", &ssd);
+    return levels + stalls + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache;
   }
 
   std::unique_ptr<DB> db_;

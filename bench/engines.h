@@ -20,6 +20,8 @@ struct EngineConfig {
   bool use_existing = false;
   jigsaw::PmemEmulation pmem_emulation = jigsaw::PmemEmulation::kAuto;  // JigsawDB only
   jigsaw::NvmTimingModel nvm_timing;                                      // JigsawDB only
+  jigsaw::StorageMode storage_mode = jigsaw::StorageMode::kPmem;          // JigsawDB only
+  uint64_t pmem_budget = 0;                                               // JigsawDB hybrid
 };
 
 class Engine {

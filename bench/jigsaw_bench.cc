@@ -43,6 +43,7 @@ struct Flags {
   std::string mode = "pmem";
   std::string timing_model = "none";
   std::string pmem_emulation = "auto";
+  uint64_t pmem_budget_mb = 64;
   uint64_t pool_size_mb = 4096;
   bool use_existing_db = false;
   bool histogram = true;
@@ -286,7 +287,11 @@ int Main(int argc, char** argv) {
   app.add_option("--pool_size_mb", f.pool_size_mb, "JigsawDB pool size when created, MiB");
   app.add_option("--peer_dir", f.peer_dir, "directory for LevelDB and RocksDB (default: beside the pool)");
   app.add_option("--engines", f.engines, "comma-separated: jigsaw, leveldb, rocksdb");
-  app.add_option("--mode", f.mode, "pmem (hybrid and disk come with the SSD tier)")->check(CLI::IsMember({"pmem"}));
+  app.add_option("--mode", f.mode,
+                 "pmem (everything in the pmem pool) or hybrid (pmem upper levels, SSD tables below "
+                 "--pmem_budget_mb in the --db directory; disk-only mode is not implemented yet)")
+      ->check(CLI::IsMember({"pmem", "hybrid"}));
+  app.add_option("--pmem_budget_mb", f.pmem_budget_mb, "hybrid: MiB of blocks kept in pmem");
   app.add_option("--timing_model", f.timing_model,
                  "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
                  "in 256-byte units)")
@@ -302,7 +307,11 @@ int Main(int argc, char** argv) {
 
   if (f.pmem_path.empty()) f.pmem_path = f.db + "/pool";
   if (f.peer_dir.empty()) {
-    f.peer_dir = (std::filesystem::path(f.pmem_path).parent_path().parent_path() / "jigsaw-bench-peers").string();
+    // Peers use the medium JigsawDB's data is on: beside the pool in pmem
+    // mode, beside the database directory (the SSD tables) otherwise.
+    const std::filesystem::path beside = f.mode == "pmem" ? std::filesystem::path(f.pmem_path).parent_path()
+                                                          : std::filesystem::path(f.db);
+    f.peer_dir = (beside.parent_path() / "jigsaw-bench-peers").string();
   }
   const std::vector<std::string> benchmarks = Split(f.benchmarks);
   const std::vector<std::string> engines = Split(f.engines);
@@ -321,6 +330,8 @@ int Main(int argc, char** argv) {
     config.pmem_pool_size = f.pool_size_mb << 20;
     config.use_existing = f.use_existing_db;
     if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
+    config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid : StorageMode::kPmem;
+    config.pmem_budget = f.pmem_budget_mb << 20;
     config.pmem_emulation = f.pmem_emulation == "force" ? PmemEmulation::kForce
                             : f.pmem_emulation == "off" ? PmemEmulation::kOff
                                                         : PmemEmulation::kAuto;
@@ -345,6 +356,8 @@ int Main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
+    const std::string stats = runner.Stats();
+    if (!stats.empty()) std::printf("--- %s statistics ---\n%s\n", engine.c_str(), stats.c_str());
     runner.Close();
   }
 
@@ -371,7 +384,7 @@ int Main(int argc, char** argv) {
     out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
                       {"kernel", std::string(u.release)}};
     out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
-                     {"value_size", f.value_size}, {"threads", f.threads}, {"mode", f.mode},
+                     {"value_size", f.value_size}, {"threads", f.threads}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb},
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                      {"memtable_size", 4 << 20}, {"compression", "none"}, {"bloom_bits_per_key", 10}};
     out["results"] = nlohmann::json::array();
