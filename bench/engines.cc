@@ -42,6 +42,9 @@ class JigsawEngine final : public Engine {
     options.nvm_timing = config.nvm_timing;
     options.storage_mode = config.storage_mode;
     options.pmem_budget = config.pmem_budget;
+    options.ssd_use_mmap = config.ssd_use_mmap;
+    options.ssd_block_size = config.ssd_block_size;
+    options.block_cache_capacity = config.block_cache_capacity;
     auto engine = std::make_unique<JigsawEngine>();
     Status s = DB::Open(options, config.dir, &engine->db_);
     if (!s.ok()) {
@@ -156,7 +159,7 @@ struct LevelDBLib {
     std::unique_ptr<leveldb::DB> db;
   };
   static std::string Open(const EngineConfig& config, State* state) {
-    state->cache.reset(leveldb::NewLRUCache(8 << 20));
+    state->cache.reset(leveldb::NewLRUCache(config.block_cache_capacity));  // the same size as JigsawDB's
     state->filter.reset(leveldb::NewBloomFilterPolicy(10));
     leveldb::Options options;
     options.create_if_missing = true;
@@ -188,6 +191,7 @@ struct RocksDBLib {
     options.max_background_jobs = 2;
     rocksdb::BlockBasedTableOptions table;
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    table.block_cache = rocksdb::NewLRUCache(config.block_cache_capacity);  // the same size as JigsawDB's
     options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     rocksdb::DB* db = nullptr;
     rocksdb::Status s = rocksdb::DB::Open(options, config.dir, &db);

@@ -22,6 +22,9 @@ struct EngineConfig {
   jigsaw::NvmTimingModel nvm_timing;                                      // JigsawDB only
   jigsaw::StorageMode storage_mode = jigsaw::StorageMode::kPmem;          // JigsawDB only
   uint64_t pmem_budget = 0;                                               // JigsawDB hybrid
+  bool ssd_use_mmap = false;                                              // JigsawDB hybrid
+  size_t ssd_block_size = 16 << 10;                                       // JigsawDB hybrid
+  size_t block_cache_capacity = size_t{64} << 20;                         // JigsawDB hybrid
 };
 
 class Engine {

@@ -44,6 +44,9 @@ struct Flags {
   std::string timing_model = "none";
   std::string pmem_emulation = "auto";
   uint64_t pmem_budget_mb = 64;
+  int ssd_use_mmap = 0;
+  size_t ssd_block_kb = 16;
+  size_t cache_size_mb = 64;
   uint64_t pool_size_mb = 4096;
   bool use_existing_db = false;
   bool histogram = true;
@@ -292,6 +295,9 @@ int Main(int argc, char** argv) {
                  "--pmem_budget_mb in the --db directory; disk-only mode is not implemented yet)")
       ->check(CLI::IsMember({"pmem", "hybrid"}));
   app.add_option("--pmem_budget_mb", f.pmem_budget_mb, "hybrid: MiB of blocks kept in pmem");
+  app.add_option("--ssd_use_mmap", f.ssd_use_mmap, "hybrid: serve SSD tables from mmap instead of the block cache (1/0)");
+  app.add_option("--ssd_block_kb", f.ssd_block_kb, "hybrid: KiB per KeySet block inside SSD tables");
+  app.add_option("--cache_size_mb", f.cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
   app.add_option("--timing_model", f.timing_model,
                  "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
                  "in 256-byte units)")
@@ -332,6 +338,9 @@ int Main(int argc, char** argv) {
     if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
     config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid : StorageMode::kPmem;
     config.pmem_budget = f.pmem_budget_mb << 20;
+    config.ssd_use_mmap = f.ssd_use_mmap != 0;
+    config.ssd_block_size = f.ssd_block_kb << 10;
+    config.block_cache_capacity = f.cache_size_mb << 20;
     config.pmem_emulation = f.pmem_emulation == "force" ? PmemEmulation::kForce
                             : f.pmem_emulation == "off" ? PmemEmulation::kOff
                                                         : PmemEmulation::kAuto;

@@ -22,10 +22,17 @@ std::string Key(int writer, int k) { return std::string("w").append(std::to_stri
 // Values are "<counter>:<padding>"; each writer's counter only grows.
 uint64_t Counter(const std::string& value) { return std::stoull(value.substr(0, value.find(':'))); }
 
-TEST(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun) {
+// In pmem-only and hybrid mode (hybrid adds SSD tables, the block cache and
+// the durability tracker thread).
+class DBConcurrencyTest : public ::testing::TestWithParam<StorageMode> {};
+
+TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun) {
   test::ScratchDir dir;
   std::unique_ptr<DB> db;
-  ASSERT_TRUE(DB::Open(test::SmallOptions(), dir.path(), &db).ok());
+  Options options = test::SmallOptions();
+  options.storage_mode = GetParam();
+  options.pmem_budget = 2 << 20;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   std::atomic<int> writers_done{0};
   std::atomic<bool> failed{false};
   std::vector<std::thread> threads;
@@ -112,7 +119,15 @@ TEST(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun) 
     ASSERT_TRUE(db->Get(ReadOptions(), Key(w, kWritesPerWriter % kKeysPerWriter), &value).ok());
     EXPECT_EQ(Counter(value), static_cast<uint64_t>(kWritesPerWriter));
   }
+  std::string ssd_bytes;
+  ASSERT_TRUE(db->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
+  if (GetParam() == StorageMode::kHybrid) EXPECT_NE(ssd_bytes, "0") << "no SSD table was exercised";
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
+                         [](const ::testing::TestParamInfo<StorageMode>& info) {
+                           return info.param == StorageMode::kPmem ? std::string("Pmem") : std::string("Hybrid");
+                         });
 
 }  // namespace
 }  // namespace jigsaw
