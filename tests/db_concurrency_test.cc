@@ -121,7 +121,9 @@ TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun
   }
   std::string ssd_bytes;
   ASSERT_TRUE(db->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
-  if (GetParam() == StorageMode::kHybrid) EXPECT_NE(ssd_bytes, "0") << "no SSD table was exercised";
+  if (GetParam() == StorageMode::kHybrid) {
+    EXPECT_NE(ssd_bytes, "0") << "no SSD table was exercised";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
