@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "format/coding.h"
 #include "format/keyset_block.h"
 #include "ssd/table.h"
 #include "pmem/device.h"
@@ -62,8 +63,9 @@ Status ValidateOptions(const Options& o) {
       o.pmem_emulation != PmemEmulation::kOff) {
     return bad("pmem_emulation", "must be kAuto, kForce or kOff");
   }
-  if (o.storage_mode != StorageMode::kPmem && o.storage_mode != StorageMode::kHybrid) {
-    return bad("storage_mode", "must be kPmem or kHybrid");
+  if (o.storage_mode != StorageMode::kPmem && o.storage_mode != StorageMode::kHybrid &&
+      o.storage_mode != StorageMode::kDisk) {
+    return bad("storage_mode", "must be kPmem, kHybrid or kDisk");
   }
   if (o.pmem_budget > o.pmem_pool_size) return bad("pmem_budget", "must not exceed pmem_pool_size");
   if (o.ssd_block_size < (4 << 10) || o.ssd_block_size > (size_t{4} << 20)) {
@@ -101,6 +103,22 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
 Status DestroyDB(const std::string& name, const Options& options) {
   Status s = pmem::DestroyPool(PoolPath(options, name));
   if (!s.ok()) return s;
+  // The database's own files (SSD tables, disk-only WAL and manifest); other
+  // files in the directory stay.
+  FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
+  std::vector<std::string> children;
+  if (fs->GetChildren(name, &children).ok()) {
+    for (const std::string& child : children) {
+      uint64_t number = 0;
+      char suffix[8] = {};
+      const bool numbered = std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) == 2 &&
+                            (std::strcmp(suffix, "jst") == 0 || std::strcmp(suffix, "log") == 0);
+      if (numbered || child == "MANIFEST" || child == "MANIFEST.tmp") {
+        s = fs->RemoveFile(name + "/" + child);
+        if (!s.ok()) return s;
+      }
+    }
+  }
   std::error_code ec;
   std::filesystem::remove(name, ec);  // only if empty; a user's files stay
   return Status::OK();
@@ -120,6 +138,122 @@ void DBImpl::Disposer::Dispose(const BlockMeta& block) {
     db_->block_cache_->EraseTable(block.number);
     (void)db_->fs_->RemoveFile(db_->TablePath(block.number));  // a leftover is collected at the next open
   }
+}
+
+std::string DBImpl::LogPath(uint64_t number) const {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/%06" PRIu64 ".log", number);
+  return name_ + name;
+}
+
+void DBImpl::DeleteLogs(const std::vector<WalSegmentMeta>& logs) {
+  for (const WalSegmentMeta& w : logs) (void)fs_->RemoveFile(LogPath(w.number));  // leftovers: collected at open
+}
+
+namespace {
+
+// The MANIFEST file of disk-only mode (docs/manifest.md): a 256-byte header
+// naming the comparator, then one manifest record.
+constexpr uint64_t kManifestFileMagic = 0x4B5349445753474AULL;  // bytes "JGSWDISK"
+constexpr uint32_t kManifestFileVersion = 1;
+constexpr size_t kManifestFileHeader = 256;
+
+}  // namespace
+
+Status DBImpl::ReadManifestFile(ManifestState* state, bool* exists) {
+  const std::string path = name_ + "/MANIFEST";
+  *exists = fs_->FileExists(path);
+  if (!*exists) {
+    if (!options_.create_if_missing) {
+      return Status::InvalidArgument(name_, "does not exist (create_if_missing is false)");
+    }
+    return fs_->CreateDirIfMissing(name_);
+  }
+  if (options_.error_if_exists) return Status::InvalidArgument(name_, "exists (error_if_exists is true)");
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = fs_->NewRandomAccessFile(path, &file);
+  if (!s.ok()) return s;
+  std::vector<uint64_t> buffer(file->Size() / 8 + 1);
+  Slice contents;
+  s = file->Read(0, file->Size(), reinterpret_cast<char*>(buffer.data()), &contents);
+  if (!s.ok()) return s;
+  if (contents.size() < kManifestFileHeader || DecodeFixed64(contents.data()) != kManifestFileMagic) {
+    return Status::Corruption(path, "not a JigsawDB manifest file");
+  }
+  const uint32_t version = DecodeFixed32(contents.data() + 8);
+  if (version > kManifestFileVersion) {
+    return Status::NotSupported(path, "manifest file version " + std::to_string(version) + " is newer than " +
+                                          std::to_string(kManifestFileVersion));
+  }
+  const uint32_t name_size = DecodeFixed32(contents.data() + 12);
+  if (name_size > kManifestFileHeader - 16) return Status::Corruption(path, "bad comparator name");
+  const std::string stored(contents.data() + 16, name_size);
+  if (stored != ucmp_->Name()) {
+    return Status::InvalidArgument("comparator mismatch", "database uses " + stored + ", options give " + ucmp_->Name());
+  }
+  s = DecodeManifest(contents.data() + kManifestFileHeader, contents.size() - kManifestFileHeader, state);
+  if (!s.ok()) return Status::Corruption(path, s.ToString());
+  return Status::OK();
+}
+
+Status DBImpl::WriteManifestFile(const ManifestState& state) {
+  // Written whole beside the old one, synced, then renamed over it: the
+  // rename is the atomic commit, the directory sync makes it durable.
+  std::string contents(kManifestFileHeader + ManifestSize(state), '\0');
+  EncodeFixed64(contents.data(), kManifestFileMagic);
+  EncodeFixed32(contents.data() + 8, kManifestFileVersion);
+  const std::string comparator = ucmp_->Name();
+  EncodeFixed32(contents.data() + 12, static_cast<uint32_t>(comparator.size()));
+  std::memcpy(contents.data() + 16, comparator.data(), std::min(comparator.size(), kManifestFileHeader - 16));
+  EncodeManifest(state, contents.data() + kManifestFileHeader);
+  const std::string tmp = name_ + "/MANIFEST.tmp";
+  std::unique_ptr<WritableFile> file;
+  Status s = fs_->NewWritableFile(tmp, &file);
+  if (s.ok()) s = file->Append(contents);
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = file->Close();
+  if (s.ok()) s = fs_->RenameFile(tmp, name_ + "/MANIFEST");
+  if (s.ok()) s = fs_->SyncDir(name_);
+  syncs_ += 2;
+  bytes_synced_ += contents.size();
+  if (!s.ok()) (void)fs_->RemoveFile(tmp);
+  return s;
+}
+
+Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
+  uint64_t number;
+  {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (bg_thread_.joinable()) lock.lock();  // during recovery there is no other thread
+    number = next_number_++;
+  }
+  BlockBuilderOptions build_options;
+  build_options.comparator = ucmp_;
+  build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
+  std::unique_ptr<WritableFile> file;
+  Status s = fs_->NewWritableFile(TablePath(number), &file);
+  if (!s.ok()) return s;
+  ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get());
+  auto it = mem.NewIterator();
+  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
+    s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value());
+  }
+  ssd::TableInfo info;
+  if (s.ok()) s = builder.Finish(&info);
+  // L0 is made durable inline (with its directory entry) before the commit
+  // that drops the WAL holding the same writes.
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = file->Close();
+  if (s.ok()) s = fs_->SyncDir(name_);
+  {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (bg_thread_.joinable()) lock.lock();
+    syncs_ += 2;
+    bytes_synced_ += info.file_size;
+  }
+  if (s.ok()) s = OpenSsdTable(number, 0, block);
+  if (!s.ok()) (void)fs_->RemoveFile(TablePath(number));
+  return s;
 }
 
 std::string DBImpl::TablePath(uint64_t number) const {
@@ -149,6 +283,7 @@ Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
 }
 
 bool DBImpl::OutputToSsd(const Version& version, int output_level, uint64_t bytes) const {
+  if (disk_mode()) return true;
   if (options_.storage_mode != StorageMode::kHybrid) return false;
   const uint64_t budget = options_.pmem_budget != 0 ? options_.pmem_budget : options_.pmem_pool_size / 2;
   // A level stays in pmem only if it and every level above fit the budget
@@ -226,7 +361,7 @@ DBImpl::~DBImpl() {
   for (pmem::Reservation& chunk : standby_) pool_->Cancel(&chunk);
   standby_.clear();
   // A clean close makes even unsynced writes durable.
-  if (wal_ != nullptr) wal_->Sync();
+  if (wal_ != nullptr) (void)wal_->Sync();  // an error here leaves the records to the WAL's own checks
   wal_.reset();
   imm_.clear();
   mem_.reset();
@@ -242,7 +377,14 @@ Status DBImpl::Recover() {
   pool_options.comparator_name = ucmp_->Name();
   pool_options.emulation = options_.pmem_emulation;
   pool_options.timing = options_.nvm_timing;
-  Status s = pmem::Pool::Open(pool_options, &pool_);
+  Status s;
+  ManifestState file_state;
+  bool file_manifest = false;
+  if (disk_mode()) {
+    s = ReadManifestFile(&file_state, &file_manifest);
+  } else {
+    s = pmem::Pool::Open(pool_options, &pool_);
+  }
   if (!s.ok()) return s;
 
   auto version = std::make_shared<Version>();
@@ -252,12 +394,15 @@ Status DBImpl::Recover() {
   bool had_pending = false;
   std::vector<uint64_t> old_wal_segments;
   std::vector<WalSegmentMeta> state_wals;
-  const uint64_t manifest = pool_->manifest_offset();
+  std::set<uint64_t> live_logs;  // disk-only mode: log files the manifest lists
+  const uint64_t manifest = disk_mode() ? (file_manifest ? 1 : 0) : pool_->manifest_offset();
   if (manifest != 0) {
-    ManifestState state;
-    s = DecodeManifest(pool_->Direct(manifest), pool_->ObjectSize(manifest), &state);
-    if (!s.ok()) return s;
-    manifest_offset_ = manifest;
+    ManifestState state = file_state;
+    if (!disk_mode()) {
+      s = DecodeManifest(pool_->Direct(manifest), pool_->ObjectSize(manifest), &state);
+      if (!s.ok()) return s;
+      manifest_offset_ = manifest;
+    }
     manifest_generation_ = state.generation;
     next_number_ = state.next_number;
     last_sequence_ = state.last_sequence;
@@ -300,27 +445,33 @@ Status DBImpl::Recover() {
     for (const WalSegmentMeta& w : state.wal_segments) {
       live.insert(w.offset);
       old_wal_segments.push_back(w.offset);
-      uint64_t end = 0;
-      s = ReadWalSegment(
-          pool_->Direct(w.offset), std::min(w.capacity, pool_->ObjectSize(w.offset)), w.number,
-          [&](const Slice& record) {
-            WriteBatch batch;
-            Status r = WriteBatchInternal::SetContents(&batch, record);
-            if (r.ok()) r = WriteBatchInternal::InsertInto(batch, recovered.get());
-            if (r.ok()) {
-              const SequenceNumber last = WriteBatchInternal::Sequence(batch) + WriteBatchInternal::Count(batch) - 1;
-              last_sequence_ = std::max(last_sequence_, last);
-            }
-            return r;
-          },
-          &end);
+      live_logs.insert(w.number);
+      auto replay = [&](const Slice& record) {
+        WriteBatch batch;
+        Status r = WriteBatchInternal::SetContents(&batch, record);
+        if (r.ok()) r = WriteBatchInternal::InsertInto(batch, recovered.get());
+        if (r.ok()) {
+          const SequenceNumber last = WriteBatchInternal::Sequence(batch) + WriteBatchInternal::Count(batch) - 1;
+          last_sequence_ = std::max(last_sequence_, last);
+        }
+        return r;
+      };
+      if (disk_mode()) {
+        s = ReadWalFile(fs_, LogPath(w.number), w.number, replay);
+      } else {
+        uint64_t end = 0;
+        s = ReadWalSegment(pool_->Direct(w.offset), std::min(w.capacity, pool_->ObjectSize(w.offset)), w.number,
+                           replay, &end);
+      }
       if (!s.ok()) return s;
     }
     // Objects no manifest references: leftovers of a crash between a commit
     // and the frees that follow it.
-    for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
-      for (uint64_t offset : pool_->Objects(type)) {
-        if (live.count(offset) == 0) pool_->Free(offset);
+    if (pool_ != nullptr) {
+      for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
+        for (uint64_t offset : pool_->Objects(type)) {
+          if (live.count(offset) == 0) pool_->Free(offset);
+        }
       }
     }
   }
@@ -331,10 +482,10 @@ Status DBImpl::Recover() {
     for (const std::string& child : children) {
       uint64_t number = 0;
       char suffix[8] = {};
-      if (std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) == 2 && std::strcmp(suffix, "jst") == 0 &&
-          live_tables.count(number) == 0 && manifest != 0) {
-        (void)fs_->RemoveFile(name_ + "/" + child);
-      }
+      if (std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) != 2 || manifest == 0) continue;
+      const bool stale_table = std::strcmp(suffix, "jst") == 0 && live_tables.count(number) == 0;
+      const bool stale_log = disk_mode() && std::strcmp(suffix, "log") == 0 && live_logs.count(number) == 0;
+      if (stale_table || stale_log) (void)fs_->RemoveFile(name_ + "/" + child);
     }
   }
   for (auto& level : version->levels) {
@@ -354,23 +505,27 @@ Status DBImpl::Recover() {
   pmem::Reservation block_reservation;
   pmem::Reservation wal_reservation;
   BlockRef block;
-  if (recovered->num_entries() > 0) s = BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
-  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true);
+  if (recovered->num_entries() > 0) {
+    s = disk_mode() ? BuildTableFromMemTable(*recovered, &block)
+                    : BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
+  }
+  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true, &wal_);
   if (s.ok()) {
     auto next = std::make_shared<Version>(*version_);
     if (block != nullptr) {
       next->levels[0].insert(next->levels[0].begin(), block);
-      reservations.push_back(&block_reservation);
+      if (block_reservation.action != nullptr) reservations.push_back(&block_reservation);
     }
-    reservations.push_back(&wal_reservation);
-    wal_ = std::make_unique<WalWriter>(pool_->region(), wal_reservation.data, mem_wal_.capacity, mem_wal_.number);
+    if (wal_reservation.action != nullptr) reservations.push_back(&wal_reservation);
     std::lock_guard<std::mutex> lock(mutex_);
     s = CommitManifest(*next, reservations, old_wal_segments, /*may_use_standby=*/true);
     if (s.ok()) version_ = std::move(next);
   }
   if (s.ok()) {
     discarded.clear();  // shadows and redone outputs: the new manifest no longer names them
-  } else if (had_pending) {
+    if (disk_mode()) DeleteLogs(state_wals);
+  } else if (had_pending || disk_mode()) {
+    if (block != nullptr && block->residence == Residence::kSsd) block->obsolete = true;
     return s;  // resolved compactions must be committed before the database is used
   }
   if (!s.ok()) {
@@ -382,15 +537,19 @@ Status DBImpl::Recover() {
     if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
     pool_full_ = true;
   }
-  // Standby space: room for the largest compaction (L1 plus a stopped L0)
-  // and a memtable switch, between 1/8 and 1/4 of the pool.
-  uint64_t standby = options_.level1_size +
-                     static_cast<uint64_t>(options_.level0_stop_trigger) * (options_.block_size + (256 << 10)) +
-                     3 * options_.memtable_size;
-  standby = std::clamp<uint64_t>(standby, pool_->pool_size() / 8, pool_->pool_size() / 4);
-  standby_chunks_ = static_cast<size_t>(standby / (256 << 10));
-  RefillStandby();
-  const int node = options_.numa_node >= 0 ? options_.numa_node : pmem::NumaNodeForPath(pool_options.path);
+  if (pool_ != nullptr) {
+    // Standby space: room for the largest compaction (L1 plus a stopped L0)
+    // and a memtable switch, between 1/8 and 1/4 of the pool.
+    uint64_t standby = options_.level1_size +
+                       static_cast<uint64_t>(options_.level0_stop_trigger) * (options_.block_size + (256 << 10)) +
+                       3 * options_.memtable_size;
+    standby = std::clamp<uint64_t>(standby, pool_->pool_size() / 8, pool_->pool_size() / 4);
+    standby_chunks_ = static_cast<size_t>(standby / (256 << 10));
+    RefillStandby();
+  }
+  const int node = options_.numa_node >= 0 ? options_.numa_node
+                   : disk_mode()            ? -1
+                                            : pmem::NumaNodeForPath(pool_options.path);
   bg_thread_ = std::thread([this, node] {
     if (pmem::BindThreadToNode(node)) numa_node_ = node;
     BackgroundLoop();
@@ -437,6 +596,7 @@ std::string DBImpl::StandbyState() {
 }
 
 void DBImpl::RefillStandby() {
+  if (pool_ == nullptr) return;
   std::lock_guard<std::mutex> lock(standby_mutex_);
   constexpr uint64_t kChunk = (256 << 10) - 16;
   while (standby_.size() < standby_chunks_) {
@@ -447,7 +607,17 @@ void DBImpl::RefillStandby() {
 }
 
 Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
-                             bool may_use_standby) {
+                             bool may_use_standby, std::unique_ptr<LogWriter>* writer) {
+  if (disk_mode()) {
+    meta->offset = 0;
+    meta->capacity = 0;
+    meta->number = next_number_++;
+    std::unique_ptr<FileWalWriter> file;
+    Status s = FileWalWriter::Create(fs_, LogPath(meta->number), meta->number, &file);
+    if (!s.ok()) return s;
+    *writer = std::move(file);
+    return Status::OK();
+  }
   uint64_t capacity = options_.memtable_size + options_.memtable_size / 2;
   capacity = std::max<uint64_t>(capacity, kWalHeaderSize + WalRecordSize(min_payload));
   capacity = (capacity + 4095) & ~uint64_t{4095};
@@ -457,6 +627,7 @@ Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation,
   meta->capacity = capacity;
   meta->number = next_number_++;
   WalWriter::Format(pool_->region(), reservation->data, capacity, meta->number);
+  *writer = std::make_unique<WalWriter>(pool_->region(), reservation->data, capacity, meta->number);
   return Status::OK();
 }
 
@@ -478,6 +649,12 @@ Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservat
     for (const BlockRef& b : p.outputs) entry.outputs.push_back(b->number);
     for (const BlockRef& b : p.shadows) entry.shadows.push_back({b->offset, b->size, b->number, b->level, b->residence});
     state.pending.push_back(std::move(entry));
+  }
+  if (disk_mode()) {
+    Status s = WriteManifestFile(state);
+    if (!s.ok()) return s;
+    manifest_generation_ = state.generation;
+    return Status::OK();
   }
   const uint64_t size = ManifestSize(state);
   pmem::Reservation manifest;
@@ -523,7 +700,11 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size(), WriteBatchInternal::DeletesOnly(*batch));
   if (!s.ok()) return s;
   WriteBatchInternal::SetSequence(batch, last_sequence_ + 1);
-  wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);
+  s = wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);
+  if (!s.ok()) {
+    bg_error_ = s;  // the log may hold a torn record: no later write may follow it
+    return s;
+  }
   s = WriteBatchInternal::InsertInto(*batch, mem_.get());
   if (!s.ok()) return s;
   // Readers pin last_sequence_: the batch becomes visible all at once.
@@ -574,23 +755,31 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
 Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   pmem::Reservation reservation;
   WalSegmentMeta meta;
-  Status s = NewWalSegment(payload, &reservation, &meta, may_use_standby);
+  std::unique_ptr<LogWriter> writer;
+  Status s = NewWalSegment(payload, &reservation, &meta, may_use_standby, &writer);
   if (!s.ok()) return s;
   const bool freeze = wal_ != nullptr;  // without a segment the memtable is empty
   if (freeze) {
-    wal_->Sync();  // the frozen segment's unsynced records become durable
+    s = wal_->Sync();  // the frozen segment's unsynced records become durable
+    if (!s.ok()) {
+      bg_error_ = s;
+      return s;
+    }
     imm_.push_back({mem_, {mem_wal_}});
   }
-  std::unique_ptr<WalWriter> previous_writer = std::move(wal_);
+  std::unique_ptr<LogWriter> previous_writer = std::move(wal_);
   const WalSegmentMeta previous = mem_wal_;
   mem_wal_ = meta;
-  wal_ = std::make_unique<WalWriter>(pool_->region(), reservation.data, meta.capacity, meta.number);
-  s = CommitManifest(*version_, {&reservation}, {}, may_use_standby);
+  wal_ = std::move(writer);
+  std::vector<pmem::Reservation*> publish;
+  if (reservation.action != nullptr) publish.push_back(&reservation);
+  s = CommitManifest(*version_, publish, {}, may_use_standby);
   if (!s.ok()) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;
     if (freeze) imm_.pop_back();
-    pool_->Cancel(&reservation);
+    if (reservation.action != nullptr) pool_->Cancel(&reservation);
+    if (disk_mode()) DeleteLogs({meta});
     return s;
   }
   if (freeze) mem_ = NewMemTable();
@@ -623,7 +812,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
       return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
     }
   }
-  emulation::NvmTiming* const timing = pool_->timing();
+  emulation::NvmTiming* const timing = pool_ != nullptr ? pool_->timing() : nullptr;
   auto lookup = [&](const BlockMeta& block, bool* done) -> Status {
     if (timing != nullptr && block.residence == Residence::kPmem) timing->ChargeRandomRead();
     Status s = block.table->Get(key, view.sequence, &type, value);
@@ -675,7 +864,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   }
   pins.push_back(view.version);
   return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins),
-                       pool_->timing(), pmem_sources);
+                       pool_ != nullptr ? pool_->timing() : nullptr, pmem_sources);
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
@@ -798,7 +987,8 @@ Status DBImpl::FlushOldestImmutable() {
   BlockRef block;
   pmem::Reservation reservation;
   if (imm.mem->num_entries() > 0) {
-    Status s = BuildBlockFromMemTable(*imm.mem, 0, &block, &reservation);
+    Status s = disk_mode() ? BuildTableFromMemTable(*imm.mem, &block)
+                           : BuildBlockFromMemTable(*imm.mem, 0, &block, &reservation);
     if (!s.ok()) return s;
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -806,17 +996,21 @@ Status DBImpl::FlushOldestImmutable() {
   std::vector<pmem::Reservation*> reservations;
   if (block != nullptr) {
     version->levels[0].insert(version->levels[0].begin(), block);
-    reservations.push_back(&reservation);
+    if (reservation.action != nullptr) reservations.push_back(&reservation);
   }
   imm_.pop_front();
   std::vector<uint64_t> frees;
-  for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
+  if (!disk_mode()) {
+    for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
+  }
   Status s = CommitManifest(*version, reservations, frees, /*may_use_standby=*/true);
   if (!s.ok()) {
     imm_.push_front(imm);
-    if (block != nullptr) pool_->Cancel(&reservation);
+    if (reservation.action != nullptr) pool_->Cancel(&reservation);
+    if (block != nullptr && block->residence == Residence::kSsd) block->obsolete = true;
     return s;
   }
+  if (disk_mode()) DeleteLogs(imm.wals);
   version_ = std::move(version);
   ++flushes_;
   pool_full_ = false;
@@ -1339,6 +1533,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = std::to_string(v.levels[n[0] - '0'].size());
   } else if (p == "jigsaw.pmem-bytes") {
     *value = std::to_string(pmem_bytes);
+  } else if ((p == "jigsaw.pool-used-bytes" || p == "jigsaw.pmem-device") && pool_ == nullptr) {
+    *value = p == "jigsaw.pool-used-bytes" ? "0" : "no pmem pool (disk-only mode)";
   } else if (p == "jigsaw.pool-used-bytes") {
     uint64_t used = 0;
     for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {

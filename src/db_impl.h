@@ -87,8 +87,9 @@ class DBImpl final : public DB {
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
   Status SwitchMemTable(size_t payload, bool may_use_standby);
+  // A new WAL: a zeroed pmem segment, or a log file in disk-only mode.
   Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
-                       bool may_use_standby);
+                       bool may_use_standby, std::unique_ptr<LogWriter>* writer);
   // Persists a manifest of `version` + the WAL segments in use, publishing
   // `reservations` with it and freeing `frees` in the same atomic commit.
   Status CommitManifest(const Version& version, std::vector<pmem::Reservation*> reservations,
@@ -116,7 +117,15 @@ class DBImpl final : public DB {
   SequenceNumber SmallestSnapshot() const;  // mutex_ held
 
   // --- SSD tier ---
+  bool disk_mode() const { return options_.storage_mode == StorageMode::kDisk; }
   std::string TablePath(uint64_t number) const;
+  std::string LogPath(uint64_t number) const;
+  void DeleteLogs(const std::vector<WalSegmentMeta>& logs);
+  // Disk-only mode's manifest: <db>/MANIFEST, replaced atomically.
+  Status ReadManifestFile(ManifestState* state, bool* exists);
+  Status WriteManifestFile(const ManifestState& state);
+  // Disk-only mode's flush: an L0 SSD table, synced inline.
+  Status BuildTableFromMemTable(const MemTable& mem, BlockRef* block);
   Status OpenSsdTable(uint64_t number, int level, BlockRef* block);
   // Whether a compaction into `output_level` producing about `bytes` writes
   // SSD tables (hybrid mode, pmem budget exhausted or level beyond it).
@@ -157,7 +166,7 @@ class DBImpl final : public DB {
   std::condition_variable done_cv_;  // background progress (room, compaction)
   std::shared_ptr<MemTable> mem_;
   WalSegmentMeta mem_wal_;
-  std::unique_ptr<WalWriter> wal_;  // null when no segment could be allocated
+  std::unique_ptr<LogWriter> wal_;  // null when no segment could be allocated
   std::deque<Immutable> imm_;  // oldest first
   std::shared_ptr<const Version> version_;
   uint64_t manifest_offset_ = 0;

@@ -1,6 +1,7 @@
 #include "src/wal.h"
 
 #include <cstring>
+#include <vector>
 
 #include "format/checksum.h"
 #include "format/coding.h"
@@ -45,7 +46,7 @@ WalWriter::WalWriter(pmem::Region* region, char* segment, uint64_t capacity, uin
       offset_(write_offset),
       synced_offset_(write_offset) {}
 
-void WalWriter::Append(const Slice& payload, bool sync) {
+Status WalWriter::Append(const Slice& payload, bool sync) {
   char* record = segment_ + offset_;
   const auto length = static_cast<uint32_t>(payload.size());
   std::memcpy(record + kWalRecordHeaderSize, payload.data(), payload.size());
@@ -54,17 +55,73 @@ void WalWriter::Append(const Slice& payload, bool sync) {
   EncodeFixed32(record + 4, length);
   EncodeFixed32(record, RecordCrc(number_, length, record + kWalRecordHeaderSize));
   offset_ += kWalRecordHeaderSize + padded;
-  if (sync) Sync();
+  return sync ? Sync() : Status::OK();
 }
 
 #ifdef JIGSAW_PERSIST_BUG_HOOKS
 testing::PersistBug testing::persist_bug = testing::kNoPersistBug;
 #endif
 
-void WalWriter::Sync() {
-  if (offset_ == synced_offset_) return;
+Status WalWriter::Sync() {
+  if (offset_ == synced_offset_) return Status::OK();
   if (!JIGSAW_PERSIST_BUG(kDropWalPersist)) region_->Persist(segment_ + synced_offset_, offset_ - synced_offset_);
   synced_offset_ = offset_;
+  return Status::OK();
+}
+
+Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t number,
+                             std::unique_ptr<FileWalWriter>* writer) {
+  std::unique_ptr<WritableFile> file;
+  Status s = fs->NewWritableFile(path, &file);
+  if (!s.ok()) return s;
+  char header[kWalHeaderSize] = {};
+  EncodeFixed64(header + kMagicOffset, kWalMagic);
+  EncodeFixed32(header + kVersionOffset, kWalVersion);
+  EncodeFixed64(header + kNumberOffset, number);
+  EncodeFixed64(header + kCapacityOffset, 0);  // to the end of the file
+  s = file->Append(Slice(header, sizeof(header)));
+  if (!s.ok()) return s;
+  writer->reset(new FileWalWriter(std::move(file), number));
+  (*writer)->dirty_ = true;
+  return Status::OK();
+}
+
+Status FileWalWriter::Append(const Slice& payload, bool sync) {
+  const auto length = static_cast<uint32_t>(payload.size());
+  const size_t padded = (payload.size() + 7) & ~size_t{7};
+  record_.assign(kWalRecordHeaderSize + padded, '\0');
+  std::memcpy(record_.data() + kWalRecordHeaderSize, payload.data(), payload.size());
+  EncodeFixed32(record_.data() + 4, length);
+  EncodeFixed32(record_.data(), RecordCrc(number_, length, record_.data() + kWalRecordHeaderSize));
+  Status s = file_->Append(record_);
+  if (!s.ok()) return s;
+  dirty_ = true;
+  return sync ? Sync() : Status::OK();
+}
+
+Status FileWalWriter::Sync() {
+  if (!dirty_) return Status::OK();
+  Status s = file_->Sync();
+  if (s.ok()) {
+    dirty_ = false;
+    ++syncs_;
+  }
+  return s;
+}
+
+Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number,
+                   const std::function<Status(const Slice&)>& record) {
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = fs->NewRandomAccessFile(path, &file);
+  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("WAL " + path, "missing") : s;
+  std::vector<uint64_t> buffer(file->Size() / 8 + 1);
+  Slice contents;
+  s = file->Read(0, file->Size(), reinterpret_cast<char*>(buffer.data()), &contents);
+  if (!s.ok()) return s;
+  uint64_t end = 0;
+  s = ReadWalSegment(contents.data(), contents.size(), number, record, &end);
+  if (!s.ok()) return Status::Corruption("WAL " + path, s.ToString());
+  return Status::OK();
 }
 
 Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number,
@@ -79,7 +136,9 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number,
     return Status::Corruption("WAL segment " + std::to_string(number), "header does not match the manifest");
   }
   uint64_t offset = kWalHeaderSize;
-  const uint64_t limit = DecodeFixed64(segment + kCapacityOffset);
+  // Capacity 0: a log file, whose records run to its end.
+  const uint64_t limit = DecodeFixed64(segment + kCapacityOffset) == 0 ? capacity
+                                                                       : DecodeFixed64(segment + kCapacityOffset);
   while (offset + kWalRecordHeaderSize <= limit) {
     const uint32_t length = DecodeFixed32(segment + offset + 4);
     if (length == 0 || length > limit - offset - kWalRecordHeaderSize) break;

@@ -51,8 +51,9 @@ std::string BatchKey(uint64_t batch, int part) {
   }
 }
 
-// Runs in pmem-only and hybrid mode (hybrid: L1 and deeper are SSD tables,
-// so kills land during unsynced compaction outputs too).
+// Runs in every storage mode (hybrid: L1 and deeper are SSD tables, so kills
+// land during unsynced compaction outputs too; disk-only: WAL and manifest
+// files as well).
 class CrashTest : public ::testing::TestWithParam<StorageMode> {};
 
 TEST_P(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
@@ -129,7 +130,7 @@ TEST_P(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
     if (crash == kCrashes - 1) {
       std::string ssd_bytes;
       ASSERT_TRUE(db->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
-      if (GetParam() == StorageMode::kHybrid) {
+      if (GetParam() != StorageMode::kPmem) {
         EXPECT_GT(std::stoull(ssd_bytes), 0u) << "no SSD table was written";
       } else {
         EXPECT_EQ(ssd_bytes, "0");
@@ -142,9 +143,11 @@ TEST_P(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
   EXPECT_GT(next_batch, 100u) << "the writer made too little progress to test anything";
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, CrashTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
+INSTANTIATE_TEST_SUITE_P(Modes, CrashTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           return info.param == StorageMode::kPmem ? std::string("Pmem") : std::string("Hybrid");
+                           return info.param == StorageMode::kPmem     ? std::string("Pmem")
+                                  : info.param == StorageMode::kHybrid ? std::string("Hybrid")
+                                                                       : std::string("Disk");
                          });
 
 }  // namespace

@@ -22,8 +22,8 @@ std::string Key(int writer, int k) { return std::string("w").append(std::to_stri
 // Values are "<counter>:<padding>"; each writer's counter only grows.
 uint64_t Counter(const std::string& value) { return std::stoull(value.substr(0, value.find(':'))); }
 
-// In pmem-only and hybrid mode (hybrid adds SSD tables, the block cache and
-// the durability tracker thread).
+// In every storage mode (hybrid and disk-only add SSD tables, the block
+// cache and the durability tracker thread).
 class DBConcurrencyTest : public ::testing::TestWithParam<StorageMode> {};
 
 TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun) {
@@ -121,14 +121,16 @@ TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun
   }
   std::string ssd_bytes;
   ASSERT_TRUE(db->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
-  if (GetParam() == StorageMode::kHybrid) {
+  if (GetParam() != StorageMode::kPmem) {
     EXPECT_NE(ssd_bytes, "0") << "no SSD table was exercised";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
+INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           return info.param == StorageMode::kPmem ? std::string("Pmem") : std::string("Hybrid");
+                           return info.param == StorageMode::kPmem     ? std::string("Pmem")
+                                  : info.param == StorageMode::kHybrid ? std::string("Hybrid")
+                                                                       : std::string("Disk");
                          });
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -232,10 +233,17 @@ TEST_P(DBTest, InvalidOptionsNameTheOption) {
   options.comparator = nullptr;
   EXPECT_TRUE(DB::Open(options, dir_.path(), &db).IsInvalidArgument());
   options = ModeOptions();
-  options.pmem_pool_size = 1 << 20;
+  options.ssd_block_size = 100;
   s = DB::Open(options, dir_.path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument());
-  EXPECT_NE(s.message().find("pmem_pool_size"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("ssd_block_size"), std::string::npos) << s.ToString();
+  if (GetParam() != StorageMode::kDisk) {  // disk-only mode has no pool
+    options = ModeOptions();
+    options.pmem_pool_size = 1 << 20;
+    s = DB::Open(options, dir_.path(), &db);
+    EXPECT_TRUE(s.IsInvalidArgument());
+    EXPECT_NE(s.message().find("pmem_pool_size"), std::string::npos) << s.ToString();
+  }
 }
 
 TEST_P(DBTest, CreateIfMissingAndErrorIfExists) {
@@ -259,7 +267,9 @@ TEST_P(DBTest, OversizedKeyOrValueIsInvalidArgument) {
 }
 
 TEST_P(DBTest, ForeignFileIsRejectedAndUntouched) {
-  const std::string path = dir_.path() + "/not-a-pool";
+  // The pool file, or in disk-only mode the MANIFEST, is somebody else's.
+  std::filesystem::create_directories(dir_.path() + "/db");
+  const std::string path = GetParam() == StorageMode::kDisk ? dir_.path() + "/db/MANIFEST" : dir_.path() + "/not-a-pool";
   std::string junk(20 << 20, '\0');
   for (size_t i = 0; i < junk.size(); i += 4096) junk[i] = static_cast<char>(i / 4096);
   {
@@ -325,7 +335,7 @@ TEST_P(DBTest, DestroyDBRemovesThePool) {
 namespace jigsaw {
 namespace {
 
-TEST_P(DBTest, HybridModePlacesDeepLevelsInSsdTables) {
+TEST_P(DBTest, DeepLevelsAreSsdTablesExceptInPmemMode) {
   Open();
   for (int i = 0; i < 30000; ++i) {
     ASSERT_TRUE(db_->Put(WriteOptions(), "key" + std::to_string(i % 12000), std::string(100, 'a' + i % 26)).ok());
@@ -334,7 +344,7 @@ TEST_P(DBTest, HybridModePlacesDeepLevelsInSsdTables) {
   std::string ssd_bytes, syncs;
   ASSERT_TRUE(db_->GetProperty("jigsaw.ssd-bytes", &ssd_bytes));
   ASSERT_TRUE(db_->GetProperty("jigsaw.sync-stats", &syncs));
-  if (GetParam() == StorageMode::kHybrid) {
+  if (GetParam() != StorageMode::kPmem) {
     EXPECT_GT(std::stoull(ssd_bytes), 1u << 20);
     EXPECT_EQ(syncs.find("syncs 0 "), std::string::npos) << syncs;
   } else {
@@ -347,9 +357,11 @@ TEST_P(DBTest, HybridModePlacesDeepLevelsInSsdTables) {
   EXPECT_TRUE(db_->VerifyIntegrity().ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid),
+INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           return info.param == StorageMode::kPmem ? std::string("Pmem") : std::string("Hybrid");
+                           return info.param == StorageMode::kPmem     ? std::string("Pmem")
+                                  : info.param == StorageMode::kHybrid ? std::string("Hybrid")
+                                                                       : std::string("Disk");
                          });
 
 TEST(DBPoolFullTest, NoSpaceThenDeletesAndCompactionMakeRoomAgain) {

@@ -66,8 +66,17 @@ class FaultInjectionFileSystem final : public FileSystem {
     }
     return base_->RemoveFile(path);
   }
+  // A rename is modelled as durable at once (the engine syncs the directory
+  // right after each one).
   Status RenameFile(const std::string& from, const std::string& to) override {
-    return base_->RenameFile(from, to);
+    Status s = base_->RenameFile(from, to);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = files_.find(from);
+    if (s.ok() && it != files_.end()) {
+      files_[to] = it->second;
+      files_.erase(from);
+    }
+    return s;
   }
   Status GetChildren(const std::string& dir, std::vector<std::string>* names) override {
     return base_->GetChildren(dir, names);

@@ -22,6 +22,9 @@ enum class StorageMode {
   // WAL, manifest, L0 and the upper levels in pmem up to `pmem_budget`
   // bytes; deeper levels as SSD table files in the database directory.
   kHybrid,
+  // No pmem at all: a WAL file, a MANIFEST file and every level as SSD
+  // table files of KeySet blocks in the database directory.
+  kDisk,
 };
 
 // How stores to the pmem pool are made persistent.
@@ -95,8 +98,9 @@ struct JIGSAW_EXPORT Options {
   // open). At least 16 MiB. Default: 1 GiB.
   uint64_t pmem_pool_size = uint64_t{1} << 30;
 
-  // kPmem or kHybrid. A database may be reopened in the other mode: existing
-  // SSD tables stay readable; new compaction outputs follow the new mode.
+  // kPmem, kHybrid or kDisk. pmem-only and hybrid databases may be reopened
+  // in each other's mode (existing SSD tables stay readable; new compaction
+  // outputs follow the new mode); a disk-only database is always disk-only.
   // Default: kPmem.
   StorageMode storage_mode = StorageMode::kPmem;
   // Hybrid: bytes of blocks the pmem levels may hold; a compaction whose
