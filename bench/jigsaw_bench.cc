@@ -291,9 +291,9 @@ int Main(int argc, char** argv) {
   app.add_option("--peer_dir", f.peer_dir, "directory for LevelDB and RocksDB (default: beside the pool)");
   app.add_option("--engines", f.engines, "comma-separated: jigsaw, leveldb, rocksdb");
   app.add_option("--mode", f.mode,
-                 "pmem (everything in the pmem pool) or hybrid (pmem upper levels, SSD tables below "
-                 "--pmem_budget_mb in the --db directory; disk-only mode is not implemented yet)")
-      ->check(CLI::IsMember({"pmem", "hybrid"}));
+                 "pmem (everything in the pmem pool), hybrid (pmem upper levels, SSD tables below "
+                 "--pmem_budget_mb in the --db directory) or disk (no pmem: WAL, manifest and tables in --db)")
+      ->check(CLI::IsMember({"pmem", "hybrid", "disk"}));
   app.add_option("--pmem_budget_mb", f.pmem_budget_mb, "hybrid: MiB of blocks kept in pmem");
   app.add_option("--ssd_use_mmap", f.ssd_use_mmap, "hybrid: serve SSD tables from mmap instead of the block cache (1/0)");
   app.add_option("--ssd_block_kb", f.ssd_block_kb, "hybrid: KiB per KeySet block inside SSD tables");
@@ -336,7 +336,9 @@ int Main(int argc, char** argv) {
     config.pmem_pool_size = f.pool_size_mb << 20;
     config.use_existing = f.use_existing_db;
     if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
-    config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid : StorageMode::kPmem;
+    config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid
+                          : f.mode == "disk" ? StorageMode::kDisk
+                                             : StorageMode::kPmem;
     config.pmem_budget = f.pmem_budget_mb << 20;
     config.ssd_use_mmap = f.ssd_use_mmap != 0;
     config.ssd_block_size = f.ssd_block_kb << 10;
