@@ -64,6 +64,7 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
     }
     Status s = builder_->Add(user_key, sequence, type, value);
     if (s.ok()) {
+      if (new_key || key_hashes_.empty()) key_hashes_.push_back(bloom::KeyHash(user_key));
       block_largest_.assign(user_key.data(), user_key.size());
       ++entries_;
       return s;
@@ -96,6 +97,7 @@ Status TableBuilder::AddBlock(const Slice& block, uint64_t entries, const Slice&
        largest.ToString()});
   entries_ += entries;
   block_largest_ = largest.ToString();
+  filter_possible_ = false;  // its keys are not known here: no table filter
   return Append(block);
 }
 
@@ -109,9 +111,11 @@ uint64_t TableBuilder::EstimatedSize() const {
 Status TableBuilder::Finish(TableInfo* info) {
   Status s = FlushBlock();
   if (!s.ok()) return s;
+  bloom::Geometry geometry;
+  if (filter_possible_) geometry = bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
   std::string index;
   PutFixed32(&index, static_cast<uint32_t>(index_.size()));
-  PutFixed32(&index, 0);
+  PutFixed32(&index, geometry.lines);
   for (const IndexEntry& e : index_) {
     PutFixed64(&index, e.offset);
     PutFixed32(&index, e.size);
@@ -121,6 +125,11 @@ Status TableBuilder::Finish(TableInfo* info) {
     index.append(e.smallest);
     index.append(e.largest);
     index.resize(Pad8(index.size()), '\0');
+  }
+  if (geometry.lines > 0) {
+    const size_t filter_offset = index.size();
+    index.resize(filter_offset + size_t{geometry.lines} * bloom::kLineBytes, '\0');
+    for (uint32_t hash : key_hashes_) bloom::AddHash(index.data() + filter_offset, geometry, hash);
   }
   const uint64_t index_offset = offset_;
   s = Append(index);
@@ -188,6 +197,7 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
     return t->Corrupt("index checksum mismatch");
   }
   const uint32_t blocks = DecodeFixed32(index.data());
+  const uint32_t filter_lines = DecodeFixed32(index.data() + 4);
   size_t pos = 8;
   uint64_t entries = 0;
   for (uint32_t i = 0; i < blocks; ++i) {
@@ -211,6 +221,12 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
     t->index_.push_back(std::move(e));
   }
   if (entries != t->entries_) return t->Corrupt("entry counts of the index and footer differ");
+  if (index.size() - pos != uint64_t{filter_lines} * bloom::kLineBytes) return t->Corrupt("filter size mismatch");
+  if (filter_lines > 0) {
+    t->filter_.assign(index.data() + pos, index.size() - pos);
+    t->filter_geometry_.lines = filter_lines;
+    t->filter_geometry_.probes = bloom::kProbes;
+  }
   if (!t->index_.empty()) {
     t->smallest_ = t->index_.front().smallest;
     t->largest_ = t->index_.back().largest;
@@ -266,6 +282,9 @@ Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
 }
 
 Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+  if (!filter_.empty() && !bloom::MayContainHash(filter_.data(), filter_geometry_, bloom::KeyHash(user_key))) {
+    return Status::NotFound(Slice());  // no block read for a table without the key
+  }
   const Comparator* cmp = options_.comparator;
   auto it = std::lower_bound(index_.begin(), index_.end(), user_key,
                              [cmp](const IndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });

@@ -3,7 +3,9 @@
 //   file   := block* index footer
 //   block  := a KeySet block (docs/format.md), byte for byte what it would be
 //             in pmem, at an 8-byte aligned offset
-//   index  := per block: offset, size, entries, smallest and largest key
+//   index  := per block: offset, size, entries, smallest and largest key;
+//             then a table-wide Bloom filter, held in DRAM by readers so that
+//             a Get skips tables without the key before reading any block
 //   footer := magic "JGSWSST1", version, index location, CRCs
 //
 // TableBuilder writes one through a WritableFile; SsdTable serves it: the
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "format/bloom.h"
 #include "format/keyset_block.h"
 #include "jigsaw/file_system.h"
 #include "ssd/block_cache.h"
@@ -74,6 +77,8 @@ class TableBuilder {
   std::vector<IndexEntry> index_;
   uint64_t offset_ = 0;
   uint64_t entries_ = 0;
+  std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
+  bool filter_possible_ = true;        // false once a raw block was added
 };
 
 struct SsdTableOptions {
@@ -119,6 +124,8 @@ class SsdTable final : public Table {
   std::string path_;
   std::vector<IndexEntry> index_;
   std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
+  std::string filter_;                   // table Bloom filter lines (empty: none)
+  bloom::Geometry filter_geometry_;
   uint64_t entries_ = 0;
   std::string smallest_, largest_;
 };

@@ -133,6 +133,26 @@ TEST_P(SsdTableTest, KeyVersionsLargerThanABlockSpanBlocks) {
   EXPECT_TRUE(table->Get("hot", 0, &type, &value).IsNotFound());
 }
 
+TEST_P(SsdTableTest, TableFilterSkipsBlockReadsForAbsentKeys) {
+  if (GetParam()) GTEST_SKIP() << "mmap reads do not go through the cache, whose counters this test reads";
+  std::mt19937_64 rng(5);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 2000, 24, 100);
+  const std::string path = dir_.path() + "/000010.jst";
+  BuildTable(path, entries, 4 << 10);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table).ok());
+  const uint64_t misses = cache_.misses() + cache_.hits();
+  int false_positives = 0;
+  for (int i = 0; i < 1000; ++i) {
+    ValueType type;
+    std::string value;
+    ASSERT_TRUE(table->Get("absent-" + std::to_string(i), kMaxSequenceNumber, &type, &value).IsNotFound());
+    false_positives = static_cast<int>(cache_.misses() + cache_.hits() - misses);
+  }
+  // Only the filter's false positives (about 1% at 10 bits per key) look at a block.
+  EXPECT_LT(false_positives, 50);
+}
+
 INSTANTIATE_TEST_SUITE_P(CacheAndMmap, SsdTableTest, ::testing::Values(false, true));
 
 TEST(SsdTableDamageTest, MalformedFilesAreCorruptionNamingTheFile) {
