@@ -271,6 +271,7 @@ Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
   table_options.comparator = ucmp_;
   table_options.cache = block_cache_.get();
   table_options.use_mmap = options_.ssd_use_mmap;
+  table_options.verify_checksums = options_.paranoid_checks;
   std::unique_ptr<ssd::SsdTable> table;
   s = ssd::SsdTable::Open(table_options, std::move(file), number, path, &table);
   if (!s.ok()) return s;

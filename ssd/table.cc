@@ -274,7 +274,7 @@ Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
   if (got.data() != dest) std::memcpy(dest, got.data(), e.size);
   BlockReadOptions ro;
   ro.comparator = options_.comparator;
-  ro.verify_checksum = true;
+  ro.verify_checksum = options_.verify_checksums;
   s = BlockReader::Open(BlockFormat::kKeySet, Slice(dest, e.size), ro, &fresh->reader);
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   *block = options_.cache->Insert(number_, i, std::move(fresh));

@@ -85,6 +85,10 @@ struct SsdTableOptions {
   const Comparator* comparator = BytewiseComparator();
   BlockCache* cache = nullptr;  // required unless use_mmap
   bool use_mmap = false;        // serve blocks from a read-only mapping
+  // Check each block's CRC when it is read into the cache. Without it a
+  // damaged block is still never read out of bounds (the reader checks its
+  // structure); Validate() always checks.
+  bool verify_checksums = false;
 };
 
 class SsdTable final : public Table {

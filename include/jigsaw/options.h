@@ -112,9 +112,16 @@ struct JIGSAW_EXPORT Options {
   size_t ssd_block_size = 16 << 10;
   // Bytes of SSD table blocks kept in DRAM by the block cache. Default 64 MiB.
   size_t block_cache_capacity = size_t{64} << 20;
-  // Serve SSD tables from a read-only mmap instead of the block cache.
-  // Default: false.
+  // Serve SSD tables from a read-only mmap instead of the block cache: no
+  // copy, the page cache is the cache; but an I/O error or a file truncated
+  // behind the engine's back becomes SIGBUS instead of a Status. Default:
+  // false.
   bool ssd_use_mmap = false;
+  // Verify the CRC of every SSD block read into the block cache. Without it
+  // a damaged block still never makes a read go out of bounds, and
+  // DB::VerifyIntegrity and recovery of pending compactions always verify.
+  // Default: false (as LevelDB's paranoid_checks).
+  bool paranoid_checks = false;
   // File system for SSD tables. nullptr (default): FileSystem::Default().
   // Must outlive the DB.
   FileSystem* file_system = nullptr;
