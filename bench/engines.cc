@@ -44,6 +44,8 @@ class JigsawEngine final : public Engine {
     options.pmem_budget = config.pmem_budget;
     options.ssd_use_mmap = config.ssd_use_mmap;
     options.ssd_block_size = config.ssd_block_size;
+    if (config.level1_size != 0) options.level1_size = config.level1_size;
+    if (config.block_size != 0) options.block_size = config.block_size;
     options.block_cache_capacity = config.block_cache_capacity;
     auto engine = std::make_unique<JigsawEngine>();
     Status s = DB::Open(options, config.dir, &engine->db_);

@@ -86,6 +86,7 @@ Status TableBuilder::FlushBlock() {
   if (entries == 0) return Status::OK();
   index_.push_back({offset_, static_cast<uint32_t>(size), static_cast<uint32_t>(entries), block_smallest_,
                     block_largest_});
+  index_bytes_ += kIndexEntryFixed + Pad8(block_smallest_.size() + block_largest_.size());
   return Append(Slice(reinterpret_cast<const char*>(buffer_.data()), size));
 }
 
@@ -95,6 +96,7 @@ Status TableBuilder::AddBlock(const Slice& block, uint64_t entries, const Slice&
   index_.push_back(
       {offset_, static_cast<uint32_t>(block.size()), static_cast<uint32_t>(entries), smallest.ToString(),
        largest.ToString()});
+  index_bytes_ += kIndexEntryFixed + Pad8(smallest.size() + largest.size());
   entries_ += entries;
   block_largest_ = largest.ToString();
   filter_possible_ = false;  // its keys are not known here: no table filter
@@ -102,9 +104,8 @@ Status TableBuilder::AddBlock(const Slice& block, uint64_t entries, const Slice&
 }
 
 uint64_t TableBuilder::EstimatedSize() const {
-  uint64_t size = offset_ + kTableFooterSize + 8;
+  uint64_t size = offset_ + kTableFooterSize + 8 + index_bytes_;
   if (builder_ != nullptr) size += builder_->CurrentSize();
-  for (const IndexEntry& e : index_) size += kIndexEntryFixed + Pad8(e.smallest.size() + e.largest.size());
   return size;
 }
 

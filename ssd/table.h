@@ -76,6 +76,7 @@ class TableBuilder {
   std::string block_smallest_, block_largest_;
   std::vector<IndexEntry> index_;
   uint64_t offset_ = 0;
+  uint64_t index_bytes_ = 0;  // encoded size of index_
   uint64_t entries_ = 0;
   std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
   bool filter_possible_ = true;        // false once a raw block was added
