@@ -23,7 +23,7 @@ struct EngineConfig {
   jigsaw::StorageMode storage_mode = jigsaw::StorageMode::kPmem;          // JigsawDB only
   uint64_t pmem_budget = 0;                                               // JigsawDB hybrid
   bool ssd_use_mmap = false;                                              // JigsawDB hybrid
-  size_t ssd_block_size = 16 << 10;                                       // JigsawDB hybrid
+  size_t ssd_block_size = 8 << 10;                                        // JigsawDB hybrid
   size_t block_cache_capacity = size_t{64} << 20;                         // JigsawDB hybrid
   uint64_t level1_size = 0;  // JigsawDB: 0 = the engine's default
   size_t block_size = 0;     // JigsawDB: target bytes of a pmem block / SSD table; 0 = default

@@ -45,7 +45,7 @@ struct Flags {
   std::string pmem_emulation = "auto";
   uint64_t pmem_budget_mb = 64;
   int ssd_use_mmap = 0;
-  size_t ssd_block_kb = 16;
+  size_t ssd_block_kb = 8;
   size_t cache_size_mb = 64;
   uint64_t level1_mb = 0;
   size_t table_size_kb = 0;

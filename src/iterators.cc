@@ -249,7 +249,7 @@ class DBIter final : public Iterator {
         iter_->Next();
       }
     } else {
-      saved_key_ = iter_->user_key().ToString();
+      saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());  // reuses the buffer
       iter_->Next();
     }
     FindNextUserEntry(true);
@@ -259,7 +259,7 @@ class DBIter final : public Iterator {
     assert(valid_);
     if (forward_) {
       // Move iter_ before every entry of the current key.
-      saved_key_ = iter_->user_key().ToString();
+      saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
       for (;;) {
         iter_->Prev();
         if (!iter_->Valid()) {
@@ -283,7 +283,7 @@ class DBIter final : public Iterator {
       if (iter_->sequence() > sequence_) continue;
       if (skipping && comparator_->Compare(iter_->user_key(), saved_key_) <= 0) continue;
       if (iter_->type() == ValueType::kDeletion) {
-        saved_key_ = iter_->user_key().ToString();  // hide older versions
+        saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());  // hide older versions
         skipping = true;
         continue;
       }

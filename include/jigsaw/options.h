@@ -108,8 +108,8 @@ struct JIGSAW_EXPORT Options {
   // pmem_pool_size.
   uint64_t pmem_budget = 0;
   // Target bytes of one KeySet block inside an SSD table (the unit the block
-  // cache holds and a cache miss reads). 4 KiB .. 4 MiB. Default: 16 KiB.
-  size_t ssd_block_size = 16 << 10;
+  // cache holds and a cache miss reads). 4 KiB .. 4 MiB. Default: 8 KiB.
+  size_t ssd_block_size = 8 << 10;
   // Bytes of SSD table blocks kept in DRAM by the block cache. Default 64 MiB.
   size_t block_cache_capacity = size_t{64} << 20;
   // Serve SSD tables from a read-only mmap instead of the block cache: no
