@@ -44,6 +44,7 @@ class JigsawEngine final : public Engine {
     options.pmem_budget = config.pmem_budget;
     options.ssd_use_mmap = config.ssd_use_mmap;
     options.ssd_block_size = config.ssd_block_size;
+    options.ssd_io = config.ssd_io;
     if (config.level1_size != 0) options.level1_size = config.level1_size;
     if (config.block_size != 0) options.block_size = config.block_size;
     options.block_cache_capacity = config.block_cache_capacity;
@@ -90,9 +91,11 @@ class JigsawEngine final : public Engine {
     db_->GetProperty("jigsaw.levels", &levels);
     db_->GetProperty("jigsaw.stalls", &stalls);
     db_->GetProperty("jigsaw.sync-stats", &syncs);
+    std::string io;
     db_->GetProperty("jigsaw.block-cache", &cache);
     db_->GetProperty("jigsaw.ssd-bytes", &ssd);
-    return levels + stalls + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache;
+    db_->GetProperty("jigsaw.io", &io);
+    return levels + stalls + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache + "\nread-ahead: " + io;
   }
 
   std::unique_ptr<DB> db_;

@@ -25,6 +25,7 @@ struct EngineConfig {
   bool ssd_use_mmap = false;                                              // JigsawDB hybrid
   size_t ssd_block_size = 8 << 10;                                        // JigsawDB hybrid
   size_t block_cache_capacity = size_t{64} << 20;                         // JigsawDB hybrid
+  jigsaw::SsdIo ssd_io = jigsaw::SsdIo::kAuto;  // JigsawDB
   uint64_t level1_size = 0;  // JigsawDB: 0 = the engine's default
   size_t block_size = 0;     // JigsawDB: target bytes of a pmem block / SSD table; 0 = default
 };

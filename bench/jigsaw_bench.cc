@@ -47,6 +47,7 @@ struct Flags {
   int ssd_use_mmap = 0;
   size_t ssd_block_kb = 8;
   size_t cache_size_mb = 64;
+  std::string ssd_io = "auto";
   uint64_t level1_mb = 0;
   size_t table_size_kb = 0;
   uint64_t pool_size_mb = 4096;
@@ -304,6 +305,8 @@ int Main(int argc, char** argv) {
   app.add_option("--table_size_kb", f.table_size_kb,
                  "JigsawDB pmem block / SSD table target KiB (default: 4096 in pmem mode; 2048 with SSD tables, "
                  "LevelDB's file size)");
+  app.add_option("--ssd_io", f.ssd_io, "SSD read-ahead: auto, uring or pread")
+      ->check(CLI::IsMember({"auto", "uring", "pread"}));
   app.add_option("--cache_size_mb", f.cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
   app.add_option("--timing_model", f.timing_model,
                  "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
@@ -350,6 +353,7 @@ int Main(int argc, char** argv) {
     config.ssd_use_mmap = f.ssd_use_mmap != 0;
     config.ssd_block_size = f.ssd_block_kb << 10;
     config.block_cache_capacity = f.cache_size_mb << 20;
+    config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
     // With SSD tables, JigsawDB takes LevelDB's level geometry (10 MiB L1,
     // 2 MiB files): the same write amplification shape on the same disk.
     const bool ssd = f.mode != "pmem";
@@ -407,7 +411,7 @@ int Main(int argc, char** argv) {
     out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
                       {"kernel", std::string(u.release)}};
     out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
-                     {"value_size", f.value_size}, {"threads", f.threads}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap},
+                     {"value_size", f.value_size}, {"threads", f.threads}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_io", f.ssd_io},
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                      {"memtable_size", 4 << 20}, {"compression", "none"}, {"bloom_bits_per_key", 10}};
     out["results"] = nlohmann::json::array();

@@ -68,6 +68,9 @@ Status ValidateOptions(const Options& o) {
     return bad("storage_mode", "must be kPmem, kHybrid or kDisk");
   }
   if (o.pmem_budget > o.pmem_pool_size) return bad("pmem_budget", "must not exceed pmem_pool_size");
+  if (o.ssd_io != SsdIo::kAuto && o.ssd_io != SsdIo::kUring && o.ssd_io != SsdIo::kPread) {
+    return bad("ssd_io", "must be kAuto, kUring or kPread");
+  }
   if (o.ssd_block_size < (4 << 10) || o.ssd_block_size > (size_t{4} << 20)) {
     return bad("ssd_block_size", "must be between 4 KiB and 4 MiB");
   }
@@ -272,6 +275,7 @@ Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
   table_options.cache = block_cache_.get();
   table_options.use_mmap = options_.ssd_use_mmap;
   table_options.verify_checksums = options_.paranoid_checks;
+  table_options.io = io_.get();
   std::unique_ptr<ssd::SsdTable> table;
   s = ssd::SsdTable::Open(table_options, std::move(file), number, path, &table);
   if (!s.ok()) return s;
@@ -381,6 +385,10 @@ Status DBImpl::Recover() {
   Status s;
   ManifestState file_state;
   bool file_manifest = false;
+  if (options_.storage_mode != StorageMode::kPmem || options_.create_if_missing) {
+    (void)fs_->CreateDirIfMissing(name_);
+  }
+  io_ = ssd::ChooseIoEngine(options_.ssd_io, name_, &io_description_);
   if (disk_mode()) {
     s = ReadManifestFile(&file_state, &file_manifest);
   } else {
@@ -1563,6 +1571,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = "syncs " + std::to_string(syncs_) + " bytes_synced " + std::to_string(bytes_synced_) +
              " pending_compactions " + std::to_string(pending_.size()) + " redone_at_recovery " +
              std::to_string(redone_compactions_);
+  } else if (p == "jigsaw.io") {
+    *value = io_description_;
   } else if (p == "jigsaw.block-cache") {
     *value = "capacity " + std::to_string(block_cache_->capacity()) + " usage " +
              std::to_string(block_cache_->usage()) + " hits " + std::to_string(block_cache_->hits()) + " misses " +

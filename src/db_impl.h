@@ -25,6 +25,7 @@
 #include "jigsaw/file_system.h"
 #include "pmem/pool.h"
 #include "ssd/block_cache.h"
+#include "ssd/io_engine.h"
 #include "src/memtable.h"
 #include "src/version.h"
 #include "src/wal.h"
@@ -191,6 +192,8 @@ class DBImpl final : public DB {
   // SSD tier and the durability tracker.
   FileSystem* const fs_;
   std::unique_ptr<ssd::BlockCache> block_cache_;
+  std::unique_ptr<ssd::IoEngine> io_;  // read-ahead for SSD tables
+  std::string io_description_;
   std::deque<PendingCompaction> pending_;  // mutex_; oldest first
   bool tracker_stop_ = false;             // mutex_
   std::condition_variable tracker_cv_;

@@ -282,6 +282,40 @@ Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
   return Status::OK();
 }
 
+void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
+  if (options_.use_mmap || options_.io == nullptr || file_->fd() < 0) return;
+  std::vector<ReadRequest> requests;
+  std::vector<std::shared_ptr<CachedBlock>> blocks;
+  std::vector<uint32_t> indexes;
+  for (uint32_t i = first; i < first + count && i < index_.size(); ++i) {
+    if (options_.cache->Lookup(number_, i) != nullptr) continue;
+    auto block = std::make_shared<CachedBlock>();
+    block->size = index_[i].size;
+    block->buffer.reset(new uint64_t[(block->size + 7) / 8]);
+    ReadRequest r;
+    r.fd = file_->fd();
+    r.offset = index_[i].offset;
+    r.size = block->size;
+    r.dest = reinterpret_cast<char*>(block->buffer.get());
+    requests.push_back(r);
+    blocks.push_back(std::move(block));
+    indexes.push_back(i);
+  }
+  if (requests.empty()) return;
+  options_.io->ReadBatch(&requests);
+  for (size_t k = 0; k < requests.size(); ++k) {
+    if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
+    BlockReadOptions ro;
+    ro.comparator = options_.comparator;
+    ro.verify_checksum = options_.verify_checksums;
+    if (!BlockReader::Open(BlockFormat::kKeySet, Slice(requests[k].dest, requests[k].size), ro, &blocks[k]->reader)
+             .ok()) {
+      continue;  // ReadBlock will report it
+    }
+    options_.cache->Insert(number_, indexes[k], std::move(blocks[k]));
+  }
+}
+
 Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
   if (!filter_.empty() && !bloom::MayContainHash(filter_.data(), filter_geometry_, bloom::KeyHash(user_key))) {
     return Status::NotFound(Slice());  // no block read for a table without the key
@@ -333,6 +367,7 @@ class SsdTable::Iter final : public BlockIterator {
   explicit Iter(const SsdTable* table) : table_(table) {}
 
   void SeekToFirst() override {
+    table_->Prefetch(0, kReadAheadBlocks);
     Open(0);
     if (iter_ != nullptr) iter_->SeekToFirst();
     SkipForward();
@@ -384,6 +419,8 @@ class SsdTable::Iter final : public BlockIterator {
   }
   void SkipForward() {
     while (iter_ != nullptr && !iter_->Valid() && iter_->status().ok() && index_ + 1 < table_->index_.size()) {
+      // Sequential reading: fetch the next blocks in one batch.
+      if ((index_ + 1) % kReadAheadBlocks == 0) table_->Prefetch(index_ + 1, kReadAheadBlocks);
       Open(index_ + 1);
       if (iter_ != nullptr) iter_->SeekToFirst();
     }

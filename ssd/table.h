@@ -23,6 +23,7 @@
 #include "format/keyset_block.h"
 #include "jigsaw/file_system.h"
 #include "ssd/block_cache.h"
+#include "ssd/io_engine.h"
 #include "src/table.h"
 
 namespace jigsaw::ssd {
@@ -90,7 +91,12 @@ struct SsdTableOptions {
   // damaged block is still never read out of bounds (the reader checks its
   // structure); Validate() always checks.
   bool verify_checksums = false;
+  // Batched read-ahead for iterators; nullptr: none.
+  IoEngine* io = nullptr;
 };
+
+// Blocks an iterator reads ahead in one batch.
+inline constexpr uint32_t kReadAheadBlocks = 8;
 
 class SsdTable final : public Table {
  public:
@@ -111,6 +117,10 @@ class SsdTable final : public Table {
   uint32_t num_blocks() const { return static_cast<uint32_t>(index_.size()); }
   // Block i: from the cache, the mapping, or read (and cached).
   Status ReadBlock(uint32_t i, CachedBlockRef* block) const;
+  // Reads blocks [first, first + count) that are not cached in one batch
+  // through the IoEngine and caches them. Best effort: errors surface when
+  // the block is read for real.
+  void Prefetch(uint32_t first, uint32_t count) const;
 
  private:
   struct IndexEntry {

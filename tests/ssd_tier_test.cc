@@ -1,6 +1,8 @@
 // The SSD tier in the engine: NobLSM shadows and their recovery when a crash
 // loses unsynced compaction outputs, a full disk, damaged table files (hybrid
 // mode), and disk-only mode losing its page cache.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <thread>
 
 #include "jigsaw/db.h"
+#include "ssd/io_engine.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
 
@@ -237,6 +240,32 @@ TEST(SsdTierTest, DiskOnlyModeKeepsAcknowledgedWritesWhenThePageCacheIsLost) {
     EXPECT_GE(n, acked) << "round " << round << ": acknowledged writes lost";
     EXPECT_LE(n, written);
   }
+}
+
+// On a disk filesystem (the working directory) the automatic choice is
+// io_uring where the kernel allows it; scans read ahead through it.
+TEST(SsdTierTest, DiskModeOnADiskFilesystemReadsAheadThroughIoUring) {
+  const std::string dir = (std::filesystem::current_path() / ("ssd-tier-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  options.block_cache_capacity = 1 << 20;  // small: the scan must read from the files
+  std::map<std::string, std::string> model;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir, &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 20000, &model), 20000);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    std::string why;
+    const bool uring = ssd::NewUringEngine(4, &why) != nullptr;
+    const std::string io = Property(db.get(), "jigsaw.io");
+    EXPECT_EQ(io.rfind(uring ? "io_uring" : "pread", 0), 0u) << io;
+    ExpectContents(db.get(), model);
+    EXPECT_TRUE(db->VerifyIntegrity().ok());
+  }
+  ASSERT_TRUE(DestroyDB(dir, options).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "DestroyDB left files behind";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

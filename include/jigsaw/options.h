@@ -44,6 +44,17 @@ enum class PmemEmulation {
   kOff,
 };
 
+// How SSD table blocks are read ahead (batched reads).
+enum class SsdIo {
+  // pread on tmpfs, io_uring elsewhere when the kernel allows it, else
+  // pread. Default.
+  kAuto,
+  // io_uring whenever it can be set up (pread if not).
+  kUring,
+  // pread(2) only.
+  kPread,
+};
+
 // Extra costs added to persistent-memory accesses to approximate a slower
 // NVM medium on DRAM-emulated pmem (docs/emulation.md). All zero (default):
 // off, and no cost is added anywhere. Latencies are busy-waited.
@@ -117,6 +128,9 @@ struct JIGSAW_EXPORT Options {
   // behind the engine's back becomes SIGBUS instead of a Status. Default:
   // false.
   bool ssd_use_mmap = false;
+  // Batched read-ahead of SSD table blocks: io_uring or pread. The choice
+  // made at open is reported by GetProperty("jigsaw.io"). Default: kAuto.
+  SsdIo ssd_io = SsdIo::kAuto;
   // Verify the CRC of every SSD block read into the block cache. Without it
   // a damaged block still never makes a read go out of bounds, and
   // DB::VerifyIntegrity and recovery of pending compactions always verify.
