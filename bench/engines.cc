@@ -30,6 +30,14 @@ uint64_t ScanIterator(It* it, uint64_t limit, bool reverse, uint64_t* bytes) {
   return n;
 }
 
+// Seek, then read up to `count` entries forward.
+template <typename It>
+uint64_t ScanForward(It* it, const std::string& key, uint64_t count, uint64_t* bytes) {
+  uint64_t n = 0;
+  for (it->Seek(key); it->Valid() && n < count; it->Next(), ++n) *bytes += it->key().size() + it->value().size();
+  return n;
+}
+
 class JigsawEngine final : public Engine {
  public:
   static std::unique_ptr<Engine> Open(const EngineConfig& config, std::string* error) {
@@ -86,6 +94,10 @@ class JigsawEngine final : public Engine {
     it->Seek(key);
     return it->Valid() && it->value().size() < (size_t{1} << 40);
   }
+  uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) override {
+    auto it = db_->NewIterator(ReadOptions());
+    return ScanForward(it.get(), key, count, bytes);
+  }
   std::string Stats() override {
     std::string levels, stalls, syncs, cache, ssd;
     db_->GetProperty("jigsaw.levels", &levels);
@@ -140,6 +152,10 @@ class PeerEngine final : public Engine {
     std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
     it->Seek(key);
     return it->Valid() && it->value().size() < (size_t{1} << 40);
+  }
+  uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) override {
+    std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
+    return ScanForward(it.get(), key, count, bytes);
   }
   std::string Stats() override {
     std::string stats;

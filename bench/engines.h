@@ -46,6 +46,9 @@ class Engine {
   virtual uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) = 0;
   // Seeks to `key` and reads the entry found; returns true if one was found.
   virtual bool SeekAndRead(const std::string& key) = 0;
+  // Seeks to `key` and reads up to `count` entries; returns how many, adds
+  // their bytes to *bytes.
+  virtual uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) = 0;
   // A human-readable line of engine statistics (may be empty).
   virtual std::string Stats() = 0;
 };

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/engines.h"
@@ -48,6 +51,7 @@ struct Flags {
   size_t ssd_block_kb = 8;
   size_t cache_size_mb = 64;
   std::string ssd_io = "auto";
+  std::string ycsb_distribution = "zipfian";
   uint64_t level1_mb = 0;
   size_t table_size_kb = 0;
   uint64_t pool_size_mb = 4096;
@@ -63,6 +67,7 @@ struct Result {
   double seconds = 0;
   double p50_us = 0, p99_us = 0, p999_us = 0;
   uint64_t found = 0;
+  std::string error;  // set if an operation failed
   double micros_per_op() const { return ops ? seconds * 1e6 / static_cast<double>(ops) : 0; }
   double ops_per_sec() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
   double mb_per_sec() const { return seconds > 0 ? static_cast<double>(bytes) / 1048576.0 / seconds : 0; }
@@ -94,53 +99,107 @@ class KeyMaker {
   size_t key_size_;
 };
 
-// Times every operation; reports the run with percentiles.
-class Timer {
+// YCSB's Zipfian generator (Gray et al., "Quickly generating billion-record
+// synthetic databases", SIGMOD'94), theta 0.99, items [0, n).
+class Zipfian {
  public:
-  Timer(const std::string& engine, const std::string& benchmark, uint64_t expected, bool record)
-      : engine_(engine), benchmark_(benchmark), expected_(expected), record_(record) {
-    if (record_) latencies_.reserve(expected);
-    start_ = last_report_ = std::chrono::steady_clock::now();
+  explicit Zipfian(uint64_t n, double theta = 0.99) : n_(n), theta_(theta) {
+    for (uint64_t i = 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
+    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
+    alpha_ = 1.0 / (1.0 - theta);
+    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan_);
   }
-  std::chrono::steady_clock::time_point Begin() const { return std::chrono::steady_clock::now(); }
-  void End(std::chrono::steady_clock::time_point begin) {
-    const auto now = std::chrono::steady_clock::now();
-    if (record_) latencies_.push_back(static_cast<uint32_t>(std::min<int64_t>(
-                     std::chrono::duration_cast<std::chrono::nanoseconds>(now - begin).count(), UINT32_MAX)));
-    if (++done_ % 4096 == 0 && now - last_report_ > std::chrono::seconds(2)) {
-      last_report_ = now;
-      std::fprintf(stderr, "  ... %s %s: %" PRIu64 "/%" PRIu64 " ops\n", engine_.c_str(), benchmark_.c_str(), done_,
-                   expected_);
-    }
-  }
-  Result Finish(uint64_t ops, uint64_t bytes) {
-    Result r;
-    r.engine = engine_;
-    r.benchmark = benchmark_;
-    r.ops = ops;
-    r.bytes = bytes;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (!latencies_.empty()) {
-      auto pct = [&](double p) {
-        const size_t k = std::min(latencies_.size() - 1, static_cast<size_t>(p * static_cast<double>(latencies_.size())));
-        std::nth_element(latencies_.begin(), latencies_.begin() + static_cast<long>(k), latencies_.end());
-        return latencies_[k] / 1000.0;
-      };
-      r.p50_us = pct(0.50);
-      r.p99_us = pct(0.99);
-      r.p999_us = pct(0.999);
-    }
-    return r;
+  uint64_t Next(std::mt19937_64* rng) const {
+    const double u = std::uniform_real_distribution<double>(0, 1)(*rng);
+    const double uz = u * zetan_;
+    if (uz < 1.0) return 0;
+    if (uz < 1.0 + std::pow(0.5, theta_)) return 1;
+    const auto v = static_cast<uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
+    return std::min(v, n_ - 1);
   }
 
  private:
-  std::string engine_, benchmark_;
-  uint64_t expected_;
-  bool record_;
-  std::vector<uint32_t> latencies_;
-  uint64_t done_ = 0;
-  std::chrono::steady_clock::time_point start_, last_report_;
+  uint64_t n_;
+  double theta_;
+  double zetan_ = 0, alpha_ = 0, eta_ = 0;
 };
+
+// Scatters Zipfian ranks over the key space (YCSB's scrambled Zipfian), so
+// that hot keys are not neighbours.
+uint64_t Scramble(uint64_t rank, uint64_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the rank's bytes
+  for (int i = 0; i < 8; ++i) {
+    h ^= (rank >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ULL;
+  }
+  return h % n;
+}
+
+// What one thread measured.
+struct ThreadStats {
+  uint64_t ops = 0, bytes = 0, found = 0;
+  std::vector<uint32_t> latencies_ns;
+  std::string error;
+};
+
+// Runs op(thread, i, rng, stats) for i in [0, per_thread) on `threads`
+// threads and merges what they measured; progress on stderr.
+template <typename Op>
+Result MeasureParallel(const std::string& engine, const std::string& benchmark, int threads, uint64_t per_thread,
+                       bool record, Op op) {
+  std::vector<ThreadStats> stats(static_cast<size_t>(threads));
+  std::atomic<uint64_t> done{0};
+  const auto start = std::chrono::steady_clock::now();
+  auto body = [&](int t) {
+    ThreadStats& st = stats[static_cast<size_t>(t)];
+    std::mt19937_64 rng(301 + static_cast<uint64_t>(t) * 7919);
+    if (record) st.latencies_ns.reserve(per_thread);
+    auto last_report = start;
+    for (uint64_t i = 0; i < per_thread && st.error.empty(); ++i) {
+      const auto begin = std::chrono::steady_clock::now();
+      op(t, i, &rng, &st);
+      const auto now = std::chrono::steady_clock::now();
+      if (record) {
+        st.latencies_ns.push_back(static_cast<uint32_t>(
+            std::min<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - begin).count(), UINT32_MAX)));
+      }
+      ++st.ops;
+      const uint64_t total = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (t == 0 && total % 4096 == 0 && now - last_report > std::chrono::seconds(2)) {
+        last_report = now;
+        std::fprintf(stderr, "  ... %s %s: %" PRIu64 "/%" PRIu64 " ops\n", engine.c_str(), benchmark.c_str(), total,
+                     per_thread * static_cast<uint64_t>(threads));
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < threads; ++t) workers.emplace_back(body, t);
+  body(0);
+  for (auto& w : workers) w.join();
+  Result r;
+  r.engine = engine;
+  r.benchmark = benchmark;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<uint32_t> latencies;
+  for (ThreadStats& st : stats) {
+    if (!st.error.empty()) r.error = st.error;
+    r.ops += st.ops;
+    r.bytes += st.bytes;
+    r.found += st.found;
+    latencies.insert(latencies.end(), st.latencies_ns.begin(), st.latencies_ns.end());
+  }
+  if (!latencies.empty()) {
+    auto pct = [&](double p) {
+      const size_t k = std::min(latencies.size() - 1, static_cast<size_t>(p * static_cast<double>(latencies.size())));
+      std::nth_element(latencies.begin(), latencies.begin() + static_cast<long>(k), latencies.end());
+      return latencies[k] / 1000.0;
+    };
+    r.p50_us = pct(0.50);
+    r.p99_us = pct(0.99);
+    r.p999_us = pct(0.999);
+  }
+  return r;
+}
 
 class Runner {
  public:
@@ -153,9 +212,12 @@ class Runner {
   bool Run(const std::string& benchmark, std::vector<Result>* results) {
     const uint64_t num = flags_.num;
     const uint64_t reads = flags_.reads < 0 ? num : static_cast<uint64_t>(flags_.reads);
+    const int threads = flags_.threads;
     bool fresh = false;
     bool write = false, sync = false, random = false, deletes = false;
     uint64_t ops = num;
+    const bool ycsb = benchmark.size() == 5 && benchmark.rfind("ycsb", 0) == 0 && benchmark[4] >= 'a' &&
+                      benchmark[4] <= 'f';
     if (benchmark == "fillseq") {
       fresh = write = true;
     } else if (benchmark == "fillrandom") {
@@ -169,8 +231,8 @@ class Runner {
       write = random = true;
     } else if (benchmark == "deleterandom") {
       write = random = deletes = true;
-    } else if (benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
-               benchmark != "readreverse" && benchmark != "seekrandom") {
+    } else if (!ycsb && benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
+               benchmark != "readreverse" && benchmark != "seekrandom" && benchmark != "readwhilewriting") {
       std::fprintf(stderr, "unknown benchmark '%s'\n", benchmark.c_str());
       return false;
     }
@@ -178,52 +240,65 @@ class Runner {
       if (!Reopen(fresh && !flags_.use_existing_db)) return false;
     }
     const bool record = flags_.histogram;
-    uint64_t bytes = 0, found = 0;
+    const auto per_thread = [threads](uint64_t total) {
+      return std::max<uint64_t>(1, total / static_cast<uint64_t>(threads));
+    };
+    Result r;
     if (write) {
-      Timer timer(engine_name_, benchmark, ops, record);
-      std::uniform_int_distribution<uint64_t> pick(0, num - 1);
-      for (uint64_t i = 0; i < ops; ++i) {
-        const std::string key = keys_.Make(random ? pick(rng_) : i);
-        const auto begin = timer.Begin();
-        std::string error = deletes ? engine_->Delete(key, sync) : engine_->Put(key, Value(), sync);
-        timer.End(begin);
-        if (!error.empty()) {
-          std::fprintf(stderr, "%s %s: %s\n", engine_name_.c_str(), benchmark.c_str(), error.c_str());
-          return false;
-        }
-        bytes += key.size() + (deletes ? 0 : static_cast<uint64_t>(flags_.value_size));
-      }
-      results->push_back(timer.Finish(ops, bytes));
+      // fillseq splits the key range among threads; the others pick keys at random.
+      const uint64_t each = per_thread(ops);
+      r = MeasureParallel(engine_name_, benchmark, threads, each, record,
+                          [&](int t, uint64_t i, std::mt19937_64* rng, ThreadStats* st) {
+                            const uint64_t n = random ? (*rng)() % num : static_cast<uint64_t>(t) * each + i;
+                            const std::string key = keys_.Make(n);
+                            std::string error = deletes ? engine_->Delete(key, sync) : engine_->Put(key, Value(rng), sync);
+                            if (!error.empty()) st->error = error;
+                            st->bytes += key.size() + (deletes ? 0 : static_cast<uint64_t>(flags_.value_size));
+                          });
     } else if (benchmark == "readseq" || benchmark == "readreverse") {
-      Timer timer(engine_name_, benchmark, reads, false);
-      const uint64_t n = engine_->Scan(reads, benchmark == "readreverse", &bytes);
-      results->push_back(timer.Finish(n, bytes));
+      r = MeasureParallel(engine_name_, benchmark, threads, 1, false,
+                          [&](int, uint64_t, std::mt19937_64*, ThreadStats* st) {
+                            st->found = engine_->Scan(reads, benchmark == "readreverse", &st->bytes);
+                          });
+      r.ops = r.found;  // entries read, by all threads
+      r.found = 0;
+    } else if (benchmark == "readwhilewriting") {
+      // db_bench's readwhilewriting: `threads` readers read at random while
+      // one more thread overwrites random keys until they finish.
+      std::atomic<bool> readers_done{false};
+      std::string writer_error;
+      std::thread writer([&] {
+        std::mt19937_64 rng(7);
+        while (!readers_done.load(std::memory_order_relaxed) && writer_error.empty()) {
+          writer_error = engine_->Put(keys_.Make(rng() % num), Value(&rng), false);
+        }
+      });
+      r = MeasureParallel(engine_name_, benchmark, threads, per_thread(reads), record,
+                          [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) { Read(rng, false, st); });
+      readers_done = true;
+      writer.join();
+      if (r.error.empty()) r.error = writer_error;
+    } else if (ycsb) {
+      r = RunYcsb(benchmark[4], per_thread(reads), record);
     } else {
-      Timer timer(engine_name_, benchmark, reads, record);
-      std::uniform_int_distribution<uint64_t> pick(0, num - 1);
-      std::string value;
-      for (uint64_t i = 0; i < reads; ++i) {
-        std::string key = keys_.Make(pick(rng_));
-        if (benchmark == "readmissing") key.back() = '.';
-        const auto begin = timer.Begin();
-        int hit;
-        if (benchmark == "seekrandom") {
-          hit = engine_->SeekAndRead(key) ? 1 : 0;
-        } else {
-          hit = engine_->Get(key, &value);
-        }
-        timer.End(begin);
-        if (hit < 0) {
-          std::fprintf(stderr, "%s %s: read error\n", engine_name_.c_str(), benchmark.c_str());
-          return false;
-        }
-        found += static_cast<uint64_t>(hit);
-        bytes += key.size() + (hit ? value.size() : 0);
-      }
-      Result r = timer.Finish(reads, bytes);
-      r.found = found;
-      results->push_back(r);
+      const bool missing = benchmark == "readmissing", seek = benchmark == "seekrandom";
+      r = MeasureParallel(engine_name_, benchmark, threads, per_thread(reads), record,
+                          [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
+                            if (seek) {
+                              std::string key = keys_.Make((*rng)() % num);
+                              const bool hit = engine_->SeekAndRead(key);
+                              st->found += hit ? 1 : 0;
+                              st->bytes += key.size();
+                            } else {
+                              Read(rng, missing, st);
+                            }
+                          });
     }
+    if (!r.error.empty()) {
+      std::fprintf(stderr, "%s %s: %s\n", engine_name_.c_str(), benchmark.c_str(), r.error.c_str());
+      return false;
+    }
+    results->push_back(r);
     return true;
   }
 
@@ -231,9 +306,80 @@ class Runner {
   void Close() { engine_.reset(); }
 
  private:
-  std::string Value() {
-    const size_t offset = rng_() % (value_pool_.size() - static_cast<size_t>(flags_.value_size));
+  std::string Value(std::mt19937_64* rng) const {
+    const size_t offset = (*rng)() % (value_pool_.size() - static_cast<size_t>(flags_.value_size));
     return value_pool_.substr(offset, static_cast<size_t>(flags_.value_size));
+  }
+  // One random point read (of an absent key when `missing`).
+  void Read(std::mt19937_64* rng, bool missing, ThreadStats* st) {
+    std::string key = keys_.Make((*rng)() % flags_.num);
+    if (missing) key.back() = '.';
+    std::string value;
+    const int hit = engine_->Get(key, &value);
+    if (hit < 0) st->error = "read error";
+    st->found += hit > 0 ? 1 : 0;
+    st->bytes += key.size() + (hit > 0 ? value.size() : 0);
+  }
+  // YCSB core workloads over the loaded keys [0, num) (run a fill first):
+  //   a 50% read / 50% update        b 95% read / 5% update
+  //   c 100% read                    d 95% read latest / 5% insert
+  //   e 95% scan (1..100) / 5% insert f 50% read / 50% read-modify-write
+  // Keys follow --ycsb_distribution; inserts append keys num, num+1, ...
+  Result RunYcsb(char workload, uint64_t per_thread, bool record) {
+    const uint64_t num = flags_.num;
+    const bool zipfian = flags_.ycsb_distribution == "zipfian";
+    if (zipf_ == nullptr && zipfian) zipf_ = std::make_unique<Zipfian>(num);
+    std::atomic<uint64_t> inserted{0};
+    const std::string name = std::string("ycsb") + workload;
+    auto pick = [&](std::mt19937_64* rng) {
+      return zipfian ? Scramble(zipf_->Next(rng), num) : (*rng)() % num;
+    };
+    return MeasureParallel(engine_name_, name, flags_.threads, per_thread, record,
+                           [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
+                             const unsigned roll = static_cast<unsigned>((*rng)() % 100);
+                             auto read = [&](uint64_t n) {
+                               std::string value;
+                               const int hit = engine_->Get(keys_.Make(n), &value);
+                               if (hit < 0) st->error = "read error";
+                               st->found += hit > 0 ? 1 : 0;
+                               st->bytes += value.size();
+                             };
+                             auto update = [&](uint64_t n) {
+                               const std::string error = engine_->Put(keys_.Make(n), Value(rng), false);
+                               if (!error.empty()) st->error = error;
+                               st->bytes += static_cast<uint64_t>(flags_.value_size);
+                             };
+                             auto insert = [&] { update(num + inserted.fetch_add(1)); };
+                             switch (workload) {
+                               case 'a': roll < 50 ? read(pick(rng)) : update(pick(rng)); break;
+                               case 'b': roll < 95 ? read(pick(rng)) : update(pick(rng)); break;
+                               case 'c': read(pick(rng)); break;
+                               case 'd': {
+                                 if (roll >= 95) {
+                                   insert();
+                                   break;
+                                 }
+                                 // Latest: most reads go to the newest keys.
+                                 const uint64_t newest = num + inserted.load() - 1;
+                                 const uint64_t back = zipfian ? zipf_->Next(rng) : (*rng)() % num;
+                                 read(newest - std::min(back, newest));
+                                 break;
+                               }
+                               case 'e':
+                                 if (roll < 95) {
+                                   const uint64_t n = engine_->ScanFrom(keys_.Make(pick(rng)), 1 + (*rng)() % 100, &st->bytes);
+                                   st->found += n > 0 ? 1 : 0;
+                                 } else {
+                                   insert();
+                                 }
+                                 break;
+                               default: {  // 'f'
+                                 const uint64_t n = pick(rng);
+                                 read(n);
+                                 if (roll >= 50) update(n);
+                               }
+                             }
+                           });
   }
   bool Reopen(bool destroy) {
     engine_.reset();
@@ -260,6 +406,7 @@ class Runner {
   std::mt19937_64 rng_;
   std::string value_pool_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Zipfian> zipf_;
   bool described_ = false;
 };
 
@@ -281,13 +428,18 @@ std::string CpuModel() {
 int Main(int argc, char** argv) {
   Flags f;
   CLI::App app("jigsaw_bench: JigsawDB against LevelDB and RocksDB (db_bench compatible)");
-  app.add_option("--benchmarks", f.benchmarks, "comma-separated: fillseq, fillsync, fillrandom, overwrite, "
-                                              "readrandom, readmissing, readseq, readreverse, seekrandom, deleterandom");
+  app.add_option("--benchmarks", f.benchmarks,
+                 "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, "
+                 "readreverse, seekrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
   app.add_option("--num", f.num, "number of key/value pairs")->check(CLI::PositiveNumber);
   app.add_option("--reads", f.reads, "number of reads (-1: --num)");
   app.add_option("--key_size", f.key_size, "key bytes")->check(CLI::Range(8, 1024));
   app.add_option("--value_size", f.value_size, "value bytes")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--threads", f.threads, "benchmark threads (only 1 is supported so far)")->check(CLI::Range(1, 1));
+  app.add_option("--threads", f.threads,
+                 "threads sharing each benchmark's operations (readwhilewriting: reader threads, plus one writer)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--ycsb_distribution", f.ycsb_distribution, "key distribution of ycsba..ycsbf: zipfian or uniform")
+      ->check(CLI::IsMember({"zipfian", "uniform"}));
   app.add_option("--db", f.db, "JigsawDB directory");
   app.add_option("--pmem_path", f.pmem_path, "JigsawDB pool file (default <db>/pool)");
   app.add_option("--pool_size_mb", f.pool_size_mb, "JigsawDB pool size when created, MiB");
@@ -337,7 +489,7 @@ int Main(int argc, char** argv) {
               f.timing_model == "optane" ? " (JigsawDB pmem: random read +205 ns, 2.2 GB/s writes in 256-B units)"
                                          : "");
   std::printf("jigsaw pool %s; peers in %s\n", f.pmem_path.c_str(), f.peer_dir.c_str());
-  std::printf("%-8s %-12s %12s %12s %9s %9s %9s %9s\n", "engine", "benchmark", "micros/op", "ops/s", "MB/s",
+  std::printf("%-8s %-16s %12s %12s %9s %9s %9s %9s\n", "engine", "benchmark", "micros/op", "ops/s", "MB/s",
               "p50 us", "p99 us", "p99.9 us");
   std::vector<Result> results;
   for (const std::string& engine : engines) {
@@ -374,7 +526,7 @@ int Main(int argc, char** argv) {
       if (!runner.Run(benchmark, &results)) return 1;
       for (size_t i = before; i < results.size(); ++i) {
         const Result& r = results[i];
-        std::printf("%-8s %-12s %12.3f %12.0f %9.1f %9.2f %9.2f %9.2f", r.engine.c_str(), r.benchmark.c_str(),
+        std::printf("%-8s %-16s %12.3f %12.0f %9.1f %9.2f %9.2f %9.2f", r.engine.c_str(), r.benchmark.c_str(),
                     r.micros_per_op(), r.ops_per_sec(), r.mb_per_sec(), r.p50_us, r.p99_us, r.p999_us);
         if (r.benchmark.rfind("read", 0) == 0 && r.benchmark != "readseq" && r.benchmark != "readreverse") {
           std::printf("  (%" PRIu64 " of %" PRIu64 " found)", r.found, r.ops);
