@@ -77,6 +77,12 @@ Status ValidateOptions(const Options& o) {
   return emulation::ValidateTimingModel(o.nvm_timing);
 }
 
+uint64_t NowNanos() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
 uint64_t MaxBytesForLevel(const Options& o, int level) {
   uint64_t bytes = o.level1_size;
   for (int l = 1; l < level; ++l) bytes *= static_cast<uint64_t>(o.level_size_multiplier);
@@ -236,13 +242,16 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   std::unique_ptr<WritableFile> file;
   Status s = fs_->NewWritableFile(TablePath(number), &file);
   if (!s.ok()) return s;
-  ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get());
+  ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
+  const bool profiling = options_.profile_compactions;
+  const uint64_t start_ns = profiling ? NowNanos() : 0;
   auto it = mem.NewIterator();
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
     s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value());
   }
   ssd::TableInfo info;
   if (s.ok()) s = builder.Finish(&info);
+  const uint64_t built_ns = profiling ? NowNanos() : 0;
   // L0 is made durable inline (with its directory entry) before the commit
   // that drops the WAL holding the same writes.
   if (s.ok()) s = file->Sync();
@@ -253,6 +262,22 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
     if (bg_thread_.joinable()) lock.lock();
     syncs_ += 2;
     bytes_synced_ += info.file_size;
+    if (profiling && s.ok()) {
+      // A flush: walking the memtable and building the table is the encode
+      // (there is nothing to decode or merge), its appends the write, the
+      // inline syncs the sync.
+      PhaseProfile profile;
+      profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
+      profile.level = -1;
+      profile.to_ssd = true;
+      profile.write_ns = builder.write_nanos();
+      profile.encode_ns = built_ns - start_ns - std::min(built_ns - start_ns, profile.write_ns);
+      profile.sync_ns = NowNanos() - built_ns;
+      profile.total_ns = NowNanos() - start_ns;
+      profile.bytes_in = mem.ApproximateMemoryUsage();
+      profile.bytes_out = info.file_size;
+      AddProfile(profile);
+    }
   }
   if (s.ok()) s = OpenSsdTable(number, 0, block);
   if (!s.ok()) (void)fs_->RemoveFile(TablePath(number));
@@ -305,13 +330,20 @@ bool DBImpl::OutputToSsd(const Version& version, int output_level, uint64_t byte
   return pmem_bytes + bytes > budget;
 }
 
+int64_t DBImpl::AddProfile(const PhaseProfile& profile) {
+  profiles_.push_back(profile);
+  return static_cast<int64_t>(profiles_.size()) - 1;
+}
+
 void DBImpl::TrackerLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     while (pending_.empty() && !tracker_stop_) tracker_cv_.wait(lock);
     if (pending_.empty()) return;  // stopping, and everything is durable
     std::vector<std::unique_ptr<WritableFile>> files = std::move(pending_.front().files);
+    const int64_t profile = pending_.front().profile;
     lock.unlock();
+    const uint64_t sync_start = profile >= 0 ? NowNanos() : 0;
     Status s;
     uint64_t syncs = 0, bytes = 0;
     for (auto& f : files) {
@@ -327,6 +359,7 @@ void DBImpl::TrackerLoop() {
     lock.lock();
     syncs_ += syncs;
     bytes_synced_ += bytes;
+    if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += NowNanos() - sync_start;
     if (!s.ok()) {
       if (bg_error_.ok()) bg_error_ = s;
       done_cv_.notify_all();
@@ -1087,7 +1120,17 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
                                       SequenceNumber smallest_snapshot, const Version* base,
                                       bool may_use_standby, std::vector<BlockRef>* blocks,
                                       std::vector<pmem::Reservation>* reservations,
-                                      std::vector<std::unique_ptr<WritableFile>>* files) {
+                                      std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile) {
+  // Profiling: encode = builder work, write = bytes reaching the medium.
+  uint64_t table_write_ns = 0;  // of finished tables (their builders are gone)
+  auto timed = [profile](uint64_t* into, auto&& work) {
+    if (profile == nullptr) return work();
+    const uint64_t start = NowNanos();
+    auto result = work();
+    *into += NowNanos() - start;
+    return result;
+  };
+  uint64_t encode_ns = 0, write_ns = 0, sync_ns = 0;
   BlockBuilderOptions build_options;
   build_options.comparator = ucmp_;
   build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
@@ -1102,14 +1145,17 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   std::unique_ptr<keyset::Builder> builder;
   auto finish_block = [&]() -> Status {
     size_t size = 0;
-    Status st = builder->Finish(&size);
+    Status st = timed(&encode_ns, [&] { return builder->Finish(&size); });
     builder.reset();
     if (!st.ok()) return st;
     pmem::Reservation reservation;
     st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby);
     if (!st.ok()) return st;
-    pool_->region()->MemcpyNoDrain(reservation.data, buffer.data(), size);
-    pool_->region()->Drain();
+    timed(&write_ns, [&] {
+      pool_->region()->MemcpyNoDrain(reservation.data, buffer.data(), size);
+      pool_->region()->Drain();
+      return 0;
+    });
     BlockRef block;
     st = LoadBlock(pool_.get(), ucmp_, next_number(), reservation.offset, size, output_level, false, &block);
     reservations->push_back(std::move(reservation));
@@ -1132,14 +1178,15 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     table_number = next_number();
     Status st = fs_->NewWritableFile(TablePath(table_number), &file);
     if (!st.ok()) return st;
-    table = std::make_unique<ssd::TableBuilder>(build_options, options_.ssd_block_size, file.get());
+    table = std::make_unique<ssd::TableBuilder>(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
     return Status::OK();
   };
   auto finish_table = [&]() -> Status {
     ssd::TableInfo info;
-    Status st = table->Finish(&info);
+    Status st = timed(&encode_ns, [&] { return table->Finish(&info); });
+    table_write_ns += table->write_nanos();
     table.reset();
-    if (st.ok()) st = sync_tables ? file->Sync() : file->StartWriteback();
+    if (st.ok()) st = timed(&sync_ns, [&] { return sync_tables ? file->Sync() : file->StartWriteback(); });
     if (st.ok() && sync_tables) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++syncs_;
@@ -1191,12 +1238,12 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     if (drop) continue;
     if (to_ssd) {
       if (table == nullptr) s = start_table();
-      if (s.ok()) s = table->Add(key, sequence, merged->type(), merged->value());
+      if (s.ok()) s = timed(&encode_ns, [&] { return table->Add(key, sequence, merged->type(), merged->value()); });
       continue;
     }
     const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
     if (builder == nullptr) start_block(footprint);
-    s = builder->Add(key, sequence, merged->type(), merged->value());
+    s = timed(&encode_ns, [&] { return builder->Add(key, sequence, merged->type(), merged->value()); });
     if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
       s = finish_block();
       if (s.ok()) {
@@ -1211,6 +1258,15 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   if (!s.ok() && file != nullptr) {  // an unfinished table
     (void)file->Close();
     (void)fs_->RemoveFile(TablePath(table_number));
+  }
+  if (profile != nullptr) {
+    if (table != nullptr) table_write_ns += table->write_nanos();
+    // Table appends happen inside the builder's Add/Finish: move them from
+    // encode to write.
+    profile->encode_ns += encode_ns - std::min(encode_ns, table_write_ns);
+    profile->write_ns += write_ns + table_write_ns;
+    profile->sync_ns += sync_ns;
+    for (const BlockRef& b : *blocks) profile->bytes_out += b->size;
   }
   return s;
 }
@@ -1326,9 +1382,19 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     base = version_;
     to_ssd = OutputToSsd(*base, output_level, bytes_read);
   }
+  // Profiling wraps each input in a timer (decode, including block reads)
+  // and times the whole loop; merge is what remains.
+  const bool profiling = options_.profile_compactions;
+  PhaseProfile profile;
+  uint64_t input_ns = 0;
+  const uint64_t start_ns = profiling ? NowNanos() : 0;
+  const uint64_t read_before = profiling ? ssd::ThreadReadNanos() : 0;
   std::vector<std::unique_ptr<BlockIterator>> children;
   for (const auto& inputs : job->inputs) {
-    for (const BlockRef& b : inputs) children.push_back(b->table->NewIterator());
+    for (const BlockRef& b : inputs) {
+      auto child = b->table->NewIterator();
+      children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ns) : std::move(child));
+    }
   }
   auto merged = NewMergingIterator(ucmp_, std::move(children));
 
@@ -1336,7 +1402,19 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   std::vector<pmem::Reservation> reservations;
   std::vector<std::unique_ptr<WritableFile>> files;
   Status s = WriteCompactionOutputs(merged.get(), output_level, to_ssd, /*sync_tables=*/false, smallest_snapshot,
-                                    base.get(), may_use_standby, &outputs, &reservations, &files);
+                                    base.get(), may_use_standby, &outputs, &reservations, &files,
+                                    profiling ? &profile : nullptr);
+  if (profiling) {
+    profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
+    profile.level = job->level;
+    profile.to_ssd = to_ssd;
+    profile.total_ns = NowNanos() - start_ns;
+    profile.read_ns = ssd::ThreadReadNanos() - read_before;
+    profile.decode_ns = input_ns - std::min(input_ns, profile.read_ns);
+    const uint64_t accounted = input_ns + profile.encode_ns + profile.write_ns + profile.sync_ns;
+    profile.merge_ns = profile.total_ns - std::min(profile.total_ns, accounted);
+    profile.bytes_in = bytes_read;
+  }
   auto abandon = [&] {
     for (BlockRef& b : outputs) {
       if (b->residence == Residence::kSsd) b->obsolete = true;  // the disposer deletes the file
@@ -1371,10 +1449,12 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
             [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
   std::vector<pmem::Reservation*> publish;
   for (auto& r : reservations) publish.push_back(&r);
+  const int64_t profile_index = profiling ? AddProfile(profile) : -1;
   if (to_ssd && !outputs.empty()) {
     // NobLSM: no sync on the critical path. The inputs stay as shadows until
     // the tracker has made the outputs durable.
     PendingCompaction pending;
+    pending.profile = profile_index;
     pending.output_level = output_level;
     pending.outputs = outputs;
     for (const auto& inputs : job->inputs) pending.shadows.insert(pending.shadows.end(), inputs.begin(), inputs.end());
@@ -1571,6 +1651,16 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = "syncs " + std::to_string(syncs_) + " bytes_synced " + std::to_string(bytes_synced_) +
              " pending_compactions " + std::to_string(pending_.size()) + " redone_at_recovery " +
              std::to_string(redone_compactions_);
+  } else if (p == "jigsaw.compaction-profile") {
+    // CSV, one row per flush (level -1) or compaction, times in seconds.
+    *value = "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out\n";
+    char row[320];
+    for (const PhaseProfile& r : profiles_) {
+      std::snprintf(row, sizeof(row), "%.6f,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%" PRIu64 ",%" PRIu64 "\n",
+                    r.start_s, r.level, r.to_ssd ? 1 : 0, r.read_ns / 1e9, r.decode_ns / 1e9, r.merge_ns / 1e9,
+                    r.encode_ns / 1e9, r.write_ns / 1e9, r.sync_ns / 1e9, r.total_ns / 1e9, r.bytes_in, r.bytes_out);
+      *value += row;
+    }
   } else if (p == "jigsaw.io") {
     *value = io_description_;
   } else if (p == "jigsaw.block-cache") {

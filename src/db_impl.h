@@ -12,6 +12,7 @@
 #define JIGSAW_SRC_DB_IMPL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -62,7 +63,16 @@ class DBImpl final : public DB {
   // A compaction whose SSD outputs are in the version but not yet durable
   // (NobLSM): its inputs are kept as unserved shadows until the durability
   // tracker has synced the outputs (docs/durability.md).
+  // One timed flush or compaction (Options::profile_compactions).
+  struct PhaseProfile {
+    double start_s = 0;  // since the DB was opened
+    int level = -1;      // input level of a compaction; -1 for a flush
+    bool to_ssd = false;
+    uint64_t read_ns = 0, decode_ns = 0, merge_ns = 0, encode_ns = 0, write_ns = 0, sync_ns = 0, total_ns = 0;
+    uint64_t bytes_in = 0, bytes_out = 0;
+  };
   struct PendingCompaction {
+    int64_t profile = -1;  // index in profiles_, or -1
     int output_level = 0;
     std::vector<BlockRef> outputs;
     std::vector<BlockRef> shadows;
@@ -119,6 +129,9 @@ class DBImpl final : public DB {
 
   // --- SSD tier ---
   bool disk_mode() const { return options_.storage_mode == StorageMode::kDisk; }
+  BlockFormat TableBlockFormat() const {
+    return options_.table_format == TableFormat::kClassic ? BlockFormat::kClassic : BlockFormat::kKeySet;
+  }
   std::string TablePath(uint64_t number) const;
   std::string LogPath(uint64_t number) const;
   void DeleteLogs(const std::vector<WalSegmentMeta>& logs);
@@ -133,10 +146,13 @@ class DBImpl final : public DB {
   bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const;
   // Merges `inputs` into new blocks of `output_level`: pmem blocks, or SSD
   // tables (each file left open in *files, synced only if sync_tables).
+  // With `profile`, adds encode, write and inline sync time to it.
   Status WriteCompactionOutputs(BlockIterator* merged, int output_level, bool to_ssd, bool sync_tables,
                                 SequenceNumber smallest_snapshot, const Version* base, bool may_use_standby,
                                 std::vector<BlockRef>* blocks, std::vector<pmem::Reservation>* reservations,
-                                std::vector<std::unique_ptr<WritableFile>>* files);
+                                std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile = nullptr);
+  // Appends a finished profile (mutex_ held); returns its index.
+  int64_t AddProfile(const PhaseProfile& profile);
   // Blocks until no input of `job` is an unsynced output (mutex_ held).
   void WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const CompactionJob& job);
   void TrackerLoop();
@@ -201,6 +217,8 @@ class DBImpl final : public DB {
   uint64_t syncs_ = 0;         // mutex_: fdatasync/fsync calls on SSD files
   uint64_t bytes_synced_ = 0;  // mutex_
   uint64_t redone_compactions_ = 0;  // pending compactions redone at recovery
+  std::vector<PhaseProfile> profiles_;  // mutex_
+  const std::chrono::steady_clock::time_point opened_at_ = std::chrono::steady_clock::now();
   Disposer disposer_{this};
 
   // Statistics (mutex_ held).

@@ -1,5 +1,7 @@
 #include "src/iterators.h"
 
+#include <chrono>
+
 #include <cassert>
 #include <string>
 
@@ -345,6 +347,45 @@ class DBIter final : public Iterator {
 std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
                                                   std::vector<std::unique_ptr<BlockIterator>> children) {
   return std::make_unique<MergingIterator>(comparator, std::move(children));
+}
+
+namespace {
+
+class TimedIterator final : public BlockIterator {
+ public:
+  TimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* nanos) : base_(std::move(base)), nanos_(nanos) {}
+  void SeekToFirst() override { Timed([&] { base_->SeekToFirst(); }); }
+  void SeekToLast() override { Timed([&] { base_->SeekToLast(); }); }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    Timed([&] { base_->Seek(user_key, sequence); });
+  }
+  void Next() override { Timed([&] { base_->Next(); }); }
+  void Prev() override { Timed([&] { base_->Prev(); }); }
+  Status status() const override { return base_->status(); }
+
+ private:
+  template <typename F>
+  void Timed(F move) {
+    const auto start = std::chrono::steady_clock::now();
+    move();
+    *nanos_ += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    valid_ = base_->Valid();
+    if (valid_) {
+      user_key_ = base_->user_key();
+      value_ = base_->value();
+      tag_ = PackTag(base_->sequence(), base_->type());
+    }
+  }
+
+  std::unique_ptr<BlockIterator> base_;
+  uint64_t* const nanos_;
+};
+
+}  // namespace
+
+std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* nanos) {
+  return std::make_unique<TimedIterator>(std::move(base), nanos);
 }
 
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {

@@ -19,6 +19,10 @@ namespace jigsaw {
 std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
                                                   std::vector<std::unique_ptr<BlockIterator>> children);
 
+// Forwards to `base`, adding the nanoseconds spent in each move to *nanos
+// (the compaction profile's decode time).
+std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* nanos);
+
 // `blocks` must stay alive while the iterator is used (the caller pins them).
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks);
 

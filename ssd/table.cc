@@ -1,6 +1,7 @@
 #include "ssd/table.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "format/checksum.h"
@@ -11,10 +12,17 @@ namespace jigsaw::ssd {
 namespace {
 
 constexpr uint64_t kTableMagic = 0x315453535753474AULL;  // bytes "JGSWSST1"
-constexpr uint32_t kKeySetFormat = 1;
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 4;
 
 size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+thread_local uint64_t t_read_ns = 0;
+
+uint64_t NowNanos() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 void PutFixed32(std::string* dst, uint32_t v) {
   char buf[4];
@@ -29,13 +37,22 @@ void PutFixed64(std::string* dst, uint64_t v) {
 
 }  // namespace
 
+uint64_t ThreadReadNanos() { return t_read_ns; }
+
 // ---------------------------------------------------------------------------
 // TableBuilder
 
-TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file)
-    : options_(options), block_size_(block_size), file_(file) {}
+TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file,
+                           BlockFormat format)
+    : options_(options), block_size_(block_size), file_(file), format_(format) {}
 
 Status TableBuilder::Append(const Slice& data) {
+  const uint64_t start = NowNanos();
+  struct Charge {
+    uint64_t start;
+    uint64_t* total;
+    ~Charge() { *total += NowNanos() - start; }
+  } charge{start, &write_ns_};
   Status s = file_->Append(data);
   if (!s.ok()) return s;
   offset_ += data.size();
@@ -54,12 +71,12 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
     Status s = FlushBlock();
     if (!s.ok()) return s;
   }
-  const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, user_key.size(), value.size()) + 4096;
+  const size_t footprint = MaxEntryFootprint(format_, user_key.size(), value.size()) + 4096;
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (builder_ == nullptr) {
       const size_t capacity = std::max(2 * block_size_, footprint);
       if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-      builder_ = std::make_unique<keyset::Builder>(options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+      builder_ = NewBlockBuilder(format_, options_, reinterpret_cast<char*>(buffer_.data()), capacity);
       block_smallest_.assign(user_key.data(), user_key.size());
     }
     Status s = builder_->Add(user_key, sequence, type, value);
@@ -138,7 +155,7 @@ Status TableBuilder::Finish(TableInfo* info) {
   std::string footer;
   PutFixed64(&footer, kTableMagic);
   PutFixed32(&footer, kTableFormatVersion);
-  PutFixed32(&footer, kKeySetFormat);
+  PutFixed32(&footer, static_cast<uint32_t>(format_));
   PutFixed64(&footer, index_offset);
   PutFixed64(&footer, index.size());
   PutFixed64(&footer, entries_);
@@ -181,7 +198,12 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
     return Status::NotSupported("table " + path, "format version " + std::to_string(version) + " is newer than " +
                                                      std::to_string(kTableFormatVersion));
   }
-  if (version == 0 || DecodeFixed32(footer + 12) != kKeySetFormat) return t->Corrupt("unknown version or block format");
+  const uint32_t format = DecodeFixed32(footer + 12);
+  if (version == 0 || (format != static_cast<uint32_t>(BlockFormat::kKeySet) &&
+                       format != static_cast<uint32_t>(BlockFormat::kClassic))) {
+    return t->Corrupt("unknown version or block format");
+  }
+  t->format_ = static_cast<BlockFormat>(format);
   const uint64_t index_offset = DecodeFixed64(footer + 16);
   const uint64_t index_size = DecodeFixed64(footer + 24);
   t->entries_ = DecodeFixed64(footer + 32);
@@ -241,7 +263,7 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
         BlockReadOptions ro;
         ro.comparator = options.comparator;
         ro.verify_checksum = false;  // memory-safe without; VerifyIntegrity checks
-        s = BlockReader::Open(BlockFormat::kKeySet, Slice(base + t->index_[i].offset, block->size), ro, &block->reader);
+        s = BlockReader::Open(t->format_, Slice(base + t->index_[i].offset, block->size), ro, &block->reader);
         if (!s.ok()) return t->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
         t->mapped_.push_back(std::move(block));
       }
@@ -269,14 +291,16 @@ Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
   fresh->buffer.reset(new uint64_t[(e.size + 7) / 8]);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
   Slice got;
+  const uint64_t read_start = NowNanos();
   Status s = file_->Read(e.offset, e.size, dest, &got);
+  t_read_ns += NowNanos() - read_start;
   if (!s.ok()) return s;
   if (got.size() != e.size) return Corrupt("block " + std::to_string(i) + " truncated");
   if (got.data() != dest) std::memcpy(dest, got.data(), e.size);
   BlockReadOptions ro;
   ro.comparator = options_.comparator;
   ro.verify_checksum = options_.verify_checksums;
-  s = BlockReader::Open(BlockFormat::kKeySet, Slice(dest, e.size), ro, &fresh->reader);
+  s = BlockReader::Open(format_, Slice(dest, e.size), ro, &fresh->reader);
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   *block = options_.cache->Insert(number_, i, std::move(fresh));
   return Status::OK();
@@ -302,13 +326,15 @@ void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
     indexes.push_back(i);
   }
   if (requests.empty()) return;
+  const uint64_t read_start = NowNanos();
   options_.io->ReadBatch(&requests);
+  t_read_ns += NowNanos() - read_start;
   for (size_t k = 0; k < requests.size(); ++k) {
     if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
     BlockReadOptions ro;
     ro.comparator = options_.comparator;
     ro.verify_checksum = options_.verify_checksums;
-    if (!BlockReader::Open(BlockFormat::kKeySet, Slice(requests[k].dest, requests[k].size), ro, &blocks[k]->reader)
+    if (!BlockReader::Open(format_, Slice(requests[k].dest, requests[k].size), ro, &blocks[k]->reader)
              .ok()) {
       continue;  // ReadBlock will report it
     }
@@ -352,7 +378,7 @@ Status SsdTable::Validate() const {
     BlockReadOptions ro;
     ro.comparator = options_.comparator;
     std::unique_ptr<BlockReader> reader;
-    s = BlockReader::Open(BlockFormat::kKeySet, Slice(dest, e.size), ro, &reader);
+    s = BlockReader::Open(format_, Slice(dest, e.size), ro, &reader);
     if (s.ok()) s = reader->Validate();
     if (s.ok() && reader->num_entries() != e.entries) s = Status::Corruption("entry count differs from the index");
     if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());

@@ -45,7 +45,10 @@ class TableBuilder {
   // block_size: target bytes of each KeySet block; a block ends at the first
   // user-key boundary at or beyond it (or earlier if one key's versions
   // overflow twice that).
-  TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file);
+  // `format`: KeySet (the engine's) or classic (LevelDB-style, for measuring
+  // the conversion cost).
+  TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file,
+               BlockFormat format = BlockFormat::kKeySet);
 
   // Entries in strictly increasing internal-key order.
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
@@ -58,6 +61,8 @@ class TableBuilder {
   // Bytes in the file once finished now (approximately).
   uint64_t EstimatedSize() const;
   uint64_t num_entries() const { return entries_; }
+  // Nanoseconds spent appending to the file so far.
+  uint64_t write_nanos() const { return write_ns_; }
 
  private:
   struct IndexEntry {
@@ -72,12 +77,14 @@ class TableBuilder {
   const BlockBuilderOptions options_;
   const size_t block_size_;
   WritableFile* const file_;
+  const BlockFormat format_;
   std::vector<uint64_t> buffer_;
-  std::unique_ptr<keyset::Builder> builder_;
+  std::unique_ptr<BlockBuilder> builder_;
   std::string block_smallest_, block_largest_;
   std::vector<IndexEntry> index_;
   uint64_t offset_ = 0;
   uint64_t index_bytes_ = 0;  // encoded size of index_
+  uint64_t write_ns_ = 0;
   uint64_t entries_ = 0;
   std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
   bool filter_possible_ = true;        // false once a raw block was added
@@ -94,6 +101,10 @@ struct SsdTableOptions {
   // Batched read-ahead for iterators; nullptr: none.
   IoEngine* io = nullptr;
 };
+
+// Nanoseconds this thread has spent reading SSD table blocks from files
+// (cache misses and read-ahead), for the compaction profile.
+uint64_t ThreadReadNanos();
 
 // Blocks an iterator reads ahead in one batch.
 inline constexpr uint32_t kReadAheadBlocks = 8;
@@ -115,6 +126,7 @@ class SsdTable final : public Table {
   const std::string& largest() const { return largest_; }
   uint64_t file_size() const { return file_->Size(); }
   uint32_t num_blocks() const { return static_cast<uint32_t>(index_.size()); }
+  BlockFormat format() const { return format_; }
   // Block i: from the cache, the mapping, or read (and cached).
   Status ReadBlock(uint32_t i, CachedBlockRef* block) const;
   // Reads blocks [first, first + count) that are not cached in one batch
@@ -134,6 +146,7 @@ class SsdTable final : public Table {
   Status Corrupt(const std::string& what) const;
 
   SsdTableOptions options_;
+  BlockFormat format_ = BlockFormat::kKeySet;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t number_ = 0;
   std::string path_;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "jigsaw/db.h"
@@ -266,6 +267,54 @@ TEST(SsdTierTest, DiskModeOnADiskFilesystemReadsAheadThroughIoUring) {
   ASSERT_TRUE(DestroyDB(dir, options).ok());
   EXPECT_FALSE(std::filesystem::exists(dir)) << "DestroyDB left files behind";
   std::filesystem::remove_all(dir);
+}
+
+// The classic (LevelDB-style) table format works end to end, and the
+// compaction profile accounts every phase.
+TEST(SsdTierTest, ClassicTablesAndTheCompactionProfile) {
+  for (TableFormat format : {TableFormat::kKeySet, TableFormat::kClassic}) {
+    test::ScratchDir dir;
+    Options options = test::SmallOptions();
+    options.storage_mode = StorageMode::kDisk;
+    options.table_format = format;
+    options.profile_compactions = true;
+    std::map<std::string, std::string> model;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 25000, &model), 25000);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    ExpectContents(db.get(), model);
+    EXPECT_TRUE(db->VerifyIntegrity().ok());
+    WaitForTracker(db.get());
+    const std::string csv = Property(db.get(), "jigsaw.compaction-profile");
+    std::istringstream rows(csv);
+    std::string line;
+    std::getline(rows, line);
+    EXPECT_EQ(line.rfind("start_s,level,", 0), 0u) << line;
+    int flushes = 0, compactions = 0;
+    double encode = 0, decode = 0;
+    while (std::getline(rows, line)) {
+      std::vector<double> f;
+      std::istringstream fields(line);
+      std::string cell;
+      while (std::getline(fields, cell, ',')) f.push_back(std::stod(cell));
+      ASSERT_EQ(f.size(), 12u) << line;
+      const double parts = f[3] + f[4] + f[5] + f[6] + f[7];  // read..write, within the loop
+      for (int i = 3; i <= 9; ++i) EXPECT_GE(f[i], 0) << line;
+      EXPECT_LE(parts, f[9] * 1.01 + 1e-6) << line;  // phases never exceed the total
+      EXPECT_GT(f[11], 0) << line;
+      (f[1] < 0 ? flushes : compactions)++;
+      encode += f[6];
+      decode += f[4];
+    }
+    EXPECT_GT(flushes, 0);
+    EXPECT_GT(compactions, 0);
+    EXPECT_GT(encode, 0);
+    EXPECT_GT(decode, 0);
+    db.reset();
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    ExpectContents(db.get(), model);
+  }
 }
 
 }  // namespace

@@ -44,6 +44,16 @@ enum class PmemEmulation {
   kOff,
 };
 
+// Encoding of the blocks in SSD tables.
+enum class TableFormat {
+  // The KeySet format: the same bytes as in DRAM and pmem. Default.
+  kKeySet,
+  // A LevelDB-style encoding (prefix-compressed keys, varints, restart
+  // points): what flush and compaction would cost with encode/decode, for
+  // the conversion-cost profiler. Reads and writes both work.
+  kClassic,
+};
+
 // How SSD table blocks are read ahead (batched reads).
 enum class SsdIo {
   // pread on tmpfs, io_uring elsewhere when the kernel allows it, else
@@ -128,6 +138,13 @@ struct JIGSAW_EXPORT Options {
   // behind the engine's back becomes SIGBUS instead of a Status. Default:
   // false.
   bool ssd_use_mmap = false;
+  // Block encoding of new SSD tables (existing ones keep theirs). Default:
+  // kKeySet.
+  TableFormat table_format = TableFormat::kKeySet;
+  // Time every flush and compaction by phase (read, decode, merge, encode,
+  // write, sync): GetProperty("jigsaw.compaction-profile"). Off: no timing
+  // code runs. Default: false.
+  bool profile_compactions = false;
   // Batched read-ahead of SSD table blocks: io_uring or pread. The choice
   // made at open is reported by GetProperty("jigsaw.io"). Default: kAuto.
   SsdIo ssd_io = SsdIo::kAuto;
