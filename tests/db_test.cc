@@ -306,7 +306,7 @@ TEST_P(DBTest, ComparatorNameIsCheckedOnReopen) {
 }
 
 TEST_P(DBTest, CustomComparatorOrdersIteration) {
-  ReverseComparator reverse;
+  static ReverseComparator reverse;  // outlives the fixture's DB
   Options options = ModeOptions();
   options.comparator = &reverse;
   Open(options);
