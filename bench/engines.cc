@@ -53,6 +53,8 @@ class JigsawEngine final : public Engine {
     options.ssd_use_mmap = config.ssd_use_mmap;
     options.ssd_block_size = config.ssd_block_size;
     options.ssd_io = config.ssd_io;
+    options.table_format = config.table_format;
+    options.profile_compactions = config.profile_compactions;
     if (config.level1_size != 0) options.level1_size = config.level1_size;
     if (config.block_size != 0) options.block_size = config.block_size;
     options.block_cache_capacity = config.block_cache_capacity;
@@ -65,6 +67,10 @@ class JigsawEngine final : public Engine {
     return engine;
   }
   const char* name() const override { return "jigsaw"; }
+  std::string Property(const std::string& name) override {
+    std::string value;
+    return db_->GetProperty(name, &value) ? value : "";
+  }
   std::string Describe() override {
     std::string device;
     db_->GetProperty("jigsaw.pmem-device", &device);

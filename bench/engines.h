@@ -28,6 +28,8 @@ struct EngineConfig {
   jigsaw::SsdIo ssd_io = jigsaw::SsdIo::kAuto;  // JigsawDB
   uint64_t level1_size = 0;  // JigsawDB: 0 = the engine's default
   size_t block_size = 0;     // JigsawDB: target bytes of a pmem block / SSD table; 0 = default
+  jigsaw::TableFormat table_format = jigsaw::TableFormat::kKeySet;  // JigsawDB
+  bool profile_compactions = false;                                  // JigsawDB
 };
 
 class Engine {
@@ -51,6 +53,8 @@ class Engine {
   virtual uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) = 0;
   // A human-readable line of engine statistics (may be empty).
   virtual std::string Stats() = 0;
+  // An engine property ("" if the engine has none by that name).
+  virtual std::string Property(const std::string&) { return ""; }
 };
 
 // Opens (creating, or reusing if config.use_existing) an engine by name:

@@ -14,6 +14,7 @@
 #include "pmem/device.h"
 #include "src/iterators.h"
 #include "src/persist_bug.h"
+#include "src/profile_clock.h"
 #include "src/write_batch_internal.h"
 
 namespace jigsaw {
@@ -1123,14 +1124,14 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
                                       std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile) {
   // Profiling: encode = builder work, write = bytes reaching the medium.
   uint64_t table_write_ns = 0;  // of finished tables (their builders are gone)
-  auto timed = [profile](uint64_t* into, auto&& work) {
+  auto timed = [profile](uint64_t* ticks, auto&& work) {
     if (profile == nullptr) return work();
-    const uint64_t start = NowNanos();
+    const uint64_t start = ProfileClock::Ticks();
     auto result = work();
-    *into += NowNanos() - start;
+    *ticks += ProfileClock::Ticks() - start;
     return result;
   };
-  uint64_t encode_ns = 0, write_ns = 0, sync_ns = 0;
+  uint64_t encode_ticks = 0, write_ticks = 0, sync_ticks = 0;
   BlockBuilderOptions build_options;
   build_options.comparator = ucmp_;
   build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
@@ -1145,13 +1146,13 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   std::unique_ptr<keyset::Builder> builder;
   auto finish_block = [&]() -> Status {
     size_t size = 0;
-    Status st = timed(&encode_ns, [&] { return builder->Finish(&size); });
+    Status st = timed(&encode_ticks, [&] { return builder->Finish(&size); });
     builder.reset();
     if (!st.ok()) return st;
     pmem::Reservation reservation;
     st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby);
     if (!st.ok()) return st;
-    timed(&write_ns, [&] {
+    timed(&write_ticks, [&] {
       pool_->region()->MemcpyNoDrain(reservation.data, buffer.data(), size);
       pool_->region()->Drain();
       return 0;
@@ -1183,10 +1184,10 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   };
   auto finish_table = [&]() -> Status {
     ssd::TableInfo info;
-    Status st = timed(&encode_ns, [&] { return table->Finish(&info); });
+    Status st = timed(&encode_ticks, [&] { return table->Finish(&info); });
     table_write_ns += table->write_nanos();
     table.reset();
-    if (st.ok()) st = timed(&sync_ns, [&] { return sync_tables ? file->Sync() : file->StartWriteback(); });
+    if (st.ok()) st = timed(&sync_ticks, [&] { return sync_tables ? file->Sync() : file->StartWriteback(); });
     if (st.ok() && sync_tables) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++syncs_;
@@ -1238,12 +1239,12 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     if (drop) continue;
     if (to_ssd) {
       if (table == nullptr) s = start_table();
-      if (s.ok()) s = timed(&encode_ns, [&] { return table->Add(key, sequence, merged->type(), merged->value()); });
+      if (s.ok()) s = timed(&encode_ticks, [&] { return table->Add(key, sequence, merged->type(), merged->value()); });
       continue;
     }
     const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
     if (builder == nullptr) start_block(footprint);
-    s = timed(&encode_ns, [&] { return builder->Add(key, sequence, merged->type(), merged->value()); });
+    s = timed(&encode_ticks, [&] { return builder->Add(key, sequence, merged->type(), merged->value()); });
     if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
       s = finish_block();
       if (s.ok()) {
@@ -1263,9 +1264,10 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     if (table != nullptr) table_write_ns += table->write_nanos();
     // Table appends happen inside the builder's Add/Finish: move them from
     // encode to write.
+    const uint64_t encode_ns = ProfileClock::ToNanos(encode_ticks);
     profile->encode_ns += encode_ns - std::min(encode_ns, table_write_ns);
-    profile->write_ns += write_ns + table_write_ns;
-    profile->sync_ns += sync_ns;
+    profile->write_ns += ProfileClock::ToNanos(write_ticks) + table_write_ns;
+    profile->sync_ns += ProfileClock::ToNanos(sync_ticks);
     for (const BlockRef& b : *blocks) profile->bytes_out += b->size;
   }
   return s;
@@ -1386,14 +1388,14 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   // and times the whole loop; merge is what remains.
   const bool profiling = options_.profile_compactions;
   PhaseProfile profile;
-  uint64_t input_ns = 0;
+  uint64_t input_ticks = 0;
   const uint64_t start_ns = profiling ? NowNanos() : 0;
   const uint64_t read_before = profiling ? ssd::ThreadReadNanos() : 0;
   std::vector<std::unique_ptr<BlockIterator>> children;
   for (const auto& inputs : job->inputs) {
     for (const BlockRef& b : inputs) {
       auto child = b->table->NewIterator();
-      children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ns) : std::move(child));
+      children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ticks) : std::move(child));
     }
   }
   auto merged = NewMergingIterator(ucmp_, std::move(children));
@@ -1410,6 +1412,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     profile.to_ssd = to_ssd;
     profile.total_ns = NowNanos() - start_ns;
     profile.read_ns = ssd::ThreadReadNanos() - read_before;
+    const uint64_t input_ns = ProfileClock::ToNanos(input_ticks);
     profile.decode_ns = input_ns - std::min(input_ns, profile.read_ns);
     const uint64_t accounted = input_ns + profile.encode_ns + profile.write_ns + profile.sync_ns;
     profile.merge_ns = profile.total_ns - std::min(profile.total_ns, accounted);

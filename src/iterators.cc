@@ -1,6 +1,6 @@
 #include "src/iterators.h"
 
-#include <chrono>
+#include "src/profile_clock.h"
 
 #include <cassert>
 #include <string>
@@ -366,10 +366,9 @@ class TimedIterator final : public BlockIterator {
  private:
   template <typename F>
   void Timed(F move) {
-    const auto start = std::chrono::steady_clock::now();
+    const uint64_t start = ProfileClock::Ticks();
     move();
-    *nanos_ += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    *nanos_ += ProfileClock::Ticks() - start;  // ticks; converted by the caller
     valid_ = base_->Valid();
     if (valid_) {
       user_key_ = base_->user_key();

@@ -19,9 +19,9 @@ namespace jigsaw {
 std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
                                                   std::vector<std::unique_ptr<BlockIterator>> children);
 
-// Forwards to `base`, adding the nanoseconds spent in each move to *nanos
-// (the compaction profile's decode time).
-std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* nanos);
+// Forwards to `base`, adding the ProfileClock ticks spent in each move to
+// *ticks (the compaction profile's decode time).
+std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* ticks);
 
 // `blocks` must stay alive while the iterator is used (the caller pins them).
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks);

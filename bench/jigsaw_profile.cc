@@ -1,0 +1,323 @@
+// jigsaw_profile: the conversion-cost profiler (issue 6).
+//
+// Runs the JigsawDB paper's workload (fillseq, fillsync, fillrandom,
+// overwrite, readrandom, readseq, readrandom, readseq; 16-byte keys, 100-byte
+// values) in four configurations -- {Disk+NVM, Disk only} x {KeySet blocks,
+// classic LevelDB-style blocks} -- with every flush and compaction timed by
+// phase (read, decode, merge, encode, write, sync), then the same workload on
+// LevelDB. Prints the paper's Table 1 (share of compaction time per phase)
+// and Table 3 (writing, encoding and total time), and writes JSON, CSV (one
+// row per flush or compaction) and gnuplot plots.
+//
+//   jigsaw_profile --num=100000 --dir=/var/tmp/jigsaw-profile
+//                  --pmem_path=/dev/shm/jigsaw-profile.pool --json=p.json --csv=p.csv --plot=p
+//
+// Disk+NVM is hybrid mode: the WAL, manifest and L0 in (emulated) pmem,
+// every compaction output as SSD tables in --dir. Disk only keeps nothing in
+// pmem. See docs/benchmarks.md.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/engines.h"
+
+namespace jigsaw::bench {
+namespace {
+
+struct Flags {
+  uint64_t num = 100000;
+  std::string dir = "/var/tmp/jigsaw-profile";
+  std::string pmem_path = "/dev/shm/jigsaw-profile.pool";
+  uint64_t pmem_budget_mb = 8;
+  bool leveldb = true;
+  bool overhead = true;
+  std::string json, csv, plot;
+};
+
+struct Phases {
+  double read = 0, decode = 0, merge = 0, encode = 0, write = 0, sync = 0;
+  double sum() const { return read + decode + merge + encode + write + sync; }
+};
+
+struct ConfigResult {
+  std::string storage, format;  // "disk+nvm" / "disk", "keyset" / "classic"
+  double total_s = 0;
+  Phases compaction;  // compactions only (flushes are in `flush`)
+  Phases flush;
+  int compactions = 0, flushes = 0;
+  std::vector<std::vector<double>> rows;  // the engine's profile rows
+};
+
+std::string Key(uint64_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%016" PRIu64, n);
+  return buf;
+}
+
+// The paper's workload on one engine; returns the total seconds. `collect`
+// is called before each database is destroyed and at the end.
+double RunWorkload(const std::string& name, const EngineConfig& config, uint64_t num,
+                   const std::function<void(Engine*)>& collect) {
+  std::mt19937_64 rng(301);
+  std::string value_pool(1 << 20, ' ');
+  for (char& c : value_pool) c = static_cast<char>(' ' + rng() % 95);
+  auto value = [&] { return value_pool.substr(rng() % (value_pool.size() - 100), 100); };
+  std::unique_ptr<Engine> engine;
+  auto reopen = [&](bool destroy) {
+    if (engine != nullptr) collect(engine.get());
+    engine.reset();
+    if (destroy) DestroyEngine(name, config);
+    std::filesystem::create_directories(config.dir);
+    std::string error;
+    engine = OpenEngine(name, config, &error);
+    if (engine == nullptr) {
+      std::fprintf(stderr, "cannot open %s: %s\n", name.c_str(), error.c_str());
+      std::exit(1);
+    }
+  };
+  auto fail = [&](const std::string& what, const std::string& error) {
+    std::fprintf(stderr, "%s %s: %s\n", name.c_str(), what.c_str(), error.c_str());
+    std::exit(1);
+  };
+  double total = 0;
+  const char* benchmarks[] = {"fillseq", "fillsync", "fillrandom", "overwrite",
+                              "readrandom", "readseq", "readrandom", "readseq"};
+  for (const std::string b : benchmarks) {
+    const bool fill = b.rfind("fill", 0) == 0;
+    if (fill || engine == nullptr) reopen(fill);
+    const auto start = std::chrono::steady_clock::now();
+    if (b == "fillseq") {
+      for (uint64_t i = 0; i < num; ++i) {
+        const std::string e = engine->Put(Key(i), value(), false);
+        if (!e.empty()) fail(b, e);
+      }
+    } else if (b == "fillsync") {
+      // Every write durable: num/100 of them (an fsync each on the disk).
+      for (uint64_t i = 0; i < std::max<uint64_t>(1, num / 100); ++i) {
+        const std::string e = engine->Put(Key(rng() % num), value(), true);
+        if (!e.empty()) fail(b, e);
+      }
+    } else if (b == "fillrandom" || b == "overwrite") {
+      for (uint64_t i = 0; i < num; ++i) {
+        const std::string e = engine->Put(Key(rng() % num), value(), false);
+        if (!e.empty()) fail(b, e);
+      }
+    } else if (b == "readrandom") {
+      std::string v;
+      for (uint64_t i = 0; i < num; ++i) {
+        if (engine->Get(Key(rng() % num), &v) < 0) fail(b, "read error");
+      }
+    } else {
+      uint64_t bytes = 0;
+      engine->Scan(num, false, &bytes);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "  %-8s %-10s %8.3f s\n", name.c_str(), b.c_str(), seconds);
+    total += seconds;
+  }
+  collect(engine.get());
+  engine.reset();  // a clean close: pending compaction syncs finish (and are timed)
+  return total;
+}
+
+// Parses the engine's jigsaw.compaction-profile CSV into rows of numbers.
+void ParseProfile(const std::string& csv, std::vector<std::vector<double>>* rows) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) row.push_back(std::stod(cell));
+    if (row.size() == 12) rows->push_back(std::move(row));
+  }
+}
+
+ConfigResult RunConfig(const Flags& f, bool hybrid, bool classic, bool profile) {
+  ConfigResult r;
+  r.storage = hybrid ? "disk+nvm" : "disk";
+  r.format = classic ? "classic" : "keyset";
+  EngineConfig config;
+  config.dir = f.dir + "/" + r.storage + "-" + r.format;
+  config.pmem_path = f.pmem_path;
+  config.pmem_pool_size = uint64_t{1} << 30;
+  config.storage_mode = hybrid ? StorageMode::kHybrid : StorageMode::kDisk;
+  config.pmem_budget = f.pmem_budget_mb << 20;
+  config.table_format = classic ? TableFormat::kClassic : TableFormat::kKeySet;
+  config.profile_compactions = profile;
+  config.level1_size = 10 << 20;  // LevelDB's geometry on the disk
+  config.block_size = 2 << 20;
+  std::fprintf(stderr, "%s / %s%s\n", r.storage.c_str(), r.format.c_str(), profile ? "" : " (profiling off)");
+  // Each database instance is collected once, just before it is replaced
+  // or at the end of the workload.
+  auto collect = [&](Engine* e) { ParseProfile(e->Property("jigsaw.compaction-profile"), &r.rows); };
+  r.total_s = RunWorkload("jigsaw", config, f.num, collect);
+  DestroyEngine("jigsaw", config);
+  for (const auto& row : r.rows) {
+    Phases& p = row[1] < 0 ? r.flush : r.compaction;
+    (row[1] < 0 ? r.flushes : r.compactions)++;
+    p.read += row[3];
+    p.decode += row[4];
+    p.merge += row[5];
+    p.encode += row[6];
+    p.write += row[7];
+    p.sync += row[8];
+  }
+  return r;
+}
+
+double Share(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
+void WritePlots(const std::string& prefix, const std::vector<ConfigResult>& results) {
+  // Data: one file per configuration, one row per compaction.
+  for (const ConfigResult& r : results) {
+    std::ofstream out(prefix + "-" + r.storage + "-" + r.format + ".dat");
+    out << "# start_s write_over_encode\n";
+    for (const auto& row : r.rows) {
+      if (row[1] >= 0 && row[6] > 0) out << row[0] << " " << row[7] / row[6] << "\n";
+    }
+  }
+  std::ofstream shares(prefix + "-shares.dat");
+  shares << "# config read decode merge encode write sync\n";
+  for (const ConfigResult& r : results) {
+    const double w = r.compaction.sum();
+    shares << r.storage << "/" << r.format << " " << Share(r.compaction.read, w) << " " << Share(r.compaction.decode, w)
+           << " " << Share(r.compaction.merge, w) << " " << Share(r.compaction.encode, w) << " "
+           << Share(r.compaction.write, w) << " " << Share(r.compaction.sync, w) << "\n";
+  }
+  shares.close();
+  std::ofstream gp(prefix + ".gp");
+  gp << "set terminal pngcairo size 1000,420\n"
+        "set output '" << prefix << "-ratio.png'\n"
+        "set title 'Write time / encode time per compaction (cf. JigsawDB paper, Figure 4)'\n"
+        "set xlabel 'time since open (s)'\nset ylabel 'write / encode'\nset logscale y\nset key outside\n"
+        "plot ";
+  for (size_t i = 0; i < results.size(); ++i) {
+    gp << (i ? ", " : "") << "'" << prefix << "-" << results[i].storage << "-" << results[i].format
+       << ".dat' using 1:2 with points title '" << results[i].storage << "/" << results[i].format << "'";
+  }
+  gp << "\nunset logscale y\n"
+        "set output '" << prefix << "-shares.png'\n"
+        "set title 'Share of compaction time per phase (%)'\nset style data histograms\n"
+        "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
+        "set ylabel '% of compaction time'\nset xlabel ''\nset yrange [0:100]\nset xtics rotate by -20\n"
+        "plot '" << prefix << "-shares.dat' using 2:xtic(1) title 'read', '' using 3 title 'decode', "
+        "'' using 4 title 'merge', '' using 5 title 'encode', '' using 6 title 'write', '' using 7 title 'sync'\n";
+  gp.close();
+  const std::string command = "gnuplot '" + prefix + ".gp'";
+  if (std::system(command.c_str()) == 0) {
+    std::printf("plots: %s-ratio.png, %s-shares.png (gnuplot script %s.gp)\n", prefix.c_str(), prefix.c_str(),
+                prefix.c_str());
+  } else {
+    std::printf("gnuplot failed; script and data left in %s.gp and %s-*.dat\n", prefix.c_str(), prefix.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace jigsaw::bench
+
+int main(int argc, char** argv) {
+  using namespace jigsaw::bench;
+  Flags f;
+  CLI::App app{"jigsaw_profile: the conversion-cost profiler"};
+  app.add_option("--num", f.num, "entries of the workload")->check(CLI::PositiveNumber);
+  app.add_option("--dir", f.dir, "disk directory for the SSD tables (and LevelDB)");
+  app.add_option("--pmem_path", f.pmem_path, "pool file for Disk+NVM (DRAM-emulated pmem on /dev/shm)");
+  app.add_option("--pmem_budget_mb", f.pmem_budget_mb, "Disk+NVM: MiB of blocks kept in pmem");
+  app.add_option("--leveldb", f.leveldb, "also run the workload on LevelDB (1/0)");
+  app.add_option("--overhead", f.overhead, "also run Disk/KeySet with profiling off, to show its cost (1/0)");
+  app.add_option("--json", f.json, "write the results as JSON");
+  app.add_option("--csv", f.csv, "write one row per flush or compaction");
+  app.add_option("--plot", f.plot, "write gnuplot PNGs with this path prefix");
+  CLI11_PARSE(app, argc, argv);
+  std::filesystem::create_directories(f.dir);
+
+  std::vector<ConfigResult> results;
+  for (bool hybrid : {true, false}) {
+    for (bool classic : {false, true}) results.push_back(RunConfig(f, hybrid, classic, true));
+  }
+  double unprofiled = 0;
+  if (f.overhead) unprofiled = RunConfig(f, false, false, false).total_s;
+  double leveldb_total = 0;
+  if (f.leveldb) {
+    EngineConfig config;
+    config.dir = f.dir + "/leveldb";
+    leveldb_total = RunWorkload("leveldb", config, f.num, [](Engine*) {});
+    DestroyEngine("leveldb", config);
+  }
+
+  std::printf("jigsaw_profile  num %" PRIu64 ", 16-byte keys, 100-byte values; SSD tables in %s; pmem %s\n\n",
+              f.num, f.dir.c_str(), f.pmem_path.c_str());
+  std::printf("Table 1: share of compaction time per phase (%%)\n");
+  std::printf("%-18s %11s %7s %7s %7s %7s %7s %7s %10s\n", "configuration", "compactions", "read", "decode",
+              "merge", "encode", "write", "sync", "enc+dec");
+  for (const ConfigResult& r : results) {
+    const double w = r.compaction.sum();
+    std::printf("%-18s %11d %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %9.1f%%\n", (r.storage + "/" + r.format).c_str(),
+                r.compactions, Share(r.compaction.read, w), Share(r.compaction.decode, w),
+                Share(r.compaction.merge, w), Share(r.compaction.encode, w), Share(r.compaction.write, w),
+                Share(r.compaction.sync, w), Share(r.compaction.encode + r.compaction.decode, w));
+  }
+  std::printf("\nTable 3: writing, encoding and total time (s); flushes and compactions\n");
+  std::printf("%-18s %10s %10s %10s %12s\n", "configuration", "writing", "encoding", "total", "vs LevelDB");
+  for (const ConfigResult& r : results) {
+    std::printf("%-18s %10.3f %10.3f %10.3f %11.2fx\n", (r.storage + "/" + r.format).c_str(),
+                r.compaction.write + r.flush.write, r.compaction.encode + r.flush.encode, r.total_s,
+                leveldb_total > 0 ? r.total_s / leveldb_total : 0.0);
+  }
+  if (f.leveldb) std::printf("%-18s %10s %10s %10.3f\n", "leveldb", "-", "-", leveldb_total);
+  if (f.overhead) {
+    std::printf("\ncost of profiling ON: disk/keyset total %.3f s profiled, %.3f s unprofiled (%+.1f%%); off, no "
+                "timing code runs but two clock reads per SSD block read or written\n",
+                results[2].total_s, unprofiled, Share(results[2].total_s - unprofiled, unprofiled));
+  }
+
+  if (!f.json.empty()) {
+    nlohmann::json out;
+    out["num"] = f.num;
+    out["leveldb_total_s"] = leveldb_total;
+    out["unprofiled_disk_keyset_total_s"] = unprofiled;
+    for (const ConfigResult& r : results) {
+      out["configurations"].push_back({{"storage", r.storage},
+                                       {"format", r.format},
+                                       {"total_s", r.total_s},
+                                       {"read_s", r.compaction.read},
+                                       {"decode_s", r.compaction.decode},
+                                       {"merge_s", r.compaction.merge},
+                                       {"encode_s", r.compaction.encode},
+                                       {"write_s", r.compaction.write},
+                                       {"sync_s", r.compaction.sync},
+                                       {"compactions", r.compactions},
+                                       {"flushes", r.flushes},
+                                       {"flush_encode_s", r.flush.encode},
+                                       {"flush_write_s", r.flush.write},
+                                       {"flush_sync_s", r.flush.sync}});
+    }
+    std::ofstream(f.json) << out.dump(2) << "\n";
+  }
+  if (!f.csv.empty()) {
+    std::ofstream csv(f.csv);
+    csv << "storage,format,start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,"
+           "bytes_out\n";
+    for (const ConfigResult& r : results) {
+      for (const auto& row : r.rows) {
+        csv << r.storage << "," << r.format;
+        for (double v : row) csv << "," << v;
+        csv << "\n";
+      }
+    }
+  }
+  if (!f.plot.empty()) WritePlots(f.plot, results);
+  return 0;
+}
