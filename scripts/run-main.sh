@@ -4,22 +4,29 @@
 #      fillrandom, overwrite, readrandom, readseq, readrandom, readseq;
 #      16-byte keys, 100-byte values) on JigsawDB, LevelDB and RocksDB, all
 #      on /dev/shm, with throughput ratios;
-#   2. format_bench: the KeySet block against the classic block.
-# Results: out/jigsaw_bench.json, out/format_bench.json.
+#   2. jigsaw_profile: the conversion-cost profiler -- the same workload in
+#      {Disk+NVM, Disk only} x {KeySet, classic blocks} with every compaction
+#      timed by phase, against LevelDB, SSD tables on the local disk;
+#   3. format_bench: the KeySet block against the classic block.
+# Results: out/jigsaw_bench.json, out/jigsaw_profile.{json,csv},
+# out/profile-*.png, out/format_bench.json.
 # Installs missing Debian packages first (needs root or sudo).
-# Environment: JIGSAW_NUM (default 1000000) entries for jigsaw_bench.
+# Environment: JIGSAW_NUM (default 1000000) entries for jigsaw_bench,
+# JIGSAW_PROFILE_NUM (default 200000) for jigsaw_profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
 jobs=${JIGSAW_JOBS:-$(nproc)}
 num=${JIGSAW_NUM:-1000000}
+profile_num=${JIGSAW_PROFILE_NUM:-200000}
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DJIGSAW_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release -j "$jobs" --target jigsaw_bench format_bench >/dev/null
+cmake --build build/release -j "$jobs" --target jigsaw_bench jigsaw_profile format_bench >/dev/null
 mkdir -p out
 workdir=/dev/shm/jigsaw-main-job
-rm -rf "$workdir"
-trap 'rm -rf "$workdir"' EXIT
+diskdir=${TMPDIR:-/var/tmp}/jigsaw-main-job-disk
+rm -rf "$workdir" "$diskdir"
+trap 'rm -rf "$workdir" "$diskdir"' EXIT
 
 echo "JigsawDB main job on $(uname -n): $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo
@@ -27,8 +34,13 @@ echo "== jigsaw_bench: the paper's workload, $num entries, all engines on /dev/s
 build/release/bench/jigsaw_bench --num="$num" --db="$workdir/db" --peer_dir="$workdir/peers" \
   --json=out/jigsaw_bench.json
 echo
+echo "== jigsaw_profile: conversion cost, $profile_num entries, SSD tables in $diskdir =="
+build/release/bench/jigsaw_profile --num="$profile_num" --dir="$diskdir" --pmem_path="$workdir/profile.pool" \
+  --json=out/jigsaw_profile.json --csv=out/jigsaw_profile.csv --plot=out/profile 2>/dev/null
+echo
 echo "== format_bench: one 4 MiB block, KeySet vs classic =="
 build/release/bench/format_bench --benchmark_out=out/format_bench.json --benchmark_out_format=json \
   --benchmark_color=false "$@" | sed -n '/^Summary/,$p'
 echo
-echo "Full results: out/jigsaw_bench.json, out/format_bench.json"
+echo "Full results: out/jigsaw_bench.json, out/jigsaw_profile.json, out/jigsaw_profile.csv, out/profile-*.png,"
+echo "out/format_bench.json"
