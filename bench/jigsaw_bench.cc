@@ -58,6 +58,7 @@ struct Flags {
   bool use_existing_db = false;
   bool histogram = true;
   std::string json;
+  bool stats = false;
 };
 
 struct Result {
@@ -471,6 +472,7 @@ int Main(int argc, char** argv) {
   app.add_flag("--use_existing_db", f.use_existing_db, "do not destroy databases before fill benchmarks");
   app.add_option("--histogram", f.histogram, "record per-operation latency percentiles (1/0)");
   app.add_option("--json", f.json, "write every result to this JSON file");
+  app.add_option("--stats", f.stats, "print each engine's statistics after its run (1/0)");
   CLI11_PARSE(app, argc, argv);
 
   if (f.pmem_path.empty()) f.pmem_path = f.db + "/pool";
@@ -535,7 +537,7 @@ int Main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
-    const std::string stats = runner.Stats();
+    const std::string stats = f.stats ? runner.Stats() : "";
     if (!stats.empty()) std::printf("--- %s statistics ---\n%s\n", engine.c_str(), stats.c_str());
     runner.Close();
   }
