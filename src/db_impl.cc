@@ -1,5 +1,9 @@
 #include "src/db_impl.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -123,7 +127,7 @@ Status DestroyDB(const std::string& name, const Options& options) {
       char suffix[8] = {};
       const bool numbered = std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) == 2 &&
                             (std::strcmp(suffix, "jst") == 0 || std::strcmp(suffix, "log") == 0);
-      if (numbered || child == "MANIFEST" || child == "MANIFEST.tmp") {
+      if (numbered || child == "MANIFEST" || child == "MANIFEST.tmp" || child == "LOCK") {
         s = fs->RemoveFile(name + "/" + child);
         if (!s.ok()) return s;
       }
@@ -172,6 +176,9 @@ constexpr size_t kManifestFileHeader = 256;
 
 Status DBImpl::ReadManifestFile(ManifestState* state, bool* exists) {
   const std::string path = name_ + "/MANIFEST";
+  if (std::strlen(ucmp_->Name()) > kManifestFileHeader - 16) {
+    return Status::InvalidArgument("comparator", "name longer than 240 bytes");
+  }
   *exists = fs_->FileExists(path);
   if (!*exists) {
     if (!options_.create_if_missing) {
@@ -223,18 +230,25 @@ Status DBImpl::WriteManifestFile(const ManifestState& state) {
   if (s.ok()) s = file->Sync();
   if (s.ok()) s = file->Close();
   if (s.ok()) s = fs_->RenameFile(tmp, name_ + "/MANIFEST");
-  if (s.ok()) s = fs_->SyncDir(name_);
   syncs_ += 2;
   bytes_synced_ += contents.size();
-  if (!s.ok()) (void)fs_->RemoveFile(tmp);
-  return s;
+  if (!s.ok()) {
+    (void)fs_->RemoveFile(tmp);
+    return s;
+  }
+  // Renamed: the new manifest is the database now, even if the directory
+  // sync fails. Callers must not undo their change (that would delete files
+  // it names); later writes get the error instead.
+  Status dir = fs_->SyncDir(name_);
+  if (!dir.ok() && bg_error_.ok()) bg_error_ = dir;
+  return Status::OK();
 }
 
 Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   uint64_t number;
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-    if (bg_thread_.joinable()) lock.lock();  // during recovery there is no other thread
+    if (!recovering_) lock.lock();  // during recovery there is no other thread
     number = next_number_++;
   }
   BlockBuilderOptions build_options;
@@ -260,7 +274,7 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   if (s.ok()) s = fs_->SyncDir(name_);
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-    if (bg_thread_.joinable()) lock.lock();
+    if (!recovering_) lock.lock();
     syncs_ += 2;
     bytes_synced_ += info.file_size;
     if (profiling && s.ok()) {
@@ -405,6 +419,7 @@ DBImpl::~DBImpl() {
   imm_.clear();
   mem_.reset();
   version_.reset();  // frees obsolete blocks no iterator holds
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
 }
 
 Status DBImpl::Recover() {
@@ -422,6 +437,16 @@ Status DBImpl::Recover() {
   if (options_.storage_mode != StorageMode::kPmem || options_.create_if_missing) {
     (void)fs_->CreateDirIfMissing(name_);
   }
+  if (options_.storage_mode != StorageMode::kPmem) {
+    // SSD files live in the directory: one process at a time (in pmem mode
+    // the pool file is locked by libpmemobj).
+    const std::string lock_path = name_ + "/LOCK";
+    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0) return Status::IOError(lock_path, std::strerror(errno));
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      return Status::IOError(lock_path, "the database is open in another process or handle");
+    }
+  }
   io_ = ssd::ChooseIoEngine(options_.ssd_io, name_, &io_description_);
   if (disk_mode()) {
     s = ReadManifestFile(&file_state, &file_manifest);
@@ -434,6 +459,13 @@ Status DBImpl::Recover() {
   auto recovered = NewMemTable();
   std::set<uint64_t> live_tables;    // SSD tables the manifest references
   std::vector<BlockRef> discarded;   // storage to release once the recovery commit is durable
+  // Unless that commit happens, the manifest on media still names it: keep it.
+  struct KeepUnlessCommitted {
+    std::vector<BlockRef>* blocks;
+    ~KeepUnlessCommitted() {
+      for (BlockRef& b : *blocks) b->obsolete = false;
+    }
+  } keep_discarded{&discarded};
   bool had_pending = false;
   std::vector<uint64_t> old_wal_segments;
   std::vector<WalSegmentMeta> state_wals;
@@ -480,6 +512,22 @@ Status DBImpl::Recover() {
         }
       }
     }
+    // Table and log files the manifest does not reference: outputs of a
+    // compaction a crash interrupted before its commit, logs a commit
+    // dropped. Swept before pending compactions are redone, whose new
+    // outputs the old manifest cannot know.
+    for (const WalSegmentMeta& w : state.wal_segments) live_logs.insert(w.number);
+    std::vector<std::string> children;
+    if (fs_->GetChildren(name_, &children).ok()) {
+      for (const std::string& child : children) {
+        uint64_t number = 0;
+        char suffix[8] = {};
+        if (std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) != 2) continue;
+        const bool stale_table = std::strcmp(suffix, "jst") == 0 && live_tables.count(number) == 0;
+        const bool stale_log = disk_mode() && std::strcmp(suffix, "log") == 0 && live_logs.count(number) == 0;
+        if (stale_table || stale_log) (void)fs_->RemoveFile(name_ + "/" + child);
+      }
+    }
     had_pending = !state.pending.empty();
     s = ResolvePendingCompactions(state.pending, &loaded, version.get(), &discarded);
     if (!s.ok()) return s;
@@ -518,19 +566,6 @@ Status DBImpl::Recover() {
       }
     }
   }
-  // Table files no manifest references: outputs of a compaction a crash
-  // interrupted before its commit.
-  std::vector<std::string> children;
-  if (fs_->GetChildren(name_, &children).ok()) {
-    for (const std::string& child : children) {
-      uint64_t number = 0;
-      char suffix[8] = {};
-      if (std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) != 2 || manifest == 0) continue;
-      const bool stale_table = std::strcmp(suffix, "jst") == 0 && live_tables.count(number) == 0;
-      const bool stale_log = disk_mode() && std::strcmp(suffix, "log") == 0 && live_logs.count(number) == 0;
-      if (stale_table || stale_log) (void)fs_->RemoveFile(name_ + "/" + child);
-    }
-  }
   for (auto& level : version->levels) {
     std::sort(level.begin(), level.end(), [&](const BlockRef& a, const BlockRef& b) {
       return a->level == 0 ? a->number > b->number : ucmp_->Compare(a->smallest, b->smallest) < 0;
@@ -565,7 +600,7 @@ Status DBImpl::Recover() {
     if (s.ok()) version_ = std::move(next);
   }
   if (s.ok()) {
-    discarded.clear();  // shadows and redone outputs: the new manifest no longer names them
+    discarded.clear();  // shadows and redone outputs: the new manifest no longer names them, release them
     if (disk_mode()) DeleteLogs(state_wals);
   } else if (had_pending || disk_mode()) {
     if (block != nullptr && block->residence == Residence::kSsd) block->obsolete = true;
@@ -593,6 +628,7 @@ Status DBImpl::Recover() {
   const int node = options_.numa_node >= 0 ? options_.numa_node
                    : disk_mode()            ? -1
                                             : pmem::NumaNodeForPath(pool_options.path);
+  recovering_ = false;  // from here on other threads run
   bg_thread_ = std::thread([this, node] {
     if (pmem::BindThreadToNode(node)) numa_node_ = node;
     BackgroundLoop();
@@ -1001,7 +1037,7 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   uint64_t number;
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-    if (bg_thread_.joinable()) lock.lock();  // during recovery there is no other thread
+    if (!recovering_) lock.lock();  // during recovery there is no other thread
     number = next_number_++;
   }
   Status s = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation, /*may_use_standby=*/true);

@@ -204,6 +204,8 @@ class DBImpl final : public DB {
   std::vector<pmem::Reservation> standby_;  // guarded by standby_mutex_
   size_t standby_chunks_ = 0;               // chunks of a complete standby  // node the background thread is bound to, or -1
   std::thread bg_thread_;
+  bool recovering_ = true;  // Recover() runs alone; cleared before threads start
+  int lock_fd_ = -1;        // flock on <db>/LOCK
 
   // SSD tier and the durability tracker.
   FileSystem* const fs_;

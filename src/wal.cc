@@ -80,9 +80,12 @@ Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t n
   EncodeFixed64(header + kNumberOffset, number);
   EncodeFixed64(header + kCapacityOffset, 0);  // to the end of the file
   s = file->Append(Slice(header, sizeof(header)));
+  // The header is durable before any manifest names the log: a power
+  // failure before the first sync write leaves an empty log, not a
+  // headerless one that would fail recovery.
+  if (s.ok()) s = file->Sync();
   if (!s.ok()) return s;
   writer->reset(new FileWalWriter(std::move(file), number));
-  (*writer)->dirty_ = true;
   return Status::OK();
 }
 

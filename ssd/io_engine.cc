@@ -52,7 +52,7 @@ class UringEngine final : public IoEngine {
   void ReadBatch(std::vector<ReadRequest>* requests) override {
     std::lock_guard<std::mutex> lock(mu_);  // one ring, shared
     size_t next = 0;
-    while (next < requests->size()) {
+    while (!broken_ && next < requests->size()) {
       unsigned queued = 0;
       for (; next < requests->size() && queued < depth_; ++next) {
         ReadRequest& r = (*requests)[next];
@@ -62,19 +62,31 @@ class UringEngine final : public IoEngine {
         io_uring_sqe_set_data64(sqe, next);
         ++queued;
       }
-      const int submitted = io_uring_submit_and_wait(&ring_, queued);
-      if (submitted < 0) {  // the ring failed: finish the batch with pread
-        for (ReadRequest& r : *requests) PreadRest(&r);
-        return;
+      int submitted;
+      do {
+        submitted = io_uring_submit(&ring_);
+      } while (submitted == -EINTR);
+      if (submitted < 0 || static_cast<unsigned>(submitted) != queued) {
+        // Prepared entries may linger in the ring with our buffers: never
+        // touch the ring again (pread from here on).
+        broken_ = true;
+        if (submitted <= 0) break;
+        queued = static_cast<unsigned>(submitted);
       }
-      for (unsigned i = 0; i < queued; ++i) {
+      // Reap every submitted read before returning: the kernel writes into
+      // the callers' buffers until it completes.
+      for (unsigned reaped = 0; reaped < queued;) {
         io_uring_cqe* cqe = nullptr;
-        if (io_uring_wait_cqe(&ring_, &cqe) != 0) break;
-        ReadRequest& r = (*requests)[io_uring_cqe_get_data64(cqe)];
-        if (cqe->res >= 0) {
-          r.done = static_cast<size_t>(cqe->res);
+        const int err = io_uring_wait_cqe(&ring_, &cqe);
+        if (err == -EINTR) continue;
+        if (err != 0) {
+          broken_ = true;  // cannot reap: buffers may still be written; stop using the ring
+          break;
         }
+        ReadRequest& r = (*requests)[io_uring_cqe_get_data64(cqe)];
+        if (cqe->res >= 0) r.done = static_cast<size_t>(cqe->res);
         io_uring_cqe_seen(&ring_, cqe);
+        ++reaped;
       }
     }
     // Short reads (and anything the ring did not complete) finish by pread,
@@ -88,6 +100,7 @@ class UringEngine final : public IoEngine {
   const unsigned depth_;
   io_uring ring_{};
   bool ready_ = false;
+  bool broken_ = false;  // after a ring error: pread only
   std::mutex mu_;
 };
 
