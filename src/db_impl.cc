@@ -1388,19 +1388,40 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
 }
 
 void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const CompactionJob& job) {
-  auto unsynced = [&] {
+  // The job's key range.
+  std::string smallest, largest;
+  bool any = false;
+  for (const auto& inputs : job.inputs) {
+    for (const BlockRef& b : inputs) {
+      if (!any || ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
+      if (!any || ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
+      any = true;
+    }
+  }
+  auto conflicts = [&] {
     for (const PendingCompaction& p : pending_) {
+      // It would consume an output that a crash could still lose.
       for (const BlockRef& out : p.outputs) {
         for (const auto& inputs : job.inputs) {
           if (std::find(inputs.begin(), inputs.end(), out) != inputs.end()) return true;
         }
       }
+      // It would write into the key range a redo of `p` may fill: a redo
+      // keeps every tombstone, so its output can be wider than the
+      // original's and must not meet newer blocks of the same level.
+      if (any && p.output_level == job.level + 1) {
+        for (const BlockRef& shadow : p.shadows) {
+          if (ucmp_->Compare(shadow->largest, smallest) >= 0 && ucmp_->Compare(shadow->smallest, largest) <= 0) {
+            return true;
+          }
+        }
+      }
     }
     return false;
   };
-  // A compaction never consumes an output that a crash could still lose:
-  // redoing a pending compaction at recovery needs its outputs untouched.
-  while (unsynced() && bg_error_.ok()) done_cv_.wait(lock);
+  // Redoing a pending compaction at recovery needs its outputs untouched and
+  // its output range free.
+  while (conflicts() && bg_error_.ok()) done_cv_.wait(lock);
 }
 
 Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {

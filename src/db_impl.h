@@ -153,7 +153,9 @@ class DBImpl final : public DB {
                                 std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile = nullptr);
   // Appends a finished profile (mutex_ held); returns its index.
   int64_t AddProfile(const PhaseProfile& profile);
-  // Blocks until no input of `job` is an unsynced output (mutex_ held).
+  // Blocks until no input of `job` is an unsynced output and its output
+  // does not meet the key range of a pending compaction into the same level
+  // (mutex_ held).
   void WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const CompactionJob& job);
   void TrackerLoop();
   // Recovery of compactions a crash left pending: keeps outputs that are
