@@ -362,10 +362,10 @@ void DBImpl::TrackerLoop() {
     Status s;
     uint64_t syncs = 0, bytes = 0;
     for (auto& f : files) {
-      if (s.ok()) s = f->Sync();
+      if (!s.ok()) break;
+      s = f->Sync();
       ++syncs;
       bytes += f->Size();
-      (void)f->Close();  // synced: a close error loses nothing
     }
     if (s.ok()) {
       s = fs_->SyncDir(name_);  // the new files' directory entries
@@ -376,18 +376,36 @@ void DBImpl::TrackerLoop() {
     bytes_synced_ += bytes;
     if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += NowNanos() - sync_start;
     if (!s.ok()) {
+      if (s.IsNoSpace() && !tracker_stop_) {
+        // A full device: keep the outputs pending (their files stay open)
+        // and retry; writers see NoSpace meanwhile.
+        pending_.front().files = std::move(files);
+        pool_full_ = true;
+        space_error_ = s;
+        done_cv_.notify_all();
+        tracker_cv_.wait_for(lock, std::chrono::milliseconds(100));
+        continue;
+      }
       if (bg_error_.ok()) bg_error_ = s;
       done_cv_.notify_all();
       return;  // the outputs stay pending; recovery redoes them from the shadows
     }
+    for (auto& f : files) (void)f->Close();  // synced: a close error loses nothing
     PendingCompaction done = std::move(pending_.front());
     pending_.pop_front();
     s = CommitManifest(*version_, {}, {}, /*may_use_standby=*/true);
     if (s.ok()) {
       for (const BlockRef& b : done.shadows) b->obsolete.store(true, std::memory_order_release);
+    } else {
+      // The record on media still lists the compaction as pending: keep it
+      // (and its shadows) and retry the commit; at shutdown recovery
+      // finishes it.
+      pending_.push_front(std::move(done));
+      done_cv_.notify_all();
+      if (tracker_stop_) return;
+      tracker_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      continue;
     }
-    // On failure the record on media still lists the shadows: they are kept
-    // (not freed) and collected at the next open.
     done_cv_.notify_all();
   }
 }

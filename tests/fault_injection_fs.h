@@ -28,6 +28,12 @@ class FaultInjectionFileSystem final : public FileSystem {
     std::lock_guard<std::mutex> lock(mu_);
     active_ = active;
   }
+  // While set, file syncs fail with NoSpace (a device that filled up between
+  // write and writeback).
+  void SetSyncNoSpace(bool no_space) {
+    std::lock_guard<std::mutex> lock(mu_);
+    sync_no_space_ = no_space;
+  }
   // Appends beyond `bytes` more fail with NoSpace (-1: unlimited).
   void SetSpaceLeft(int64_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -136,6 +142,7 @@ class FaultInjectionFileSystem final : public FileSystem {
     Status Sync() override {
       std::lock_guard<std::mutex> lock(fs_->mu_);
       if (!fs_->active_) return Status::IOError(path_, "file system inactive (simulated crash)");
+      if (fs_->sync_no_space_) return Status::NoSpace(path_, "no space left on device (injected at sync)");
       auto it = fs_->files_.find(path_);
       if (it != fs_->files_.end()) it->second.synced = it->second.size;
       ++fs_->syncs_;
@@ -154,6 +161,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   std::mutex mu_;
   std::map<std::string, FileState> files_;
   bool active_ = true;
+  bool sync_no_space_ = false;
   int64_t space_left_ = -1;
   int syncs_ = 0;
 };

@@ -362,5 +362,37 @@ TEST(SsdTierTest, ASecondOpenOfTheSameDirectoryIsRefused) {
   }
 }
 
+// A sync that fails for lack of space leaves the compaction pending and is
+// retried: once space returns the outputs become durable and nothing is lost.
+TEST(SsdTierTest, TrackerRetriesSyncsThatHitAFullDevice) {
+  test::ScratchDir dir;
+  test::FaultInjectionFileSystem fs;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  std::map<std::string, std::string> model;
+  ASSERT_EQ(WriteKeys(db.get(), 0, 15000, &model), 15000);
+  WaitForTracker(db.get());
+  fs.SetSyncNoSpace(true);
+  WriteKeys(db.get(), 15000, 40000, &model);  // may end early with NoSpace
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_GT(Field(Property(db.get(), "jigsaw.sync-stats"), "pending_compactions"), 0u);
+  fs.SetSyncNoSpace(false);
+  WaitForTracker(db.get());
+  EXPECT_EQ(Field(Property(db.get(), "jigsaw.sync-stats"), "pending_compactions"), 0u);
+  ExpectContents(db.get(), model);
+  WriteOptions sync;
+  sync.sync = true;
+  Status s;
+  for (int i = 0; i < 100 && !(s = db->Put(sync, "after", "space")).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  model["after"] = "space";
+  db.reset();
+  fs.DropUnsyncedData();  // everything that matters was synced
+  ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
+  ExpectContents(db.get(), model);
+}
+
 }  // namespace
 }  // namespace jigsaw
