@@ -82,12 +82,6 @@ Status ValidateOptions(const Options& o) {
   return emulation::ValidateTimingModel(o.nvm_timing);
 }
 
-uint64_t NowNanos() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
 uint64_t MaxBytesForLevel(const Options& o, int level) {
   uint64_t bytes = o.level1_size;
   for (int l = 1; l < level; ++l) bytes *= static_cast<uint64_t>(o.level_size_multiplier);
@@ -259,14 +253,14 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   if (!s.ok()) return s;
   ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
   const bool profiling = options_.profile_compactions;
-  const uint64_t start_ns = profiling ? NowNanos() : 0;
+  const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   auto it = mem.NewIterator();
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
     s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value());
   }
   ssd::TableInfo info;
   if (s.ok()) s = builder.Finish(&info);
-  const uint64_t built_ns = profiling ? NowNanos() : 0;
+  const uint64_t built_ns = profiling ? SteadyNanos() : 0;
   // L0 is made durable inline (with its directory entry) before the commit
   // that drops the WAL holding the same writes.
   if (s.ok()) s = file->Sync();
@@ -287,8 +281,8 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
       profile.to_ssd = true;
       profile.write_ns = builder.write_nanos();
       profile.encode_ns = built_ns - start_ns - std::min(built_ns - start_ns, profile.write_ns);
-      profile.sync_ns = NowNanos() - built_ns;
-      profile.total_ns = NowNanos() - start_ns;
+      profile.sync_ns = SteadyNanos() - built_ns;
+      profile.total_ns = SteadyNanos() - start_ns;
       profile.bytes_in = mem.ApproximateMemoryUsage();
       profile.bytes_out = info.file_size;
       AddProfile(profile);
@@ -358,7 +352,7 @@ void DBImpl::TrackerLoop() {
     std::vector<std::unique_ptr<WritableFile>> files = std::move(pending_.front().files);
     const int64_t profile = pending_.front().profile;
     lock.unlock();
-    const uint64_t sync_start = profile >= 0 ? NowNanos() : 0;
+    const uint64_t sync_start = profile >= 0 ? SteadyNanos() : 0;
     Status s;
     uint64_t syncs = 0, bytes = 0;
     for (auto& f : files) {
@@ -374,7 +368,7 @@ void DBImpl::TrackerLoop() {
     lock.lock();
     syncs_ += syncs;
     bytes_synced_ += bytes;
-    if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += NowNanos() - sync_start;
+    if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += SteadyNanos() - sync_start;
     if (!s.ok()) {
       if (s.IsNoSpace() && !tracker_stop_) {
         // A full device: keep the outputs pending (their files stay open)
@@ -1464,7 +1458,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   const bool profiling = options_.profile_compactions;
   PhaseProfile profile;
   uint64_t input_ticks = 0;
-  const uint64_t start_ns = profiling ? NowNanos() : 0;
+  const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   const uint64_t read_before = profiling ? ssd::ThreadReadNanos() : 0;
   std::vector<std::unique_ptr<BlockIterator>> children;
   for (const auto& inputs : job->inputs) {
@@ -1485,7 +1479,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
     profile.level = job->level;
     profile.to_ssd = to_ssd;
-    profile.total_ns = NowNanos() - start_ns;
+    profile.total_ns = SteadyNanos() - start_ns;
     profile.read_ns = ssd::ThreadReadNanos() - read_before;
     const uint64_t input_ns = ProfileClock::ToNanos(input_ticks);
     profile.decode_ns = input_ns - std::min(input_ns, profile.read_ns);

@@ -14,6 +14,13 @@
 
 namespace jigsaw {
 
+// Steady-clock nanoseconds (for timings that happen per block, not per entry).
+inline uint64_t SteadyNanos() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
 class ProfileClock {
  public:
   static uint64_t Ticks() {

@@ -6,6 +6,7 @@
 
 #include "format/checksum.h"
 #include "format/coding.h"
+#include "src/profile_clock.h"
 
 namespace jigsaw::ssd {
 
@@ -17,12 +18,6 @@ constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 4;
 size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 thread_local uint64_t t_read_ns = 0;
-
-uint64_t NowNanos() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 void PutFixed32(std::string* dst, uint32_t v) {
   char buf[4];
@@ -47,11 +42,11 @@ TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size
     : options_(options), block_size_(block_size), file_(file), format_(format) {}
 
 Status TableBuilder::Append(const Slice& data) {
-  const uint64_t start = NowNanos();
+  const uint64_t start = SteadyNanos();
   struct Charge {
     uint64_t start;
     uint64_t* total;
-    ~Charge() { *total += NowNanos() - start; }
+    ~Charge() { *total += SteadyNanos() - start; }
   } charge{start, &write_ns_};
   Status s = file_->Append(data);
   if (!s.ok()) return s;
@@ -134,7 +129,7 @@ Status TableBuilder::Finish(TableInfo* info) {
   std::string index;
   PutFixed32(&index, static_cast<uint32_t>(index_.size()));
   PutFixed32(&index, geometry.lines);
-  for (const IndexEntry& e : index_) {
+  for (const TableIndexEntry& e : index_) {
     PutFixed64(&index, e.offset);
     PutFixed32(&index, e.size);
     PutFixed32(&index, e.entries);
@@ -225,7 +220,7 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   uint64_t entries = 0;
   for (uint32_t i = 0; i < blocks; ++i) {
     if (index.size() - pos < kIndexEntryFixed) return t->Corrupt("index truncated");
-    IndexEntry e;
+    TableIndexEntry e;
     e.offset = DecodeFixed64(index.data() + pos);
     e.size = DecodeFixed32(index.data() + pos + 8);
     e.entries = DecodeFixed32(index.data() + pos + 12);
@@ -260,10 +255,8 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
       for (uint32_t i = 0; i < blocks; ++i) {
         auto block = std::make_shared<CachedBlock>();
         block->size = t->index_[i].size;
-        BlockReadOptions ro;
-        ro.comparator = options.comparator;
-        ro.verify_checksum = false;  // memory-safe without; VerifyIntegrity checks
-        s = BlockReader::Open(t->format_, Slice(base + t->index_[i].offset, block->size), ro, &block->reader);
+        // No checksum per mapping: memory-safe without; VerifyIntegrity checks.
+        s = t->OpenReader(base + t->index_[i].offset, /*verify=*/false, block.get());
         if (!s.ok()) return t->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
         t->mapped_.push_back(std::move(block));
       }
@@ -285,24 +278,40 @@ Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
   }
   *block = options_.cache->Lookup(number_, i);
   if (*block != nullptr) return Status::OK();
-  const IndexEntry& e = index_[i];
-  auto fresh = std::make_shared<CachedBlock>();
-  fresh->size = e.size;
-  fresh->buffer.reset(new uint64_t[(e.size + 7) / 8]);
-  char* dest = reinterpret_cast<char*>(fresh->buffer.get());
-  Slice got;
-  const uint64_t read_start = NowNanos();
-  Status s = file_->Read(e.offset, e.size, dest, &got);
-  t_read_ns += NowNanos() - read_start;
+  std::shared_ptr<CachedBlock> fresh;
+  Status s = ReadFromFile(i, options_.verify_checksums, &fresh);
   if (!s.ok()) return s;
-  if (got.size() != e.size) return Corrupt("block " + std::to_string(i) + " truncated");
-  if (got.data() != dest) std::memcpy(dest, got.data(), e.size);
+  *block = options_.cache->Insert(number_, i, std::move(fresh));
+  return Status::OK();
+}
+
+std::shared_ptr<CachedBlock> SsdTable::NewBlockBuffer(uint32_t i) const {
+  auto block = std::make_shared<CachedBlock>();
+  block->size = index_[i].size;
+  block->buffer.reset(new uint64_t[(block->size + 7) / 8]);
+  return block;
+}
+
+Status SsdTable::OpenReader(const char* data, bool verify, CachedBlock* block) const {
   BlockReadOptions ro;
   ro.comparator = options_.comparator;
-  ro.verify_checksum = options_.verify_checksums;
-  s = BlockReader::Open(format_, Slice(dest, e.size), ro, &fresh->reader);
+  ro.verify_checksum = verify;
+  return BlockReader::Open(format_, Slice(data, block->size), ro, &block->reader);
+}
+
+Status SsdTable::ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const {
+  auto fresh = NewBlockBuffer(i);
+  char* dest = reinterpret_cast<char*>(fresh->buffer.get());
+  Slice got;
+  const uint64_t read_start = SteadyNanos();
+  Status s = file_->Read(index_[i].offset, fresh->size, dest, &got);
+  t_read_ns += SteadyNanos() - read_start;
+  if (!s.ok()) return s;
+  if (got.size() != fresh->size) return Corrupt("block " + std::to_string(i) + " truncated");
+  if (got.data() != dest) std::memcpy(dest, got.data(), fresh->size);
+  s = OpenReader(dest, verify, fresh.get());
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
-  *block = options_.cache->Insert(number_, i, std::move(fresh));
+  *block = std::move(fresh);
   return Status::OK();
 }
 
@@ -313,9 +322,7 @@ void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
   std::vector<uint32_t> indexes;
   for (uint32_t i = first; i < first + count && i < index_.size(); ++i) {
     if (options_.cache->Lookup(number_, i) != nullptr) continue;
-    auto block = std::make_shared<CachedBlock>();
-    block->size = index_[i].size;
-    block->buffer.reset(new uint64_t[(block->size + 7) / 8]);
+    auto block = NewBlockBuffer(i);
     ReadRequest r;
     r.fd = file_->fd();
     r.offset = index_[i].offset;
@@ -326,18 +333,12 @@ void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
     indexes.push_back(i);
   }
   if (requests.empty()) return;
-  const uint64_t read_start = NowNanos();
+  const uint64_t read_start = SteadyNanos();
   options_.io->ReadBatch(&requests);
-  t_read_ns += NowNanos() - read_start;
+  t_read_ns += SteadyNanos() - read_start;
   for (size_t k = 0; k < requests.size(); ++k) {
     if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
-    BlockReadOptions ro;
-    ro.comparator = options_.comparator;
-    ro.verify_checksum = options_.verify_checksums;
-    if (!BlockReader::Open(format_, Slice(requests[k].dest, requests[k].size), ro, &blocks[k]->reader)
-             .ok()) {
-      continue;  // ReadBlock will report it
-    }
+    if (!OpenReader(requests[k].dest, options_.verify_checksums, blocks[k].get()).ok()) continue;  // ReadBlock reports it
     options_.cache->Insert(number_, indexes[k], std::move(blocks[k]));
   }
 }
@@ -348,7 +349,7 @@ Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* 
   }
   const Comparator* cmp = options_.comparator;
   auto it = std::lower_bound(index_.begin(), index_.end(), user_key,
-                             [cmp](const IndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
+                             [cmp](const TableIndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
   // A key's versions may continue into the next block.
   for (; it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
     CachedBlockRef block;
@@ -367,20 +368,13 @@ Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* 
 
 Status SsdTable::Validate() const {
   for (uint32_t i = 0; i < index_.size(); ++i) {
-    const IndexEntry& e = index_[i];
-    std::unique_ptr<uint64_t[]> buffer(new uint64_t[(e.size + 7) / 8]);
-    char* dest = reinterpret_cast<char*>(buffer.get());
-    Slice got;
-    Status s = file_->Read(e.offset, e.size, dest, &got);
+    std::shared_ptr<CachedBlock> block;  // read afresh, checksum verified
+    Status s = ReadFromFile(i, /*verify=*/true, &block);
     if (!s.ok()) return s;
-    if (got.size() != e.size) return Corrupt("block " + std::to_string(i) + " truncated");
-    if (got.data() != dest) std::memcpy(dest, got.data(), e.size);
-    BlockReadOptions ro;
-    ro.comparator = options_.comparator;
-    std::unique_ptr<BlockReader> reader;
-    s = BlockReader::Open(format_, Slice(dest, e.size), ro, &reader);
-    if (s.ok()) s = reader->Validate();
-    if (s.ok() && reader->num_entries() != e.entries) s = Status::Corruption("entry count differs from the index");
+    s = block->reader->Validate();
+    if (s.ok() && block->reader->num_entries() != index_[i].entries) {
+      s = Status::Corruption("entry count differs from the index");
+    }
     if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   }
   return Status::OK();
@@ -407,7 +401,7 @@ class SsdTable::Iter final : public BlockIterator {
     const Comparator* cmp = table_->options_.comparator;
     const auto& index = table_->index_;
     auto it = std::lower_bound(index.begin(), index.end(), user_key,
-                               [cmp](const IndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
+                               [cmp](const TableIndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
     // The target's versions may continue into the next block: seek there too.
     for (auto i = static_cast<uint32_t>(it - index.begin()); ; ++i) {
       Open(i);

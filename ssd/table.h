@@ -31,6 +31,14 @@ namespace jigsaw::ssd {
 inline constexpr uint32_t kTableFormatVersion = 1;
 inline constexpr size_t kTableFooterSize = 48;
 
+// One block of a table as the index describes it.
+struct TableIndexEntry {
+  uint64_t offset;
+  uint32_t size;
+  uint32_t entries;
+  std::string smallest, largest;  // user keys
+};
+
 struct TableInfo {
   uint64_t file_size = 0;
   uint64_t entries = 0;
@@ -65,12 +73,6 @@ class TableBuilder {
   uint64_t write_nanos() const { return write_ns_; }
 
  private:
-  struct IndexEntry {
-    uint64_t offset;
-    uint32_t size;
-    uint32_t entries;
-    std::string smallest, largest;
-  };
   Status FlushBlock();
   Status Append(const Slice& data);
 
@@ -81,7 +83,7 @@ class TableBuilder {
   std::vector<uint64_t> buffer_;
   std::unique_ptr<BlockBuilder> builder_;
   std::string block_smallest_, block_largest_;
-  std::vector<IndexEntry> index_;
+  std::vector<TableIndexEntry> index_;
   uint64_t offset_ = 0;
   uint64_t index_bytes_ = 0;  // encoded size of index_
   uint64_t write_ns_ = 0;
@@ -135,14 +137,13 @@ class SsdTable final : public Table {
   void Prefetch(uint32_t first, uint32_t count) const;
 
  private:
-  struct IndexEntry {
-    uint64_t offset;
-    uint32_t size;
-    uint32_t entries;
-    std::string smallest, largest;
-  };
   class Iter;
   SsdTable() = default;
+  std::shared_ptr<CachedBlock> NewBlockBuffer(uint32_t i) const;
+  // A reader over block->size bytes at data (checksum checked if verify).
+  Status OpenReader(const char* data, bool verify, CachedBlock* block) const;
+  // Reads block i from the file into a new buffer with its reader.
+  Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;
 
   SsdTableOptions options_;
@@ -150,7 +151,7 @@ class SsdTable final : public Table {
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t number_ = 0;
   std::string path_;
-  std::vector<IndexEntry> index_;
+  std::vector<TableIndexEntry> index_;
   std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
   std::string filter_;                   // table Bloom filter lines (empty: none)
   bloom::Geometry filter_geometry_;

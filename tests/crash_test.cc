@@ -144,11 +144,7 @@ TEST_P(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CrashTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
-                         [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           return info.param == StorageMode::kPmem     ? std::string("Pmem")
-                                  : info.param == StorageMode::kHybrid ? std::string("Hybrid")
-                                                                       : std::string("Disk");
-                         });
+                         test::ModeName);
 
 }  // namespace
 }  // namespace jigsaw

@@ -127,11 +127,7 @@ TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
-                         [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           return info.param == StorageMode::kPmem     ? std::string("Pmem")
-                                  : info.param == StorageMode::kHybrid ? std::string("Hybrid")
-                                                                       : std::string("Disk");
-                         });
+                         test::ModeName);
 
 }  // namespace
 }  // namespace jigsaw

@@ -358,11 +358,7 @@ TEST_P(DBTest, DeepLevelsAreSsdTablesExceptInPmemMode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
-                         [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           return info.param == StorageMode::kPmem     ? std::string("Pmem")
-                                  : info.param == StorageMode::kHybrid ? std::string("Hybrid")
-                                                                       : std::string("Disk");
-                         });
+                         test::ModeName);
 
 TEST(DBPoolFullTest, NoSpaceThenDeletesAndCompactionMakeRoomAgain) {
   test::ScratchDir dir;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "jigsaw/db.h"
 
 namespace jigsaw::test {
@@ -44,6 +46,30 @@ inline Options SmallOptions() {
   options.level1_size = uint64_t{1} << 20;
   options.level0_compaction_trigger = 2;
   return options;
+}
+
+// The smallest pool and memtables: crash simulations whose every persist
+// point is checked stay short, yet flush and compact.
+inline Options TinyPoolOptions() {
+  Options options;
+  options.pmem_pool_size = uint64_t{16} << 20;
+  options.memtable_size = 64 << 10;
+  options.block_size = 64 << 10;
+  options.level1_size = 1 << 20;
+  options.level0_compaction_trigger = 2;
+  return options;
+}
+
+// Names a StorageMode test parameter (Pmem, Hybrid, Disk).
+inline std::string ModeName(const ::testing::TestParamInfo<StorageMode>& info) {
+  switch (info.param) {
+    case StorageMode::kPmem:
+      return "Pmem";
+    case StorageMode::kHybrid:
+      return "Hybrid";
+    default:
+      return "Disk";
+  }
 }
 
 }  // namespace jigsaw::test

@@ -12,11 +12,7 @@ namespace {
 
 PowerFailureWorkload BugWorkload() {
   PowerFailureWorkload w;
-  w.options.pmem_pool_size = uint64_t{16} << 20;
-  w.options.memtable_size = 64 << 10;
-  w.options.block_size = 64 << 10;
-  w.options.level1_size = 1 << 20;
-  w.options.level0_compaction_trigger = 2;
+  w.options = test::TinyPoolOptions();
   w.batches = 450;
   w.batches_before_arming = 50;
   w.max_checks = 0;  // every point: a reordering shows only between two persists

@@ -138,11 +138,7 @@ TEST_F(SimulatorTest, ArmRejectsAMissingFile) {
 
 PowerFailureWorkload SmallWorkload() {
   PowerFailureWorkload w;
-  w.options.pmem_pool_size = uint64_t{16} << 20;
-  w.options.memtable_size = 64 << 10;
-  w.options.block_size = 64 << 10;
-  w.options.level1_size = 1 << 20;
-  w.options.level0_compaction_trigger = 2;
+  w.options = test::TinyPoolOptions();
   w.batches = 900;
   w.batches_before_arming = 200;
   w.max_checks = 300;
