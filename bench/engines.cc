@@ -92,6 +92,15 @@ class JigsawEngine final : public Engine {
     Status s = db_->Get(ReadOptions(), key, value);
     return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
   }
+  int64_t MultiGet(const std::vector<std::string>& keys) override {
+    std::vector<Slice> slices(keys.begin(), keys.end());
+    int64_t found = 0;
+    for (const Status& s : db_->MultiGet(ReadOptions(), slices, &values_)) {
+      if (!s.ok() && !s.IsNotFound()) return -1;
+      found += s.ok() ? 1 : 0;
+    }
+    return found;
+  }
   uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
     return ScanIterator(db_->NewIterator(ReadOptions()).get(), limit, reverse, bytes);
   }
@@ -117,6 +126,7 @@ class JigsawEngine final : public Engine {
   }
 
   std::unique_ptr<DB> db_;
+  std::vector<std::string> values_;  // MultiGet results, reused
 };
 
 // LevelDB and RocksDB share the shape of their API; one adapter serves both.
@@ -150,6 +160,24 @@ class PeerEngine final : public Engine {
     auto s = lib_.db->Get(typename Lib::ReadOptions(), key, value);
     return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
   }
+  int64_t MultiGet(const std::vector<std::string>& keys) override {
+    int64_t found = 0;
+    if constexpr (Lib::kHasMultiGet) {  // RocksDB
+      std::vector<typename Lib::Slice> slices(keys.begin(), keys.end());
+      for (const auto& s : lib_.db->MultiGet(typename Lib::ReadOptions(), slices, &values_)) {
+        if (!s.ok() && !s.IsNotFound()) return -1;
+        found += s.ok() ? 1 : 0;
+      }
+    } else {  // LevelDB has none
+      std::string value;
+      for (const std::string& key : keys) {
+        const int hit = Get(key, &value);
+        if (hit < 0) return -1;
+        found += hit;
+      }
+    }
+    return found;
+  }
   uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
     std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
     return ScanIterator(it.get(), limit, reverse, bytes);
@@ -171,6 +199,7 @@ class PeerEngine final : public Engine {
 
  private:
   typename Lib::State lib_;
+  std::vector<std::string> values_;  // MultiGet results, reused
 };
 
 struct LevelDBLib {
@@ -179,6 +208,8 @@ struct LevelDBLib {
   using WriteOptions = leveldb::WriteOptions;
   using ReadOptions = leveldb::ReadOptions;
   using Iterator = leveldb::Iterator;
+  using Slice = leveldb::Slice;
+  static constexpr bool kHasMultiGet = false;
   struct State {
     // Destroyed in reverse order: the DB before its cache and filter.
     std::unique_ptr<leveldb::Cache> cache;
@@ -207,6 +238,8 @@ struct RocksDBLib {
   using WriteOptions = rocksdb::WriteOptions;
   using ReadOptions = rocksdb::ReadOptions;
   using Iterator = rocksdb::Iterator;
+  using Slice = rocksdb::Slice;
+  static constexpr bool kHasMultiGet = true;
   struct State {
     std::unique_ptr<rocksdb::DB> db;
   };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jigsaw/options.h"
 
@@ -43,6 +44,9 @@ class Engine {
   virtual std::string Delete(const std::string& key, bool sync) = 0;
   // 1 found, 0 not found, -1 error.
   virtual int Get(const std::string& key, std::string* value) = 0;
+  // Looks up every key (MultiGet where the engine has one, else a loop of
+  // Gets); returns how many were found, or -1 on an error.
+  virtual int64_t MultiGet(const std::vector<std::string>& keys) = 0;
   // Scans up to `limit` entries forward (or backward); returns entries and
   // adds key + value bytes to *bytes.
   virtual uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) = 0;

@@ -39,6 +39,7 @@ struct Flags {
   int key_size = 16;
   int value_size = 100;
   int threads = 1;
+  int batch_size = 16;
   std::string db = "/dev/shm/jigsaw-bench/db";
   std::string pmem_path;
   std::string peer_dir;
@@ -233,7 +234,8 @@ class Runner {
     } else if (benchmark == "deleterandom") {
       write = random = deletes = true;
     } else if (!ycsb && benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
-               benchmark != "readreverse" && benchmark != "seekrandom" && benchmark != "readwhilewriting") {
+               benchmark != "readreverse" && benchmark != "seekrandom" && benchmark != "readwhilewriting" &&
+               benchmark != "multireadrandom") {
       std::fprintf(stderr, "unknown benchmark '%s'\n", benchmark.c_str());
       return false;
     }
@@ -279,6 +281,21 @@ class Runner {
       readers_done = true;
       writer.join();
       if (r.error.empty()) r.error = writer_error;
+    } else if (benchmark == "multireadrandom") {
+      // Random keys looked up --batch_size at a time (one MultiGet each);
+      // ops count keys, latency percentiles are per batch.
+      const auto batch = static_cast<uint64_t>(flags_.batch_size);
+      r = MeasureParallel(engine_name_, benchmark, threads, std::max<uint64_t>(1, per_thread(reads) / batch), record,
+                          [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
+                            std::vector<std::string> keys;
+                            for (uint64_t k = 0; k < batch; ++k) keys.push_back(keys_.Make((*rng)() % num));
+                            const int64_t found = engine_->MultiGet(keys);
+                            if (found < 0) st->error = "read error";
+                            st->found += found > 0 ? static_cast<uint64_t>(found) : 0;
+                            st->bytes += batch * static_cast<uint64_t>(flags_.key_size) +
+                                         static_cast<uint64_t>(std::max<int64_t>(found, 0)) * flags_.value_size;
+                          });
+      r.ops *= batch;
     } else if (ycsb) {
       r = RunYcsb(benchmark[4], per_thread(reads), record);
     } else {
@@ -431,7 +448,7 @@ int Main(int argc, char** argv) {
   CLI::App app("jigsaw_bench: JigsawDB against LevelDB and RocksDB (db_bench compatible)");
   app.add_option("--benchmarks", f.benchmarks,
                  "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, "
-                 "readreverse, seekrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
+                 "readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
   app.add_option("--num", f.num, "number of key/value pairs")->check(CLI::PositiveNumber);
   app.add_option("--reads", f.reads, "number of reads (-1: --num)");
   app.add_option("--key_size", f.key_size, "key bytes")->check(CLI::Range(8, 1024));
@@ -439,6 +456,7 @@ int Main(int argc, char** argv) {
   app.add_option("--threads", f.threads,
                  "threads sharing each benchmark's operations (readwhilewriting: reader threads, plus one writer)")
       ->check(CLI::Range(1, 64));
+  app.add_option("--batch_size", f.batch_size, "multireadrandom: keys per MultiGet")->check(CLI::Range(1, 4096));
   app.add_option("--ycsb_distribution", f.ycsb_distribution, "key distribution of ycsba..ycsbf: zipfian or uniform")
       ->check(CLI::IsMember({"zipfian", "uniform"}));
   app.add_option("--db", f.db, "JigsawDB directory");
@@ -565,7 +583,7 @@ int Main(int argc, char** argv) {
     out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
                       {"kernel", std::string(u.release)}};
     out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
-                     {"value_size", f.value_size}, {"threads", f.threads}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_io", f.ssd_io},
+                     {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_io", f.ssd_io},
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                      {"memtable_size", 4 << 20}, {"compression", "none"}, {"bloom_bits_per_key", 10}};
     out["results"] = nlohmann::json::array();

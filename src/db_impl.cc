@@ -892,44 +892,102 @@ DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
   return view;
 }
 
+bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const {
+  ValueType type;
+  bool found = view.mem->Get(key, view.sequence, &type, value);
+  for (size_t i = 0; !found && i < view.imm.size(); ++i) found = view.imm[i]->Get(key, view.sequence, &type, value);
+  if (found) *status = type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
+  return found;
+}
+
+std::span<const BlockRef> DBImpl::Candidates(std::span<const BlockRef> run, const Slice& key) const {
+  auto first = std::lower_bound(run.begin(), run.end(), key, [&](const BlockRef& b, const Slice& k) {
+    return ucmp_->Compare(b->largest, k) < 0;
+  });
+  auto last = first;
+  while (last != run.end() && ucmp_->Compare((*last)->smallest, key) <= 0) ++last;
+  return {first, last};
+}
+
+Status DBImpl::TableGet(const BlockMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
+                        bool* done) const {
+  if (block.residence == Residence::kPmem && pool_ != nullptr && pool_->timing() != nullptr) {
+    pool_->timing()->ChargeRandomRead();
+  }
+  ValueType type;
+  Status s = block.table->Get(key, sequence, &type, value);
+  if (s.IsNotFound()) return Status::OK();
+  *done = true;
+  if (!s.ok()) return s;
+  return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
+}
+
 Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
   ReadView view = GetReadView(options);
-  ValueType type;
-  if (view.mem->Get(key, view.sequence, &type, value)) {
-    return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
-  }
-  for (const auto& imm : view.imm) {
-    if (imm->Get(key, view.sequence, &type, value)) {
-      return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
+  Status s;
+  if (MemTablesGet(view, key, value, &s)) return s;
+  bool done = false;
+  const auto& level0 = view.version->levels[0];
+  for (size_t i = 0; i < level0.size(); ++i) {  // newest first; they may overlap
+    for (const BlockRef& block : Candidates({&level0[i], 1}, key)) {
+      s = TableGet(*block, key, view.sequence, value, &done);
+      if (done) return s;
     }
   }
-  emulation::NvmTiming* const timing = pool_ != nullptr ? pool_->timing() : nullptr;
-  auto lookup = [&](const BlockMeta& block, bool* done) -> Status {
-    if (timing != nullptr && block.residence == Residence::kPmem) timing->ChargeRandomRead();
-    Status s = block.table->Get(key, view.sequence, &type, value);
-    if (s.IsNotFound()) return Status::OK();
-    if (!s.ok()) return s;
-    *done = true;
-    return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
-  };
-  bool done = false;
-  for (const BlockRef& block : view.version->levels[0]) {
-    if (ucmp_->Compare(key, block->smallest) < 0 || ucmp_->Compare(key, block->largest) > 0) continue;
-    Status s = lookup(*block, &done);
-    if (done || !s.ok()) return s;
-  }
   for (int level = 1; level < kNumLevels; ++level) {
-    const auto& blocks = view.version->levels[level];
-    auto it = std::lower_bound(blocks.begin(), blocks.end(), key, [&](const BlockRef& b, const Slice& k) {
-      return ucmp_->Compare(b->largest, k) < 0;
-    });
-    // A key's versions may continue into the next block.
-    for (; it != blocks.end() && ucmp_->Compare((*it)->smallest, key) <= 0; ++it) {
-      Status s = lookup(**it, &done);
-      if (done || !s.ok()) return s;
+    for (const BlockRef& block : Candidates(view.version->levels[level], key)) {
+      s = TableGet(*block, key, view.sequence, value, &done);
+      if (done) return s;
     }
   }
   return Status::NotFound(Slice());
+}
+
+std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
+                                     std::vector<std::string>* values) {
+  values->resize(keys.size());
+  std::vector<Status> statuses(keys.size(), Status::NotFound(Slice()));
+  ReadView view = GetReadView(options);
+  std::vector<size_t> pending;  // keys not decided yet
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!MemTablesGet(view, keys[i], &(*values)[i], &statuses[i])) pending.push_back(i);
+  }
+  // Runs in the order a Get searches them: each L0 block, then each level.
+  std::vector<std::span<const BlockRef>> runs;
+  for (const BlockRef& block : view.version->levels[0]) runs.emplace_back(&block, 1);
+  for (int level = 1; level < kNumLevels; ++level) runs.emplace_back(view.version->levels[level]);
+
+  std::vector<ssd::BlockFetch> fetches;
+  std::vector<size_t> undecided;
+  for (std::span<const BlockRef> run : runs) {
+    if (pending.empty()) break;
+    if (run.empty()) continue;
+    // One batch of reads for every SSD block this run's lookups need.
+    fetches.clear();
+    for (size_t i : pending) {
+      for (const BlockRef& block : Candidates(run, keys[i])) {
+        if (block->residence == Residence::kSsd) {
+          static_cast<const ssd::SsdTable*>(block->table.get())->PlanGet(keys[i], &fetches);
+        }
+      }
+    }
+    ssd::FetchBlocks(io_.get(), std::move(fetches));
+    fetches.clear();
+    undecided.clear();
+    for (size_t i : pending) {
+      bool done = false;
+      for (const BlockRef& block : Candidates(run, keys[i])) {
+        statuses[i] = TableGet(*block, keys[i], view.sequence, &(*values)[i], &done);
+        if (done) break;
+      }
+      if (!done) {
+        statuses[i] = Status::NotFound(Slice());
+        undecided.push_back(i);
+      }
+    }
+    pending.swap(undecided);
+  }
+  return statuses;
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -44,6 +45,8 @@ class DBImpl final : public DB {
   Status Delete(const WriteOptions& options, const Slice& key) override;
   Status Write(const WriteOptions& options, WriteBatch* batch) override;
   Status Get(const ReadOptions& options, const Slice& key, std::string* value) override;
+  std::vector<Status> MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
+                               std::vector<std::string>* values) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
@@ -174,6 +177,16 @@ class DBImpl final : public DB {
     SequenceNumber sequence;
   };
   ReadView GetReadView(const ReadOptions& options);
+  // True if the memtables of `view` decide `key`: *status OK (value set) or
+  // NotFound.
+  bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const;
+  // The blocks of a sorted, disjoint run (a level, or one L0 block) whose key
+  // range may hold `key` -- several when its versions span blocks.
+  std::span<const BlockRef> Candidates(std::span<const BlockRef> run, const Slice& key) const;
+  // Looks `key` up in one block or table; *done when it decides the key
+  // (OK with *value, NotFound for a deletion, or an error).
+  Status TableGet(const BlockMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
+                  bool* done) const;
 
   const Options options_;
   const std::string name_;
@@ -201,10 +214,10 @@ class DBImpl final : public DB {
   bool pool_full_ = false;     // last flush or compaction hit NoSpace
   Status space_error_;         // the NoSpace of the last compaction that hit one
   bool flush_failed_ = false;  // last flush hit NoSpace
-  std::atomic<int> numa_node_{-1};
+  std::atomic<int> numa_node_{-1};  // node the background thread is bound to, or -1
   std::mutex standby_mutex_;
   std::vector<pmem::Reservation> standby_;  // guarded by standby_mutex_
-  size_t standby_chunks_ = 0;               // chunks of a complete standby  // node the background thread is bound to, or -1
+  size_t standby_chunks_ = 0;               // chunks of a complete standby
   std::thread bg_thread_;
   bool recovering_ = true;  // Recover() runs alone; cleared before threads start
   int lock_fd_ = -1;        // flock on <db>/LOCK

@@ -18,6 +18,13 @@ CachedBlockRef BlockCache::Lookup(uint64_t table, uint32_t block) {
   return it->second->second;
 }
 
+bool BlockCache::Contains(uint64_t table, uint32_t block) {
+  const uint64_t key = Key(table, block);
+  Shard& shard = ShardFor(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  return shard.map.count(key) != 0;
+}
+
 CachedBlockRef BlockCache::Insert(uint64_t table, uint32_t block, CachedBlockRef value) {
   const uint64_t key = Key(table, block);
   Shard& shard = ShardFor(key);

@@ -36,6 +36,9 @@ class BlockCache {
 
   // The block `block` of table `table`, or nullptr.
   CachedBlockRef Lookup(uint64_t table, uint32_t block);
+  // Whether the block is cached, without counting a hit or miss or touching
+  // its recency (for planning batched reads).
+  bool Contains(uint64_t table, uint32_t block);
   // Inserts (replacing an entry of the same key) and evicts least recently
   // used entries beyond the capacity. Returns `value`.
   CachedBlockRef Insert(uint64_t table, uint32_t block, CachedBlockRef value);

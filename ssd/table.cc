@@ -315,43 +315,72 @@ Status SsdTable::ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlo
   return Status::OK();
 }
 
-void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
-  if (options_.use_mmap || options_.io == nullptr || file_->fd() < 0) return;
+void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
+  if (io == nullptr || fetches.empty()) return;
+  std::sort(fetches.begin(), fetches.end(), [](const BlockFetch& a, const BlockFetch& b) {
+    return a.table != b.table ? a.table->number_ < b.table->number_ : a.block < b.block;
+  });
   std::vector<ReadRequest> requests;
   std::vector<std::shared_ptr<CachedBlock>> blocks;
-  std::vector<uint32_t> indexes;
-  for (uint32_t i = first; i < first + count && i < index_.size(); ++i) {
-    if (options_.cache->Lookup(number_, i) != nullptr) continue;
-    auto block = NewBlockBuffer(i);
+  std::vector<BlockFetch> planned;
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    const BlockFetch& f = fetches[k];
+    const SsdTable& t = *f.table;
+    if (k > 0 && f.table == fetches[k - 1].table && f.block == fetches[k - 1].block) continue;
+    if (t.options_.use_mmap || t.file_->fd() < 0 || f.block >= t.index_.size()) continue;
+    if (t.options_.cache->Contains(t.number_, f.block)) continue;
+    auto block = t.NewBlockBuffer(f.block);
     ReadRequest r;
-    r.fd = file_->fd();
-    r.offset = index_[i].offset;
+    r.fd = t.file_->fd();
+    r.offset = t.index_[f.block].offset;
     r.size = block->size;
     r.dest = reinterpret_cast<char*>(block->buffer.get());
     requests.push_back(r);
     blocks.push_back(std::move(block));
-    indexes.push_back(i);
+    planned.push_back(f);
   }
   if (requests.empty()) return;
   const uint64_t read_start = SteadyNanos();
-  options_.io->ReadBatch(&requests);
+  io->ReadBatch(&requests);
   t_read_ns += SteadyNanos() - read_start;
   for (size_t k = 0; k < requests.size(); ++k) {
+    const SsdTable& t = *planned[k].table;
     if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
-    if (!OpenReader(requests[k].dest, options_.verify_checksums, blocks[k].get()).ok()) continue;  // ReadBlock reports it
-    options_.cache->Insert(number_, indexes[k], std::move(blocks[k]));
+    if (!t.OpenReader(requests[k].dest, t.options_.verify_checksums, blocks[k].get()).ok()) continue;
+    t.options_.cache->Insert(t.number_, planned[k].block, std::move(blocks[k]));
   }
 }
 
-Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
-  if (!filter_.empty() && !bloom::MayContainHash(filter_.data(), filter_geometry_, bloom::KeyHash(user_key))) {
-    return Status::NotFound(Slice());  // no block read for a table without the key
-  }
+void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
+  std::vector<BlockFetch> fetches;
+  for (uint32_t i = first; i < first + count && i < index_.size(); ++i) fetches.push_back({this, i});
+  FetchBlocks(options_.io, std::move(fetches));
+}
+
+bool SsdTable::MayContain(const Slice& user_key) const {
+  return filter_.empty() || bloom::MayContainHash(filter_.data(), filter_geometry_, bloom::KeyHash(user_key));
+}
+
+uint32_t SsdTable::FirstCandidateBlock(const Slice& user_key) const {
   const Comparator* cmp = options_.comparator;
   auto it = std::lower_bound(index_.begin(), index_.end(), user_key,
                              [cmp](const TableIndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
+  return static_cast<uint32_t>(it - index_.begin());
+}
+
+void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {
+  if (options_.use_mmap || !MayContain(user_key)) return;
+  const uint32_t i = FirstCandidateBlock(user_key);
+  if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0) return;
+  if (!options_.cache->Contains(number_, i)) fetches->push_back({this, i});
+}
+
+Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+  if (!MayContain(user_key)) return Status::NotFound(Slice());  // no block read for a table without the key
+  const Comparator* cmp = options_.comparator;
   // A key's versions may continue into the next block.
-  for (; it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
+  for (auto it = index_.begin() + FirstCandidateBlock(user_key);
+       it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
     CachedBlockRef block;
     Status s = ReadBlock(static_cast<uint32_t>(it - index_.begin()), &block);
     if (!s.ok()) return s;

@@ -108,6 +108,20 @@ struct SsdTableOptions {
 // (cache misses and read-ahead), for the compaction profile.
 uint64_t ThreadReadNanos();
 
+class SsdTable;
+
+// One block read planned for a batch (MultiGet, read-ahead).
+struct BlockFetch {
+  const SsdTable* table;
+  uint32_t block;
+};
+
+// Reads every planned block that is not cached, all in one IoEngine batch
+// (io_uring serves them in parallel; a block planned twice is read once),
+// and caches them. Best effort: a block that fails to read is left out and
+// its error surfaces when it is read for real. `io` nullptr: nothing.
+void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
+
 // Blocks an iterator reads ahead in one batch.
 inline constexpr uint32_t kReadAheadBlocks = 8;
 
@@ -132,13 +146,20 @@ class SsdTable final : public Table {
   // Block i: from the cache, the mapping, or read (and cached).
   Status ReadBlock(uint32_t i, CachedBlockRef* block) const;
   // Reads blocks [first, first + count) that are not cached in one batch
-  // through the IoEngine and caches them. Best effort: errors surface when
-  // the block is read for real.
+  // through the IoEngine and caches them (FetchBlocks).
   void Prefetch(uint32_t first, uint32_t count) const;
+  // For a batched Get: appends the block a Get of user_key would read first,
+  // unless the table filter rules the key out, the key is outside every
+  // block, the block is already cached or the table is mapped.
+  void PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const;
 
  private:
   class Iter;
+  friend void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
   SsdTable() = default;
+  bool MayContain(const Slice& user_key) const;
+  // The first block whose largest key is >= user_key (index_.size(): none).
+  uint32_t FirstCandidateBlock(const Slice& user_key) const;
   std::shared_ptr<CachedBlock> NewBlockBuffer(uint32_t i) const;
   // A reader over block->size bytes at data (checksum checked if verify).
   Status OpenReader(const char* data, bool verify, CachedBlock* block) const;

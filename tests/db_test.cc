@@ -127,6 +127,62 @@ TEST_P(DBTest, RandomOperationsMatchModelAcrossFlushesCompactionsAndReopens) {
   EXPECT_NE(stats.find("compactions"), std::string::npos);
 }
 
+TEST_P(DBTest, MultiGetMatchesTheModelAcrossLevelsAndSnapshots) {
+  Open();
+  std::mt19937_64 rng(29);
+  std::map<std::string, std::string> model;
+  auto write_round = [&](int ops) {
+    for (int i = 0; i < ops; ++i) {
+      const std::string key = "key" + std::to_string(rng() % 4000);
+      if (rng() % 6 == 0) {
+        ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
+        model.erase(key);
+      } else {
+        const std::string value = std::string(1 + rng() % 150, static_cast<char>('a' + rng() % 26));
+        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+        model[key] = value;
+      }
+    }
+  };
+  // Keys present, deleted, overwritten and never written; duplicates too.
+  auto check = [&](const std::map<std::string, std::string>& expected, const Snapshot* snapshot) {
+    std::vector<std::string> names;
+    for (int i = 0; i < 500; ++i) names.push_back("key" + std::to_string(rng() % 4200));
+    names.push_back(names.front());
+    std::vector<Slice> keys(names.begin(), names.end());
+    ReadOptions options;
+    options.snapshot = snapshot;
+    std::vector<std::string> values(3, "stale");
+    std::vector<Status> statuses = db_->MultiGet(options, keys, &values);
+    ASSERT_EQ(statuses.size(), keys.size());
+    ASSERT_EQ(values.size(), keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto it = expected.find(names[i]);
+      if (it == expected.end()) {
+        EXPECT_TRUE(statuses[i].IsNotFound()) << names[i] << ": " << statuses[i].ToString();
+      } else {
+        ASSERT_TRUE(statuses[i].ok()) << names[i] << ": " << statuses[i].ToString();
+        EXPECT_EQ(values[i], it->second) << names[i];
+      }
+    }
+  };
+  write_round(20000);  // flushed and compacted into L1+ (SSD tables in hybrid and disk modes)
+  check(model, nullptr);
+  const Snapshot* snapshot = db_->GetSnapshot();
+  const std::map<std::string, std::string> at_snapshot = model;
+  write_round(20000);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  write_round(3000);  // some in the memtable
+  check(model, nullptr);
+  check(at_snapshot, snapshot);
+  db_->ReleaseSnapshot(snapshot);
+  Open();  // cold block cache
+  check(model, nullptr);
+  std::vector<std::string> values{"x"};
+  EXPECT_TRUE(db_->MultiGet(ReadOptions(), {}, &values).empty());
+  EXPECT_TRUE(values.empty());
+}
+
 TEST_P(DBTest, IteratorSeekAndDirectionChanges) {
   Open();
   for (int i = 0; i < 2000; i += 2) {
