@@ -249,7 +249,7 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   build_options.comparator = ucmp_;
   build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
   std::unique_ptr<WritableFile> file;
-  Status s = fs_->NewWritableFile(TablePath(number), &file);
+  Status s = fs_->NewTableFile(TablePath(number), async_table_writes_, &file);
   if (!s.ok()) return s;
   ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
   const bool profiling = options_.profile_compactions;
@@ -460,6 +460,13 @@ Status DBImpl::Recover() {
     }
   }
   io_ = ssd::ChooseIoEngine(options_.ssd_io, name_, &io_description_);
+  async_table_writes_ = io_->is_uring();
+  if (options_.file_system != nullptr) {
+    io_description_ += "; table writes: through Options::file_system";
+  } else {
+    io_description_ += async_table_writes_ ? "; table writes: io_uring from 256 KiB buffers"
+                                           : "; table writes: pwrite from 256 KiB buffers";
+  }
   if (disk_mode()) {
     s = ReadManifestFile(&file_state, &file_manifest);
   } else {
@@ -1283,7 +1290,7 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   uint64_t table_number = 0;
   auto start_table = [&]() -> Status {
     table_number = next_number();
-    Status st = fs_->NewWritableFile(TablePath(table_number), &file);
+    Status st = fs_->NewTableFile(TablePath(table_number), async_table_writes_, &file);
     if (!st.ok()) return st;
     table = std::make_unique<ssd::TableBuilder>(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
     return Status::OK();

@@ -227,6 +227,7 @@ class DBImpl final : public DB {
   std::unique_ptr<ssd::BlockCache> block_cache_;
   std::unique_ptr<ssd::IoEngine> io_;  // read-ahead for SSD tables
   std::string io_description_;
+  bool async_table_writes_ = false;  // tables written through io_uring
   std::deque<PendingCompaction> pending_;  // mutex_; oldest first
   bool tracker_stop_ = false;             // mutex_
   std::condition_variable tracker_cv_;

@@ -48,6 +48,7 @@ class UringEngine final : public IoEngine {
     return err;
   }
   const char* name() const override { return "io_uring"; }
+  bool is_uring() const override { return true; }
 
   void ReadBatch(std::vector<ReadRequest>* requests) override {
     std::lock_guard<std::mutex> lock(mu_);  // one ring, shared

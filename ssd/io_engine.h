@@ -34,6 +34,7 @@ class IoEngine {
  public:
   virtual ~IoEngine() = default;
   virtual const char* name() const = 0;
+  virtual bool is_uring() const { return false; }
   // Fills every request (each sets done and status).
   virtual void ReadBatch(std::vector<ReadRequest>* requests) = 0;
 };

@@ -1,11 +1,14 @@
 // The POSIX FileSystem: write(2)/pread(2), fdatasync, sync_file_range,
-// read-only mmap for Mapping().
+// read-only mmap for Mapping(); table files written from buffers through
+// io_uring (liburing) or pwrite(2).
 #include <dirent.h>
+#include <liburing.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -69,6 +72,179 @@ class PosixWritableFile final : public WritableFile {
   uint64_t written_back_ = 0;
 };
 
+Status PwriteAll(const std::string& path, int fd, const char* data, size_t n, uint64_t offset) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return PosixError(path, errno);
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+  return Status::OK();
+}
+
+// A table file: appends gather in one of two 256 KiB buffers; a full buffer
+// is written at its offset while the other fills -- through io_uring, so the
+// kernel's copy into the page cache overlaps the caller's work, or by
+// pwrite(2). Errors of a write in flight are returned by the next call.
+class PosixTableFile final : public WritableFile {
+ public:
+  static constexpr size_t kBufferSize = 256 << 10;
+  static constexpr unsigned kBuffers = 2;
+
+  PosixTableFile(std::string path, int fd, bool async_io) : path_(std::move(path)), fd_(fd) {
+    ring_ok_ = async_io && io_uring_queue_init(kBuffers, &ring_, 0) == 0;
+    ring_initialised_ = ring_ok_;
+    for (Buffer& b : buffers_) b.data.reset(new char[kBufferSize]);
+  }
+  ~PosixTableFile() override {
+    (void)Drain();
+    if (ring_initialised_) io_uring_queue_exit(&ring_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status Append(const Slice& data) override {
+    if (!error_.ok()) return error_;
+    const char* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      Buffer& b = buffers_[current_];
+      const size_t n = std::min(left, kBufferSize - b.used);
+      std::memcpy(b.data.get() + b.used, p, n);
+      b.used += n;
+      p += n;
+      left -= n;
+      size_ += n;
+      if (b.used == kBufferSize) {
+        Status s = SubmitCurrent();
+        if (!s.ok()) return s;
+      }
+    }
+    return Status::OK();
+  }
+  Status StartWriteback() override {
+    Status s = Drain();
+    if (!s.ok()) return s;
+    if (size_ > written_back_) {
+      ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(size_ - written_back_),
+                        SYNC_FILE_RANGE_WRITE);
+      written_back_ = size_;
+    }
+    return Status::OK();
+  }
+  Status Sync() override {
+    Status s = Drain();
+    if (!s.ok()) return s;
+    if (::fdatasync(fd_) != 0) return PosixError(path_, errno);
+    return Status::OK();
+  }
+  Status Close() override {
+    Status s = Drain();
+    const int fd = fd_;
+    fd_ = -1;
+    if (fd >= 0 && ::close(fd) != 0 && s.ok()) s = PosixError(path_, errno);
+    return s;
+  }
+  uint64_t Size() const override { return size_; }
+
+ private:
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    size_t used = 0;
+    uint64_t offset = 0;
+    bool in_flight = false;  // the kernel may still read data
+  };
+
+  // Writes the current buffer (asynchronously if the ring works) and makes
+  // the other one current, waiting for its earlier write if need be.
+  Status SubmitCurrent() {
+    Buffer& b = buffers_[current_];
+    if (b.used == 0) return error_;
+    b.offset = submitted_;
+    submitted_ += b.used;
+    io_uring_sqe* sqe = ring_ok_ ? io_uring_get_sqe(&ring_) : nullptr;
+    if (sqe != nullptr) {
+      io_uring_prep_write(sqe, fd_, b.data.get(), static_cast<unsigned>(b.used), b.offset);
+      io_uring_sqe_set_data64(sqe, current_);
+      int submitted;
+      do {
+        submitted = io_uring_submit(&ring_);
+      } while (submitted == -EINTR);
+      if (submitted == 1) {
+        b.in_flight = true;
+      } else {
+        ring_ok_ = false;  // the entry may linger in the ring: never submit again; pwrite it
+      }
+    }
+    if (!b.in_flight) {
+      Status s = PwriteAll(path_, fd_, b.data.get(), b.used, b.offset);
+      if (!s.ok() && error_.ok()) error_ = s;
+      b.used = 0;
+    }
+    current_ = (current_ + 1) % kBuffers;
+    Status s = WaitFor(&buffers_[current_]);
+    buffers_[current_].used = 0;
+    return s.ok() ? error_ : s;
+  }
+
+  // Reaps completions until `b` has none in flight. A short write is
+  // finished by pwrite; a failed one becomes error_.
+  Status WaitFor(Buffer* b) {
+    while (b->in_flight) {
+      io_uring_cqe* cqe = nullptr;
+      const int err = io_uring_wait_cqe(&ring_, &cqe);
+      if (err == -EINTR) continue;
+      if (err != 0) {
+        // Cannot reap: the kernel may still read the buffers, so they are
+        // never freed or reused (leaked deliberately).
+        for (Buffer& leaked : buffers_) (void)leaked.data.release();
+        error_ = Status::IOError(path_, std::string("io_uring wait: ") + std::strerror(-err));
+        ring_ok_ = false;
+        return error_;
+      }
+      Buffer& done = buffers_[io_uring_cqe_get_data64(cqe)];
+      const int res = cqe->res;
+      io_uring_cqe_seen(&ring_, cqe);
+      done.in_flight = false;
+      Status s;
+      if (res < 0) {
+        s = PosixError(path_, -res);
+      } else if (static_cast<size_t>(res) < done.used) {
+        s = PwriteAll(path_, fd_, done.data.get() + res, done.used - static_cast<size_t>(res),
+                      done.offset + static_cast<uint64_t>(res));
+      }
+      if (!s.ok() && error_.ok()) error_ = s;
+    }
+    return error_;
+  }
+
+  // Everything appended is written to the file (not synced).
+  Status Drain() {
+    if (fd_ < 0 || buffers_[0].data == nullptr) return error_;
+    Status s = SubmitCurrent();
+    for (Buffer& b : buffers_) {
+      Status w = WaitFor(&b);
+      if (s.ok()) s = w;
+    }
+    return s;
+  }
+
+  const std::string path_;
+  int fd_;
+  io_uring ring_{};
+  bool ring_initialised_ = false;
+  bool ring_ok_ = false;
+  Buffer buffers_[kBuffers];
+  unsigned current_ = 0;
+  uint64_t size_ = 0;       // bytes appended
+  uint64_t submitted_ = 0;  // bytes handed to write
+  uint64_t written_back_ = 0;
+  Status error_;  // first failed write
+};
+
 class PosixRandomAccessFile final : public RandomAccessFile {
  public:
   PosixRandomAccessFile(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
@@ -113,6 +289,12 @@ class PosixFileSystem final : public FileSystem {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(path, errno);
     *file = std::make_unique<PosixWritableFile>(path, fd);
+    return Status::OK();
+  }
+  Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) override {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError(path, errno);
+    *file = std::make_unique<PosixTableFile>(path, fd, async_io);
     return Status::OK();
   }
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {

@@ -55,6 +55,16 @@ class JIGSAW_EXPORT FileSystem {
 
   // Creates or truncates.
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) = 0;
+  // Creates or truncates a file written once, front to back (a table). Its
+  // appends may be buffered and written in the background: they reach the
+  // file by StartWriteback, Sync or Close, and an error of such a write is
+  // returned by the next call. `async_io`: the POSIX file system writes its
+  // buffers through io_uring where it can, else pwrite(2). Default:
+  // NewWritableFile.
+  virtual Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) {
+    (void)async_io;
+    return NewWritableFile(path, file);
+  }
   virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
   // Atomically replaces `to` (durable after SyncDir of the directory).
