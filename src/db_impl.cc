@@ -310,6 +310,7 @@ Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
   table_options.use_mmap = options_.ssd_use_mmap;
   table_options.verify_checksums = options_.paranoid_checks;
   table_options.io = io_.get();
+  table_options.time_reads = options_.profile_compactions;
   std::unique_ptr<ssd::SsdTable> table;
   s = ssd::SsdTable::Open(table_options, std::move(file), number, path, &table);
   if (!s.ok()) return s;

@@ -303,9 +303,9 @@ Status SsdTable::ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlo
   auto fresh = NewBlockBuffer(i);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
   Slice got;
-  const uint64_t read_start = SteadyNanos();
+  const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
   Status s = file_->Read(index_[i].offset, fresh->size, dest, &got);
-  t_read_ns += SteadyNanos() - read_start;
+  if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
   if (!s.ok()) return s;
   if (got.size() != fresh->size) return Corrupt("block " + std::to_string(i) + " truncated");
   if (got.data() != dest) std::memcpy(dest, got.data(), fresh->size);
@@ -340,9 +340,10 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
     planned.push_back(f);
   }
   if (requests.empty()) return;
-  const uint64_t read_start = SteadyNanos();
+  const bool timed = planned.front().table->options_.time_reads;
+  const uint64_t read_start = timed ? SteadyNanos() : 0;
   io->ReadBatch(&requests);
-  t_read_ns += SteadyNanos() - read_start;
+  if (timed) t_read_ns += SteadyNanos() - read_start;
   for (size_t k = 0; k < requests.size(); ++k) {
     const SsdTable& t = *planned[k].table;
     if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
