@@ -143,7 +143,8 @@ void DBImpl::Disposer::Dispose(const BlockMeta& block) {
   if (block.residence == Residence::kPmem) {
     db_->pool_->Free(block.offset);
   } else {
-    db_->block_cache_->EraseTable(block.number);
+    const auto* table = static_cast<const ssd::SsdTable*>(block.table.get());
+    db_->block_cache_->EraseTable(block.number, table != nullptr ? table->num_blocks() : 0);
     (void)db_->fs_->RemoveFile(db_->TablePath(block.number));  // a leftover is collected at the next open
   }
 }
@@ -1432,7 +1433,7 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
                      : OpenSsdTable(shadow.number, shadow.level, &b);
       if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
       b->disposer = &disposer_;
-      children.push_back(b->table->NewIterator());
+      children.push_back(b->table->NewScanIterator());
       inputs.push_back(std::move(b));
     }
     auto merged = NewMergingIterator(ucmp_, std::move(children));
@@ -1529,7 +1530,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   std::vector<std::unique_ptr<BlockIterator>> children;
   for (const auto& inputs : job->inputs) {
     for (const BlockRef& b : inputs) {
-      auto child = b->table->NewIterator();
+      auto child = b->table->NewScanIterator();
       children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ticks) : std::move(child));
     }
   }

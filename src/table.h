@@ -23,6 +23,10 @@ class Table {
   virtual Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const = 0;
   // Iterates all entries. The iterator keeps what it reads alive.
   virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
+  // The same, for one forward pass over the whole table (compaction inputs):
+  // it may read ahead in large runs and leaves caches alone. Seek and Prev
+  // work but may be slow.
+  virtual std::unique_ptr<BlockIterator> NewScanIterator() const { return NewIterator(); }
   virtual uint64_t num_entries() const = 0;
   // Deep O(n) check of every block.
   virtual Status Validate() const = 0;

@@ -49,18 +49,16 @@ CachedBlockRef BlockCache::Insert(uint64_t table, uint32_t block, CachedBlockRef
   return value;
 }
 
-void BlockCache::EraseTable(uint64_t table) {
-  for (Shard& shard : shards_) {
+void BlockCache::EraseTable(uint64_t table, uint32_t blocks) {
+  for (uint32_t block = 0; block < blocks; ++block) {
+    const uint64_t key = Key(table, block);
+    Shard& shard = ShardFor(key);
     std::lock_guard<std::mutex> lock(shard.mu);
-    for (auto it = shard.lru.begin(); it != shard.lru.end();) {
-      if ((it->first >> 24) == table) {
-        shard.usage -= it->second->size;
-        shard.map.erase(it->first);
-        it = shard.lru.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    auto it = shard.map.find(key);
+    if (it == shard.map.end()) continue;
+    shard.usage -= it->second->second->size;
+    shard.lru.erase(it->second);
+    shard.map.erase(it);
   }
 }
 

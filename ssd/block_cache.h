@@ -42,8 +42,8 @@ class BlockCache {
   // Inserts (replacing an entry of the same key) and evicts least recently
   // used entries beyond the capacity. Returns `value`.
   CachedBlockRef Insert(uint64_t table, uint32_t block, CachedBlockRef value);
-  // Drops every block of a table (deleted files).
-  void EraseTable(uint64_t table);
+  // Drops blocks [0, blocks) of a table (a deleted file).
+  void EraseTable(uint64_t table, uint32_t blocks);
 
   size_t capacity() const { return capacity_; }
   size_t usage() const;

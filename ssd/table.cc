@@ -412,12 +412,17 @@ Status SsdTable::Validate() const {
 
 // Two-level iteration: the index, then the blocks it points to. Holds the
 // current block so that eviction cannot free it.
+//
+// A scan iterator (compaction inputs) bypasses the block cache: it reads
+// runs of adjacent blocks, up to kScanWindowBytes, with one read into a
+// window of its own and serves blocks in place from there -- no per-block
+// buffer, no cache insert evicting blocks that readers use.
 class SsdTable::Iter final : public BlockIterator {
  public:
-  explicit Iter(const SsdTable* table) : table_(table) {}
+  Iter(const SsdTable* table, bool scan) : table_(table), scan_(scan && !table->options_.use_mmap) {}
 
   void SeekToFirst() override {
-    table_->Prefetch(0, kReadAheadBlocks);
+    if (!scan_) table_->Prefetch(0, kReadAheadBlocks);
     Open(0);
     if (iter_ != nullptr) iter_->SeekToFirst();
     SkipForward();
@@ -460,17 +465,47 @@ class SsdTable::Iter final : public BlockIterator {
     block_.reset();
     index_ = i;
     if (i >= table_->index_.size() || !status_.ok()) return;
-    Status s = table_->ReadBlock(i, &block_);
+    Status s = scan_ ? OpenInWindow(i) : table_->ReadBlock(i, &block_);
     if (!s.ok()) {
       status_ = s;
       return;
     }
     iter_ = block_->reader->NewIterator();
   }
+  // Block i from the window, reading a new window from block i on first.
+  Status OpenInWindow(uint32_t i) {
+    const auto& index = table_->index_;
+    if (window_ == nullptr || i < window_first_ || i >= window_end_) {
+      window_.reset();
+      uint32_t end = i + 1;
+      while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
+      const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
+      std::shared_ptr<uint64_t[]> window(new uint64_t[(bytes + 7) / 8]);
+      char* dest = reinterpret_cast<char*>(window.get());
+      Slice got;
+      const bool timed = table_->options_.time_reads;
+      const uint64_t read_start = timed ? SteadyNanos() : 0;
+      Status s = table_->file_->Read(index[i].offset, bytes, dest, &got);
+      if (timed) t_read_ns += SteadyNanos() - read_start;
+      if (!s.ok()) return s;
+      if (got.size() != bytes) return table_->Corrupt("block " + std::to_string(i) + " truncated");
+      if (got.data() != dest) std::memcpy(dest, got.data(), bytes);
+      window_ = std::move(window);
+      window_first_ = i;
+      window_end_ = end;
+    }
+    auto block = std::make_shared<CachedBlock>();  // a reader over window bytes; owns no buffer
+    block->size = index[i].size;
+    const char* data = reinterpret_cast<const char*>(window_.get()) + (index[i].offset - index[window_first_].offset);
+    Status s = table_->OpenReader(data, table_->options_.verify_checksums, block.get());
+    if (!s.ok()) return table_->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+    block_ = std::move(block);
+    return Status::OK();
+  }
   void SkipForward() {
     while (iter_ != nullptr && !iter_->Valid() && iter_->status().ok() && index_ + 1 < table_->index_.size()) {
       // Sequential reading: fetch the next blocks in one batch.
-      if ((index_ + 1) % kReadAheadBlocks == 0) table_->Prefetch(index_ + 1, kReadAheadBlocks);
+      if (!scan_ && (index_ + 1) % kReadAheadBlocks == 0) table_->Prefetch(index_ + 1, kReadAheadBlocks);
       Open(index_ + 1);
       if (iter_ != nullptr) iter_->SeekToFirst();
     }
@@ -493,12 +528,16 @@ class SsdTable::Iter final : public BlockIterator {
   }
 
   const SsdTable* const table_;
+  const bool scan_;
   uint32_t index_ = 0;
-  CachedBlockRef block_;
+  std::shared_ptr<uint64_t[]> window_;  // scan: blocks [window_first_, window_end_)
+  uint32_t window_first_ = 0, window_end_ = 0;
+  CachedBlockRef block_;  // declared after window_: released before it
   std::unique_ptr<BlockIterator> iter_;
   Status status_;
 };
 
-std::unique_ptr<BlockIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this); }
+std::unique_ptr<BlockIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this, false); }
+std::unique_ptr<BlockIterator> SsdTable::NewScanIterator() const { return std::make_unique<Iter>(this, true); }
 
 }  // namespace jigsaw::ssd

@@ -128,6 +128,8 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
 
 // Blocks an iterator reads ahead in one batch.
 inline constexpr uint32_t kReadAheadBlocks = 8;
+// Bytes of adjacent blocks a scan iterator reads at once.
+inline constexpr uint64_t kScanWindowBytes = 256 << 10;
 
 class SsdTable final : public Table {
  public:
@@ -139,6 +141,7 @@ class SsdTable final : public Table {
 
   Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const override;
   std::unique_ptr<BlockIterator> NewIterator() const override;
+  std::unique_ptr<BlockIterator> NewScanIterator() const override;
   uint64_t num_entries() const override { return entries_; }
   Status Validate() const override;
 
