@@ -28,6 +28,9 @@ DB::~DB() = default;
 
 namespace {
 
+// True on a DB's background thread (flushes and automatic compactions).
+thread_local bool t_background_thread = false;
+
 class SnapshotImpl final : public Snapshot {
  public:
   explicit SnapshotImpl(SequenceNumber sequence) : sequence(sequence) {}
@@ -283,7 +286,7 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
       profile.write_ns = builder.write_nanos();
       profile.encode_ns = built_ns - start_ns - std::min(built_ns - start_ns, profile.write_ns);
       profile.sync_ns = SteadyNanos() - built_ns;
-      profile.total_ns = SteadyNanos() - start_ns;
+      profile.total_ns = SteadyNanos() - start_ns - profile.preempted_ns;
       profile.bytes_in = mem.ApproximateMemoryUsage();
       profile.bytes_out = info.file_size;
       AddProfile(profile);
@@ -431,6 +434,7 @@ DBImpl::~DBImpl() {
   if (wal_ != nullptr) (void)wal_->Sync();  // an error here leaves the records to the WAL's own checks
   wal_.reset();
   imm_.clear();
+  has_imm_ = false;
   mem_.reset();
   version_.reset();  // frees obsolete blocks no iterator holds
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
@@ -634,6 +638,7 @@ Status DBImpl::Recover() {
     if (wal_reservation.action != nullptr) pool_->Cancel(&wal_reservation);
     if (!s.IsNoSpace() || manifest == 0) return s;
     if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
+    has_imm_ = !imm_.empty();
     pool_full_ = true;
   }
   if (pool_ != nullptr) {
@@ -866,6 +871,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
       return s;
     }
     imm_.push_back({mem_, {mem_wal_}});
+    has_imm_ = true;
   }
   std::unique_ptr<LogWriter> previous_writer = std::move(wal_);
   const WalSegmentMeta previous = mem_wal_;
@@ -878,6 +884,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;
     if (freeze) imm_.pop_back();
+    has_imm_ = !imm_.empty();
     if (reservation.action != nullptr) pool_->Cancel(&reservation);
     if (disk_mode()) DeleteLogs({meta});
     return s;
@@ -1050,6 +1057,7 @@ SequenceNumber DBImpl::SmallestSnapshot() const {
 // Background work: flush and compaction
 
 void DBImpl::BackgroundLoop() {
+  t_background_thread = true;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!shutting_down_) {
     if (!bg_error_.ok()) {
@@ -1136,6 +1144,33 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   return s;
 }
 
+uint64_t DBImpl::FlushImmutablesDuringCompaction() {
+  if (!has_imm_.load(std::memory_order_acquire)) return 0;
+  const uint64_t start = SteadyNanos();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Leave failures (and their retries) to BackgroundLoop.
+    if (!bg_error_.ok() || flush_failed_ || shutting_down_) return 0;
+  }
+  while (has_imm_.load(std::memory_order_acquire)) {
+    Status s = FlushOldestImmutable();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (s.ok()) {
+      ++flushes_within_compactions_;
+      continue;
+    }
+    if (s.IsNoSpace()) {
+      pool_full_ = true;
+      flush_failed_ = true;
+    } else if (bg_error_.ok()) {
+      bg_error_ = s;
+    }
+    done_cv_.notify_all();
+    break;
+  }
+  return SteadyNanos() - start;
+}
+
 Status DBImpl::FlushOldestImmutable() {
   Immutable imm;
   {
@@ -1157,6 +1192,7 @@ Status DBImpl::FlushOldestImmutable() {
     if (reservation.action != nullptr) reservations.push_back(&reservation);
   }
   imm_.pop_front();
+  has_imm_ = !imm_.empty();
   std::vector<uint64_t> frees;
   if (!disk_mode()) {
     for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
@@ -1164,6 +1200,7 @@ Status DBImpl::FlushOldestImmutable() {
   Status s = CommitManifest(*version, reservations, frees, /*may_use_standby=*/true);
   if (!s.ok()) {
     imm_.push_front(imm);
+    has_imm_ = true;
     if (reservation.action != nullptr) pool_->Cancel(&reservation);
     if (block != nullptr && block->residence == Residence::kSsd) block->obsolete = true;
     return s;
@@ -1330,15 +1367,24 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
       // A new user key: the only place an output may end -- once it reached
       // block_size, or (pmem) before it would spill into one more 256 KiB
       // pool chunk than block_size needs.
+      bool finished = false;
       if (to_ssd) {
-        if (table != nullptr && table->EstimatedSize() >= options_.block_size) s = finish_table();
+        if (table != nullptr && table->EstimatedSize() >= options_.block_size) {
+          s = finish_table();
+          finished = true;
+        }
       } else if (builder != nullptr &&
                  (builder->CurrentSize() >= options_.block_size ||
                   builder->CurrentSize() + MaxEntryFootprint(BlockFormat::kKeySet, key.size(),
                                                              merged->value().size()) > chunk_limit)) {
         s = finish_block();
+        finished = true;
       }
       if (!s.ok()) break;
+      if (finished && t_background_thread) {
+        const uint64_t ns = FlushImmutablesDuringCompaction();
+        if (profile != nullptr) profile->preempted_ns += ns;
+      }
       current_key.assign(key.data(), key.size());
       has_current = true;
       last_sequence_for_key = kMaxSequenceNumber;
@@ -1546,7 +1592,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
     profile.level = job->level;
     profile.to_ssd = to_ssd;
-    profile.total_ns = SteadyNanos() - start_ns;
+    profile.total_ns = SteadyNanos() - start_ns - profile.preempted_ns;
     profile.read_ns = ssd::ThreadReadNanos() - read_before;
     const uint64_t input_ns = ProfileClock::ToNanos(input_ticks);
     profile.decode_ns = input_ns - std::min(input_ns, profile.read_ns);
@@ -1812,7 +1858,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = std::to_string(flushes_);
   } else if (p == "jigsaw.stalls") {
     *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
-             std::to_string(stall_micros_);
+             std::to_string(stall_micros_) + " flushes_within_compactions " + std::to_string(flushes_within_compactions_);
   } else if (p == "jigsaw.stats") {
     *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\nflushes " + std::to_string(flushes_) +
              "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +

@@ -73,6 +73,7 @@ class DBImpl final : public DB {
     bool to_ssd = false;
     uint64_t read_ns = 0, decode_ns = 0, merge_ns = 0, encode_ns = 0, write_ns = 0, sync_ns = 0, total_ns = 0;
     uint64_t bytes_in = 0, bytes_out = 0;
+    uint64_t preempted_ns = 0;  // flushes run between its outputs (not its own time)
   };
   struct PendingCompaction {
     int64_t profile = -1;  // index in profiles_, or -1
@@ -127,6 +128,11 @@ class DBImpl final : public DB {
   Status FlushOldestImmutable();  // mutex_ not held
   bool PickCompaction(CompactionJob* job);  // mutex_ held
   Status RunCompaction(CompactionJob* job, bool may_use_standby);  // mutex_ not held
+  // On the background thread, between two outputs of a compaction: flushes
+  // the immutable memtables waiting (as LevelDB does), so that a long
+  // compaction does not stall writers behind a full L0 / memtable queue.
+  // Returns the nanoseconds spent. mutex_ not held.
+  uint64_t FlushImmutablesDuringCompaction();
   Status BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block, pmem::Reservation* reservation);
   SequenceNumber SmallestSnapshot() const;  // mutex_ held
 
@@ -200,6 +206,7 @@ class DBImpl final : public DB {
   WalSegmentMeta mem_wal_;
   std::unique_ptr<LogWriter> wal_;  // null when no segment could be allocated
   std::deque<Immutable> imm_;  // oldest first
+  std::atomic<bool> has_imm_{false};  // !imm_.empty(), readable without mutex_
   std::shared_ptr<const Version> version_;
   uint64_t manifest_offset_ = 0;
   uint64_t manifest_generation_ = 0;
@@ -241,6 +248,7 @@ class DBImpl final : public DB {
 
   // Statistics (mutex_ held).
   uint64_t flushes_ = 0;
+  uint64_t flushes_within_compactions_ = 0;  // FlushImmutablesDuringCompaction
   uint64_t compactions_ = 0;
   uint64_t slowdowns_ = 0;
   uint64_t stops_ = 0;
