@@ -1381,7 +1381,10 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
         finished = true;
       }
       if (!s.ok()) break;
-      if (finished && t_background_thread) {
+      // Only SSD outputs: a compaction into pmem is a memory copy, short,
+      // and a flush in the middle of one would take pool space its outputs
+      // were sized against.
+      if (finished && to_ssd && t_background_thread) {
         const uint64_t ns = FlushImmutablesDuringCompaction();
         if (profile != nullptr) profile->preempted_ns += ns;
       }
