@@ -36,7 +36,9 @@ std::string AppendRandom(WritableFile* file, uint64_t seed, size_t total) {
     EXPECT_TRUE(file->Append(chunk).ok());
     expected += chunk;
     EXPECT_EQ(file->Size(), expected.size());
-    if (rng() % 25 == 0) EXPECT_TRUE(file->StartWriteback().ok());
+    if (rng() % 25 == 0) {
+      EXPECT_TRUE(file->StartWriteback().ok());
+    }
   }
   return expected;
 }
