@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
   if (f.leveldb) std::printf("%-18s %10s %10s %10.3f\n", "leveldb", "-", "-", leveldb_total);
   if (f.overhead) {
     std::printf("\ncost of profiling ON: disk/keyset total %.3f s profiled, %.3f s unprofiled (%+.1f%%); off, no "
-                "timing code runs but two clock reads per SSD block read or written\n",
+                "timing code runs but two clock reads per table-file append\n",
                 results[2].total_s, unprofiled, Share(results[2].total_s - unprofiled, unprofiled));
   }
 

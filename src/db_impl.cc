@@ -871,7 +871,6 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
       return s;
     }
     imm_.push_back({mem_, {mem_wal_}});
-    has_imm_ = true;
   }
   std::unique_ptr<LogWriter> previous_writer = std::move(wal_);
   const WalSegmentMeta previous = mem_wal_;
@@ -884,12 +883,12 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;
     if (freeze) imm_.pop_back();
-    has_imm_ = !imm_.empty();
     if (reservation.action != nullptr) pool_->Cancel(&reservation);
     if (disk_mode()) DeleteLogs({meta});
     return s;
   }
   if (freeze) mem_ = NewMemTable();
+  has_imm_ = !imm_.empty();  // only now: a flush outside mutex_ may act on it
   bg_cv_.notify_one();
   return Status::OK();
 }
@@ -1144,15 +1143,16 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   return s;
 }
 
-uint64_t DBImpl::FlushImmutablesDuringCompaction() {
-  if (!has_imm_.load(std::memory_order_acquire)) return 0;
+Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
+  if (!has_imm_.load(std::memory_order_acquire)) return Status::OK();
   const uint64_t start = SteadyNanos();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // Leave failures (and their retries) to BackgroundLoop.
-    if (!bg_error_.ok() || flush_failed_ || shutting_down_) return 0;
-  }
-  while (has_imm_.load(std::memory_order_acquire)) {
+  Status result;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      // Failures and their retries are BackgroundLoop's business.
+      if (imm_.empty() || !bg_error_.ok() || flush_failed_ || shutting_down_) break;
+    }
     Status s = FlushOldestImmutable();
     std::lock_guard<std::mutex> lock(mutex_);
     if (s.ok()) {
@@ -1160,21 +1160,24 @@ uint64_t DBImpl::FlushImmutablesDuringCompaction() {
       continue;
     }
     if (s.IsNoSpace()) {
-      pool_full_ = true;
+      pool_full_ = true;  // the compaction goes on: it may free space
       flush_failed_ = true;
-    } else if (bg_error_.ok()) {
-      bg_error_ = s;
+    } else {
+      if (bg_error_.ok()) bg_error_ = s;
+      result = s;  // the store stops: so does the compaction
     }
     done_cv_.notify_all();
     break;
   }
-  return SteadyNanos() - start;
+  *nanos += SteadyNanos() - start;
+  return result;
 }
 
 Status DBImpl::FlushOldestImmutable() {
   Immutable imm;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (imm_.empty()) return Status::OK();
     imm = imm_.front();
   }
   BlockRef block;
@@ -1385,8 +1388,10 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
       // and a flush in the middle of one would take pool space its outputs
       // were sized against.
       if (finished && to_ssd && t_background_thread) {
-        const uint64_t ns = FlushImmutablesDuringCompaction();
-        if (profile != nullptr) profile->preempted_ns += ns;
+        uint64_t flush_ns = 0;
+        s = FlushImmutablesDuringCompaction(&flush_ns);
+        if (profile != nullptr) profile->preempted_ns += flush_ns;
+        if (!s.ok()) break;
       }
       current_key.assign(key.data(), key.size());
       has_current = true;

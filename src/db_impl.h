@@ -128,11 +128,13 @@ class DBImpl final : public DB {
   Status FlushOldestImmutable();  // mutex_ not held
   bool PickCompaction(CompactionJob* job);  // mutex_ held
   Status RunCompaction(CompactionJob* job, bool may_use_standby);  // mutex_ not held
-  // On the background thread, between two outputs of a compaction: flushes
-  // the immutable memtables waiting (as LevelDB does), so that a long
-  // compaction does not stall writers behind a full L0 / memtable queue.
-  // Returns the nanoseconds spent. mutex_ not held.
-  uint64_t FlushImmutablesDuringCompaction();
+  // On the background thread, between two outputs of a compaction into SSD
+  // tables: flushes the immutable memtables waiting (as LevelDB does), so
+  // that a long compaction does not stall writers behind a full memtable
+  // queue. Adds the time spent to *nanos. An error other than NoSpace (which
+  // BackgroundLoop retries) is returned: the compaction must stop too.
+  // mutex_ not held.
+  Status FlushImmutablesDuringCompaction(uint64_t* nanos);
   Status BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block, pmem::Reservation* reservation);
   SequenceNumber SmallestSnapshot() const;  // mutex_ held
 
@@ -206,7 +208,9 @@ class DBImpl final : public DB {
   WalSegmentMeta mem_wal_;
   std::unique_ptr<LogWriter> wal_;  // null when no segment could be allocated
   std::deque<Immutable> imm_;  // oldest first
-  std::atomic<bool> has_imm_{false};  // !imm_.empty(), readable without mutex_
+  // !imm_.empty() for committed immutables (written under mutex_, read
+  // without it as a hint; FlushOldestImmutable rechecks under the lock).
+  std::atomic<bool> has_imm_{false};
   std::shared_ptr<const Version> version_;
   uint64_t manifest_offset_ = 0;
   uint64_t manifest_generation_ = 0;

@@ -54,6 +54,7 @@ class UringEngine final : public IoEngine {
     std::lock_guard<std::mutex> lock(mu_);  // one ring, shared
     size_t next = 0;
     while (!broken_ && next < requests->size()) {
+      const size_t first = next;
       unsigned queued = 0;
       for (; next < requests->size() && queued < depth_; ++next) {
         ReadRequest& r = (*requests)[next];
@@ -76,24 +77,34 @@ class UringEngine final : public IoEngine {
       }
       // Reap every submitted read before returning: the kernel writes into
       // the callers' buffers until it completes.
-      for (unsigned reaped = 0; reaped < queued;) {
+      std::vector<bool> reaped(queued, false);
+      for (unsigned count = 0; count < queued;) {
         io_uring_cqe* cqe = nullptr;
         const int err = io_uring_wait_cqe(&ring_, &cqe);
         if (err == -EINTR) continue;
         if (err != 0) {
-          broken_ = true;  // cannot reap: buffers may still be written; stop using the ring
+          // Cannot reap: the reads not reaped may still write their buffers.
+          broken_ = true;
+          for (unsigned k = 0; k < queued; ++k) {
+            if (reaped[k]) continue;
+            ReadRequest& r = (*requests)[first + k];
+            r.abandoned = true;
+            r.status = Status::IOError("io_uring wait", std::strerror(-err));
+          }
           break;
         }
-        ReadRequest& r = (*requests)[io_uring_cqe_get_data64(cqe)];
+        const uint64_t index = io_uring_cqe_get_data64(cqe);
+        ReadRequest& r = (*requests)[index];
         if (cqe->res >= 0) r.done = static_cast<size_t>(cqe->res);
         io_uring_cqe_seen(&ring_, cqe);
-        ++reaped;
+        reaped[index - first] = true;
+        ++count;
       }
     }
     // Short reads (and anything the ring did not complete) finish by pread,
     // which also reports errors.
     for (ReadRequest& r : *requests) {
-      if (r.done < r.size) PreadRest(&r);
+      if (r.done < r.size && !r.abandoned) PreadRest(&r);
     }
   }
 

@@ -28,6 +28,10 @@ struct ReadRequest {
   char* dest = nullptr;
   size_t done = 0;  // bytes read (less than size only at end of file)
   Status status;
+  // Set (with an error status) if the read could not be reaped from the
+  // ring: the kernel may still write into dest, which the caller must then
+  // never free or reuse.
+  bool abandoned = false;
 };
 
 class IoEngine {

@@ -79,6 +79,7 @@ Status PwriteAll(const std::string& path, int fd, const char* data, size_t n, ui
       if (errno == EINTR) continue;
       return PosixError(path, errno);
     }
+    if (w == 0) return Status::IOError(path, "pwrite wrote nothing");
     data += w;
     n -= static_cast<size_t>(w);
     offset += static_cast<uint64_t>(w);
@@ -89,7 +90,10 @@ Status PwriteAll(const std::string& path, int fd, const char* data, size_t n, ui
 // A table file: appends gather in one of two 256 KiB buffers; a full buffer
 // is written at its offset while the other fills -- through io_uring, so the
 // kernel's copy into the page cache overlaps the caller's work, or by
-// pwrite(2). Errors of a write in flight are returned by the next call.
+// pwrite(2). Errors of a write in flight are returned by the next call. Once
+// StartWriteback or Sync has written everything, the buffers and the ring
+// are released (a finished table waits open for the tracker's sync); a
+// later Append gets new buffers and pwrite.
 class PosixTableFile final : public WritableFile {
  public:
   static constexpr size_t kBufferSize = 256 << 10;
@@ -98,11 +102,10 @@ class PosixTableFile final : public WritableFile {
   PosixTableFile(std::string path, int fd, bool async_io) : path_(std::move(path)), fd_(fd) {
     ring_ok_ = async_io && io_uring_queue_init(kBuffers, &ring_, 0) == 0;
     ring_initialised_ = ring_ok_;
-    for (Buffer& b : buffers_) b.data.reset(new char[kBufferSize]);
   }
   ~PosixTableFile() override {
     (void)Drain();
-    if (ring_initialised_) io_uring_queue_exit(&ring_);
+    Release();
     if (fd_ >= 0) ::close(fd_);
   }
 
@@ -112,6 +115,7 @@ class PosixTableFile final : public WritableFile {
     size_t left = data.size();
     while (left > 0) {
       Buffer& b = buffers_[current_];
+      if (b.data == nullptr) b.data.reset(new char[kBufferSize]);
       const size_t n = std::min(left, kBufferSize - b.used);
       std::memcpy(b.data.get() + b.used, p, n);
       b.used += n;
@@ -128,6 +132,7 @@ class PosixTableFile final : public WritableFile {
   Status StartWriteback() override {
     Status s = Drain();
     if (!s.ok()) return s;
+    Release();
     if (size_ > written_back_) {
       ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(size_ - written_back_),
                         SYNC_FILE_RANGE_WRITE);
@@ -138,6 +143,7 @@ class PosixTableFile final : public WritableFile {
   Status Sync() override {
     Status s = Drain();
     if (!s.ok()) return s;
+    Release();
     if (::fdatasync(fd_) != 0) return PosixError(path_, errno);
     return Status::OK();
   }
@@ -201,6 +207,7 @@ class PosixTableFile final : public WritableFile {
         // Cannot reap: the kernel may still read the buffers, so they are
         // never freed or reused (leaked deliberately).
         for (Buffer& leaked : buffers_) (void)leaked.data.release();
+        leaked_ = true;
         error_ = Status::IOError(path_, std::string("io_uring wait: ") + std::strerror(-err));
         ring_ok_ = false;
         return error_;
@@ -221,9 +228,26 @@ class PosixTableFile final : public WritableFile {
     return error_;
   }
 
+  // After a successful Drain nothing is in flight: frees the buffers and
+  // the ring (not after a failed reap, when the kernel may still read the
+  // buffers: they are leaked then).
+  void Release() {
+    if (leaked_) return;
+    for (Buffer& b : buffers_) {
+      if (b.in_flight) return;
+    }
+    if (ring_initialised_) io_uring_queue_exit(&ring_);
+    ring_initialised_ = false;
+    ring_ok_ = false;
+    for (Buffer& b : buffers_) {
+      b.data.reset();
+      b.used = 0;
+    }
+  }
+
   // Everything appended is written to the file (not synced).
   Status Drain() {
-    if (fd_ < 0 || buffers_[0].data == nullptr) return error_;
+    if (fd_ < 0 || leaked_) return error_;
     Status s = SubmitCurrent();
     for (Buffer& b : buffers_) {
       Status w = WaitFor(&b);
@@ -242,7 +266,8 @@ class PosixTableFile final : public WritableFile {
   uint64_t size_ = 0;       // bytes appended
   uint64_t submitted_ = 0;  // bytes handed to write
   uint64_t written_back_ = 0;
-  Status error_;  // first failed write
+  Status error_;         // first failed write
+  bool leaked_ = false;  // a completion could not be reaped: buffers abandoned
 };
 
 class PosixRandomAccessFile final : public RandomAccessFile {

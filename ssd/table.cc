@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "format/checksum.h"
 #include "format/coding.h"
@@ -317,16 +318,16 @@ Status SsdTable::ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlo
 
 void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
   if (io == nullptr || fetches.empty()) return;
-  std::sort(fetches.begin(), fetches.end(), [](const BlockFetch& a, const BlockFetch& b) {
-    return a.table != b.table ? a.table->number_ < b.table->number_ : a.block < b.block;
-  });
+  // In file order; a block planned twice is read once.
+  auto key = [](const BlockFetch& f) { return std::make_pair(f.table->number_, f.block); };
+  std::sort(fetches.begin(), fetches.end(), [&](const BlockFetch& a, const BlockFetch& b) { return key(a) < key(b); });
   std::vector<ReadRequest> requests;
   std::vector<std::shared_ptr<CachedBlock>> blocks;
   std::vector<BlockFetch> planned;
   for (size_t k = 0; k < fetches.size(); ++k) {
     const BlockFetch& f = fetches[k];
     const SsdTable& t = *f.table;
-    if (k > 0 && f.table == fetches[k - 1].table && f.block == fetches[k - 1].block) continue;
+    if (k > 0 && key(f) == key(fetches[k - 1])) continue;
     if (t.options_.use_mmap || t.file_->fd() < 0 || f.block >= t.index_.size()) continue;
     if (t.options_.cache->Contains(t.number_, f.block)) continue;
     auto block = t.NewBlockBuffer(f.block);
@@ -346,6 +347,10 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
   if (timed) t_read_ns += SteadyNanos() - read_start;
   for (size_t k = 0; k < requests.size(); ++k) {
     const SsdTable& t = *planned[k].table;
+    if (requests[k].abandoned) {
+      (void)blocks[k]->buffer.release();  // the kernel may still write it: never freed
+      continue;
+    }
     if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
     if (!t.OpenReader(requests[k].dest, t.options_.verify_checksums, blocks[k].get()).ok()) continue;
     t.options_.cache->Insert(t.number_, planned[k].block, std::move(blocks[k]));
