@@ -1581,11 +1581,20 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   uint64_t input_ticks = 0;
   const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   const uint64_t read_before = profiling ? ssd::ThreadReadNanos() : 0;
+  // One child per L0 block (they overlap); one concatenating iterator per
+  // deeper level (sorted, disjoint). With a child per table, every merge
+  // step compared every input table and kept a read window of each in
+  // flight (an L0 compaction has a dozen L1 tables).
   std::vector<std::unique_ptr<BlockIterator>> children;
-  for (const auto& inputs : job->inputs) {
-    for (const BlockRef& b : inputs) {
-      auto child = b->table->NewScanIterator();
-      children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ticks) : std::move(child));
+  auto add_child = [&](std::unique_ptr<BlockIterator> child) {
+    children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ticks) : std::move(child));
+  };
+  for (int which = 0; which < 2; ++which) {
+    const std::vector<BlockRef>& inputs = job->inputs[which];
+    if (job->level + which == 0) {
+      for (const BlockRef& b : inputs) add_child(b->table->NewScanIterator());
+    } else if (!inputs.empty()) {
+      add_child(NewLevelScanIterator(ucmp_, inputs));
     }
   }
   auto merged = NewMergingIterator(ucmp_, std::move(children));

@@ -114,8 +114,8 @@ class MergingIterator final : public BlockIterator {
 
 class LevelIterator final : public BlockIterator {
  public:
-  LevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks)
-      : comparator_(comparator), blocks_(std::move(blocks)) {}
+  LevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks, bool scan)
+      : comparator_(comparator), blocks_(std::move(blocks)), scan_(scan) {}
 
   void SeekToFirst() override {
     Open(0);
@@ -155,7 +155,11 @@ class LevelIterator final : public BlockIterator {
  private:
   void Open(size_t index) {
     index_ = index;
-    block_iter_ = index < blocks_.size() ? blocks_[index]->table->NewIterator() : nullptr;
+    if (index >= blocks_.size()) {
+      block_iter_ = nullptr;
+    } else {
+      block_iter_ = scan_ ? blocks_[index]->table->NewScanIterator() : blocks_[index]->table->NewIterator();
+    }
   }
   void Keep() {
     if (block_iter_ != nullptr && !block_iter_->status().ok() && status_.ok()) status_ = block_iter_->status();
@@ -195,6 +199,7 @@ class LevelIterator final : public BlockIterator {
 
   const Comparator* const comparator_;
   const std::vector<BlockRef> blocks_;
+  const bool scan_;  // tables read by scan iterators (compaction inputs)
   size_t index_ = 0;
   std::unique_ptr<BlockIterator> block_iter_;
   Status status_;
@@ -388,7 +393,11 @@ std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> b
 }
 
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {
-  return std::make_unique<LevelIterator>(comparator, std::move(blocks));
+  return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/false);
+}
+
+std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {
+  return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/true);
 }
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,

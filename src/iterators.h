@@ -25,6 +25,9 @@ std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> b
 
 // `blocks` must stay alive while the iterator is used (the caller pins them).
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks);
+// The same over tables' scan iterators (Table::NewScanIterator), for
+// compaction inputs: one pass, one table open at a time.
+std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks);
 
 // Shows the newest version visible at `sequence` of each key, hiding
 // deletions. `pins` keeps memtables and versions alive as long as the
