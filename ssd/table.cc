@@ -480,13 +480,15 @@ class SsdTable::Iter final : public BlockIterator {
   // Block i from the window, reading a new window from block i on first.
   Status OpenInWindow(uint32_t i) {
     const auto& index = table_->index_;
-    if (window_ == nullptr || i < window_first_ || i >= window_end_) {
-      window_.reset();
+    if (window_end_ == 0 || i < window_first_ || i >= window_end_) {
+      // Nothing refers to the old window any more (Open dropped the block
+      // and its iterator): its buffer is reused.
+      window_end_ = 0;
       uint32_t end = i + 1;
       while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
       const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
-      std::shared_ptr<uint64_t[]> window(new uint64_t[(bytes + 7) / 8]);
-      char* dest = reinterpret_cast<char*>(window.get());
+      if (window_.size() * 8 < bytes) window_.resize((bytes + 7) / 8);
+      char* dest = reinterpret_cast<char*>(window_.data());
       Slice got;
       const bool timed = table_->options_.time_reads;
       const uint64_t read_start = timed ? SteadyNanos() : 0;
@@ -495,13 +497,12 @@ class SsdTable::Iter final : public BlockIterator {
       if (!s.ok()) return s;
       if (got.size() != bytes) return table_->Corrupt("block " + std::to_string(i) + " truncated");
       if (got.data() != dest) std::memcpy(dest, got.data(), bytes);
-      window_ = std::move(window);
       window_first_ = i;
       window_end_ = end;
     }
     auto block = std::make_shared<CachedBlock>();  // a reader over window bytes; owns no buffer
     block->size = index[i].size;
-    const char* data = reinterpret_cast<const char*>(window_.get()) + (index[i].offset - index[window_first_].offset);
+    const char* data = reinterpret_cast<const char*>(window_.data()) + (index[i].offset - index[window_first_].offset);
     Status s = table_->OpenReader(data, table_->options_.verify_checksums, block.get());
     if (!s.ok()) return table_->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
     block_ = std::move(block);
@@ -535,7 +536,7 @@ class SsdTable::Iter final : public BlockIterator {
   const SsdTable* const table_;
   const bool scan_;
   uint32_t index_ = 0;
-  std::shared_ptr<uint64_t[]> window_;  // scan: blocks [window_first_, window_end_)
+  std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
   uint32_t window_first_ = 0, window_end_ = 0;
   CachedBlockRef block_;  // declared after window_: released before it
   std::unique_ptr<BlockIterator> iter_;
