@@ -280,4 +280,11 @@ void DestroyEngine(const std::string& name, const EngineConfig& config) {
   std::filesystem::remove_all(config.dir, ec);
 }
 
+std::unique_ptr<Engine> ReopenEngine(const std::string& name, const EngineConfig& config, bool destroy,
+                                     std::string* error) {
+  if (destroy) DestroyEngine(name, config);
+  std::filesystem::create_directories(config.dir);
+  return OpenEngine(name, config, error);
+}
+
 }  // namespace jigsaw::bench

@@ -66,6 +66,10 @@ class Engine {
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error);
 // Deletes an engine's database.
 void DestroyEngine(const std::string& name, const EngineConfig& config);
+// Opens an engine in config.dir (created if missing), after deleting its
+// database if `destroy`. nullptr with *error set on failure.
+std::unique_ptr<Engine> ReopenEngine(const std::string& name, const EngineConfig& config, bool destroy,
+                                     std::string* error);
 
 }  // namespace jigsaw::bench
 

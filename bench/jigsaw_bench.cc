@@ -401,10 +401,8 @@ class Runner {
   }
   bool Reopen(bool destroy) {
     engine_.reset();
-    if (destroy) DestroyEngine(engine_name_, config_);
-    std::filesystem::create_directories(config_.dir);
     std::string error;
-    engine_ = OpenEngine(engine_name_, config_, &error);
+    engine_ = ReopenEngine(engine_name_, config_, destroy, &error);
     if (engine_ == nullptr) {
       std::fprintf(stderr, "cannot open %s: %s\n", engine_name_.c_str(), error.c_str());
       return false;

@@ -76,10 +76,8 @@ double RunWorkload(const std::string& name, const EngineConfig& config, uint64_t
   auto reopen = [&](bool destroy) {
     if (engine != nullptr) collect(engine.get());
     engine.reset();
-    if (destroy) DestroyEngine(name, config);
-    std::filesystem::create_directories(config.dir);
     std::string error;
-    engine = OpenEngine(name, config, &error);
+    engine = ReopenEngine(name, config, destroy, &error);
     if (engine == nullptr) {
       std::fprintf(stderr, "cannot open %s: %s\n", name.c_str(), error.c_str());
       std::exit(1);

@@ -286,7 +286,7 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
       profile.write_ns = builder.write_nanos();
       profile.encode_ns = built_ns - start_ns - std::min(built_ns - start_ns, profile.write_ns);
       profile.sync_ns = SteadyNanos() - built_ns;
-      profile.total_ns = SteadyNanos() - start_ns - profile.preempted_ns;
+      profile.total_ns = SteadyNanos() - start_ns;
       profile.bytes_in = mem.ApproximateMemoryUsage();
       profile.bytes_out = info.file_size;
       AddProfile(profile);
@@ -972,26 +972,34 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   for (const BlockRef& block : view.version->levels[0]) runs.emplace_back(&block, 1);
   for (int level = 1; level < kNumLevels; ++level) runs.emplace_back(view.version->levels[level]);
 
+  // Batching reads pays only where they run in parallel; with pread a Get
+  // reads the same blocks one by one anyway.
+  const bool batch_reads = io_->is_uring();
   std::vector<ssd::BlockFetch> fetches;
+  std::vector<std::span<const BlockRef>> candidates;  // per pending key
   std::vector<size_t> undecided;
   for (std::span<const BlockRef> run : runs) {
     if (pending.empty()) break;
     if (run.empty()) continue;
-    // One batch of reads for every SSD block this run's lookups need.
-    fetches.clear();
-    for (size_t i : pending) {
-      for (const BlockRef& block : Candidates(run, keys[i])) {
-        if (block->residence == Residence::kSsd) {
-          static_cast<const ssd::SsdTable*>(block->table.get())->PlanGet(keys[i], &fetches);
+    candidates.clear();
+    for (size_t i : pending) candidates.push_back(Candidates(run, keys[i]));
+    if (batch_reads) {  // one batch of reads for every SSD block this run's lookups need
+      fetches.clear();
+      for (size_t k = 0; k < pending.size(); ++k) {
+        for (const BlockRef& block : candidates[k]) {
+          if (block->residence == Residence::kSsd) {
+            static_cast<const ssd::SsdTable*>(block->table.get())->PlanGet(keys[pending[k]], &fetches);
+          }
         }
       }
+      ssd::FetchBlocks(io_.get(), std::move(fetches));
+      fetches.clear();
     }
-    ssd::FetchBlocks(io_.get(), std::move(fetches));
-    fetches.clear();
     undecided.clear();
-    for (size_t i : pending) {
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const size_t i = pending[k];
       bool done = false;
-      for (const BlockRef& block : Candidates(run, keys[i])) {
+      for (const BlockRef& block : candidates[k]) {
         statuses[i] = TableGet(*block, keys[i], view.sequence, &(*values)[i], &done);
         if (done) break;
       }
@@ -1256,13 +1264,24 @@ bool DBImpl::PickCompaction(CompactionJob* job) {
     job->inputs[0].assign(blocks.begin() + static_cast<long>(first), blocks.begin() + static_cast<long>(last) + 1);
     compact_pointer_[level] = blocks[last]->largest;
   }
-  std::string smallest = job->inputs[0].front()->smallest, largest = job->inputs[0].front()->largest;
-  for (const BlockRef& b : job->inputs[0]) {
-    if (ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
-    if (ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
-  }
-  job->inputs[1] = v.Overlapping(ucmp_, job->level + 1, smallest, largest);
+  AddOverlappingInputs(v, job);
   return true;
+}
+
+void DBImpl::ExtendRange(const std::vector<BlockRef>& blocks, std::string* smallest, std::string* largest,
+                         bool* any) const {
+  for (const BlockRef& b : blocks) {
+    if (!*any || ucmp_->Compare(b->smallest, *smallest) < 0) *smallest = b->smallest;
+    if (!*any || ucmp_->Compare(b->largest, *largest) > 0) *largest = b->largest;
+    *any = true;
+  }
+}
+
+void DBImpl::AddOverlappingInputs(const Version& version, CompactionJob* job) const {
+  std::string smallest, largest;
+  bool any = false;
+  ExtendRange(job->inputs[0], &smallest, &largest, &any);
+  if (any) job->inputs[1] = version.Overlapping(ucmp_, job->level + 1, smallest, largest);
 }
 
 bool DBImpl::IsBaseLevelForKey(const Version& version, int level, const Slice& user_key) const {
@@ -1524,13 +1543,7 @@ void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Co
   // The job's key range.
   std::string smallest, largest;
   bool any = false;
-  for (const auto& inputs : job.inputs) {
-    for (const BlockRef& b : inputs) {
-      if (!any || ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
-      if (!any || ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
-      any = true;
-    }
-  }
+  for (const auto& inputs : job.inputs) ExtendRange(inputs, &smallest, &largest, &any);
   auto conflicts = [&] {
     for (const PendingCompaction& p : pending_) {
       // It would consume an output that a crash could still lose.
@@ -1743,12 +1756,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
           job.inputs[0].push_back(*it);
         }
       }
-      std::string smallest = job.inputs[0].front()->smallest, largest = job.inputs[0].front()->largest;
-      for (const BlockRef& b : job.inputs[0]) {
-        if (ucmp_->Compare(b->smallest, smallest) < 0) smallest = b->smallest;
-        if (ucmp_->Compare(b->largest, largest) > 0) largest = b->largest;
-      }
-      job.inputs[1] = version_->Overlapping(ucmp_, level + 1, smallest, largest);
+      AddOverlappingInputs(*version_, &job);
       lock.unlock();
       s = RunCompaction(&job, /*may_use_standby=*/true);
       job = CompactionJob();  // drop the input references: obsolete blocks are freed now

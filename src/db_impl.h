@@ -174,6 +174,12 @@ class DBImpl final : public DB {
   Status ResolvePendingCompactions(const std::vector<ManifestState::PendingCompaction>& pending,
                                    std::map<uint64_t, BlockRef>* loaded, Version* version,
                                    std::vector<BlockRef>* discarded);
+  // Widens [*smallest, *largest] to cover `blocks`; *any: the range holds a
+  // block already (false: it is empty).
+  void ExtendRange(const std::vector<BlockRef>& blocks, std::string* smallest, std::string* largest,
+                   bool* any) const;
+  // job->inputs[1]: the blocks of level + 1 overlapping job->inputs[0].
+  void AddOverlappingInputs(const Version& version, CompactionJob* job) const;
   // True if no block deeper than `level` can hold user_key (tombstones may go).
   bool IsBaseLevelForKey(const Version& version, int level, const Slice& user_key) const;
 

@@ -358,7 +358,7 @@ namespace {
 
 class TimedIterator final : public BlockIterator {
  public:
-  TimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* nanos) : base_(std::move(base)), nanos_(nanos) {}
+  TimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* ticks) : base_(std::move(base)), ticks_(ticks) {}
   void SeekToFirst() override { Timed([&] { base_->SeekToFirst(); }); }
   void SeekToLast() override { Timed([&] { base_->SeekToLast(); }); }
   void Seek(const Slice& user_key, SequenceNumber sequence) override {
@@ -373,7 +373,7 @@ class TimedIterator final : public BlockIterator {
   void Timed(F move) {
     const uint64_t start = ProfileClock::Ticks();
     move();
-    *nanos_ += ProfileClock::Ticks() - start;  // ticks; converted by the caller
+    *ticks_ += ProfileClock::Ticks() - start;  // converted by the caller
     valid_ = base_->Valid();
     if (valid_) {
       user_key_ = base_->user_key();
@@ -383,13 +383,13 @@ class TimedIterator final : public BlockIterator {
   }
 
   std::unique_ptr<BlockIterator> base_;
-  uint64_t* const nanos_;
+  uint64_t* const ticks_;
 };
 
 }  // namespace
 
-std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* nanos) {
-  return std::make_unique<TimedIterator>(std::move(base), nanos);
+std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* ticks) {
+  return std::make_unique<TimedIterator>(std::move(base), ticks);
 }
 
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {

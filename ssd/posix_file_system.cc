@@ -24,68 +24,81 @@ Status PosixError(const std::string& context, int err) {
   return Status::IOError(context, std::strerror(err));
 }
 
-class PosixWritableFile final : public WritableFile {
+// An open file written at offsets: what unbuffered and table files share.
+class FileDescriptor {
  public:
-  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~PosixWritableFile() override {
+  FileDescriptor(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
     if (fd_ >= 0) ::close(fd_);
   }
-  Status Append(const Slice& data) override {
-    const char* p = data.data();
-    size_t left = data.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0) {
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+
+  Status WriteAt(const char* data, size_t n, uint64_t offset) const {
+    while (n > 0) {
+      const ssize_t w = ::pwrite(fd_, data, n, static_cast<off_t>(offset));
+      if (w < 0) {
         if (errno == EINTR) continue;
         return PosixError(path_, errno);
       }
-      p += n;
-      left -= static_cast<size_t>(n);
-      size_ += static_cast<uint64_t>(n);
+      if (w == 0) return Status::IOError(path_, "pwrite wrote nothing");
+      data += w;
+      n -= static_cast<size_t>(w);
+      offset += static_cast<uint64_t>(w);
     }
     return Status::OK();
   }
-  Status StartWriteback() override {
-    if (size_ > written_back_) {
-      ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(size_ - written_back_),
+  // Starts writeback of the bytes below `size` not yet started
+  // (sync_file_range: a hint, durability still needs Sync).
+  void StartWriteback(uint64_t size) {
+    if (size > written_back_) {
+      ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(size - written_back_),
                         SYNC_FILE_RANGE_WRITE);
-      written_back_ = size_;
+      written_back_ = size;
     }
-    return Status::OK();
   }
-  Status Sync() override {
+  Status Sync() const {
     if (::fdatasync(fd_) != 0) return PosixError(path_, errno);
     return Status::OK();
   }
-  Status Close() override {
+  Status Close() {
     const int fd = fd_;
     fd_ = -1;
     if (fd >= 0 && ::close(fd) != 0) return PosixError(path_, errno);
     return Status::OK();
   }
-  uint64_t Size() const override { return size_; }
 
  private:
   const std::string path_;
   int fd_;
-  uint64_t size_ = 0;
   uint64_t written_back_ = 0;
 };
 
-Status PwriteAll(const std::string& path, int fd, const char* data, size_t n, uint64_t offset) {
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return PosixError(path, errno);
-    }
-    if (w == 0) return Status::IOError(path, "pwrite wrote nothing");
-    data += w;
-    n -= static_cast<size_t>(w);
-    offset += static_cast<uint64_t>(w);
+// Appends reach the kernel before Append returns (the WAL's promise for
+// sync=false writes).
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : file_(std::move(path), fd) {}
+  Status Append(const Slice& data) override {
+    Status s = file_.WriteAt(data.data(), data.size(), size_);
+    if (s.ok()) size_ += data.size();
+    return s;
   }
-  return Status::OK();
-}
+  Status StartWriteback() override {
+    file_.StartWriteback(size_);
+    return Status::OK();
+  }
+  Status Sync() override { return file_.Sync(); }
+  Status Close() override { return file_.Close(); }
+  uint64_t Size() const override { return size_; }
+
+ private:
+  FileDescriptor file_;
+  uint64_t size_ = 0;
+};
 
 // A table file: appends gather in one of two 256 KiB buffers; a full buffer
 // is written at its offset while the other fills -- through io_uring, so the
@@ -99,14 +112,13 @@ class PosixTableFile final : public WritableFile {
   static constexpr size_t kBufferSize = 256 << 10;
   static constexpr unsigned kBuffers = 2;
 
-  PosixTableFile(std::string path, int fd, bool async_io) : path_(std::move(path)), fd_(fd) {
+  PosixTableFile(std::string path, int fd, bool async_io) : file_(std::move(path), fd) {
     ring_ok_ = async_io && io_uring_queue_init(kBuffers, &ring_, 0) == 0;
     ring_initialised_ = ring_ok_;
   }
   ~PosixTableFile() override {
     (void)Drain();
     Release();
-    if (fd_ >= 0) ::close(fd_);
   }
 
   Status Append(const Slice& data) override {
@@ -133,26 +145,19 @@ class PosixTableFile final : public WritableFile {
     Status s = Drain();
     if (!s.ok()) return s;
     Release();
-    if (size_ > written_back_) {
-      ::sync_file_range(fd_, static_cast<off_t>(written_back_), static_cast<off_t>(size_ - written_back_),
-                        SYNC_FILE_RANGE_WRITE);
-      written_back_ = size_;
-    }
+    file_.StartWriteback(size_);
     return Status::OK();
   }
   Status Sync() override {
     Status s = Drain();
     if (!s.ok()) return s;
     Release();
-    if (::fdatasync(fd_) != 0) return PosixError(path_, errno);
-    return Status::OK();
+    return file_.Sync();
   }
   Status Close() override {
     Status s = Drain();
-    const int fd = fd_;
-    fd_ = -1;
-    if (fd >= 0 && ::close(fd) != 0 && s.ok()) s = PosixError(path_, errno);
-    return s;
+    Status closed = file_.Close();
+    return s.ok() ? closed : s;
   }
   uint64_t Size() const override { return size_; }
 
@@ -173,7 +178,7 @@ class PosixTableFile final : public WritableFile {
     submitted_ += b.used;
     io_uring_sqe* sqe = ring_ok_ ? io_uring_get_sqe(&ring_) : nullptr;
     if (sqe != nullptr) {
-      io_uring_prep_write(sqe, fd_, b.data.get(), static_cast<unsigned>(b.used), b.offset);
+      io_uring_prep_write(sqe, file_.fd(), b.data.get(), static_cast<unsigned>(b.used), b.offset);
       io_uring_sqe_set_data64(sqe, current_);
       int submitted;
       do {
@@ -186,7 +191,7 @@ class PosixTableFile final : public WritableFile {
       }
     }
     if (!b.in_flight) {
-      Status s = PwriteAll(path_, fd_, b.data.get(), b.used, b.offset);
+      Status s = file_.WriteAt(b.data.get(), b.used, b.offset);
       if (!s.ok() && error_.ok()) error_ = s;
       b.used = 0;
     }
@@ -208,7 +213,7 @@ class PosixTableFile final : public WritableFile {
         // never freed or reused (leaked deliberately).
         for (Buffer& leaked : buffers_) (void)leaked.data.release();
         leaked_ = true;
-        error_ = Status::IOError(path_, std::string("io_uring wait: ") + std::strerror(-err));
+        error_ = Status::IOError(file_.path(), std::string("io_uring wait: ") + std::strerror(-err));
         ring_ok_ = false;
         return error_;
       }
@@ -218,10 +223,10 @@ class PosixTableFile final : public WritableFile {
       done.in_flight = false;
       Status s;
       if (res < 0) {
-        s = PosixError(path_, -res);
+        s = PosixError(file_.path(), -res);
       } else if (static_cast<size_t>(res) < done.used) {
-        s = PwriteAll(path_, fd_, done.data.get() + res, done.used - static_cast<size_t>(res),
-                      done.offset + static_cast<uint64_t>(res));
+        s = file_.WriteAt(done.data.get() + res, done.used - static_cast<size_t>(res),
+                          done.offset + static_cast<uint64_t>(res));
       }
       if (!s.ok() && error_.ok()) error_ = s;
     }
@@ -247,7 +252,7 @@ class PosixTableFile final : public WritableFile {
 
   // Everything appended is written to the file (not synced).
   Status Drain() {
-    if (fd_ < 0 || leaked_) return error_;
+    if (file_.fd() < 0 || leaked_) return error_;
     Status s = SubmitCurrent();
     for (Buffer& b : buffers_) {
       Status w = WaitFor(&b);
@@ -256,8 +261,7 @@ class PosixTableFile final : public WritableFile {
     return s;
   }
 
-  const std::string path_;
-  int fd_;
+  FileDescriptor file_;  // declared first: closed after the ring and buffers are gone
   io_uring ring_{};
   bool ring_initialised_ = false;
   bool ring_ok_ = false;
@@ -265,7 +269,6 @@ class PosixTableFile final : public WritableFile {
   unsigned current_ = 0;
   uint64_t size_ = 0;       // bytes appended
   uint64_t submitted_ = 0;  // bytes handed to write
-  uint64_t written_back_ = 0;
   Status error_;         // first failed write
   bool leaked_ = false;  // a completion could not be reaped: buffers abandoned
 };

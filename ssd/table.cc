@@ -300,16 +300,22 @@ Status SsdTable::OpenReader(const char* data, bool verify, CachedBlock* block) c
   return BlockReader::Open(format_, Slice(data, block->size), ro, &block->reader);
 }
 
+Status SsdTable::ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const {
+  Slice got;
+  const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
+  Status s = file_->Read(index_[first].offset, bytes, dest, &got);
+  if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
+  if (!s.ok()) return s;
+  if (got.size() != bytes) return Corrupt("block " + std::to_string(first) + " truncated");
+  if (got.data() != dest) std::memcpy(dest, got.data(), bytes);
+  return Status::OK();
+}
+
 Status SsdTable::ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const {
   auto fresh = NewBlockBuffer(i);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
-  Slice got;
-  const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
-  Status s = file_->Read(index_[i].offset, fresh->size, dest, &got);
-  if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
+  Status s = ReadBlocks(i, fresh->size, dest);
   if (!s.ok()) return s;
-  if (got.size() != fresh->size) return Corrupt("block " + std::to_string(i) + " truncated");
-  if (got.data() != dest) std::memcpy(dest, got.data(), fresh->size);
   s = OpenReader(dest, verify, fresh.get());
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   *block = std::move(fresh);
@@ -378,7 +384,7 @@ void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) 
   if (options_.use_mmap || !MayContain(user_key)) return;
   const uint32_t i = FirstCandidateBlock(user_key);
   if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0) return;
-  if (!options_.cache->Contains(number_, i)) fetches->push_back({this, i});
+  fetches->push_back({this, i});  // FetchBlocks skips it if cached
 }
 
 Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
@@ -438,12 +444,8 @@ class SsdTable::Iter final : public BlockIterator {
     SkipBackward();
   }
   void Seek(const Slice& user_key, SequenceNumber sequence) override {
-    const Comparator* cmp = table_->options_.comparator;
-    const auto& index = table_->index_;
-    auto it = std::lower_bound(index.begin(), index.end(), user_key,
-                               [cmp](const TableIndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
     // The target's versions may continue into the next block: seek there too.
-    for (auto i = static_cast<uint32_t>(it - index.begin()); ; ++i) {
+    for (uint32_t i = table_->FirstCandidateBlock(user_key);; ++i) {
       Open(i);
       if (iter_ == nullptr) break;
       iter_->Seek(user_key, sequence);
@@ -488,15 +490,8 @@ class SsdTable::Iter final : public BlockIterator {
       while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
       const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
       if (window_.size() * 8 < bytes) window_.resize((bytes + 7) / 8);
-      char* dest = reinterpret_cast<char*>(window_.data());
-      Slice got;
-      const bool timed = table_->options_.time_reads;
-      const uint64_t read_start = timed ? SteadyNanos() : 0;
-      Status s = table_->file_->Read(index[i].offset, bytes, dest, &got);
-      if (timed) t_read_ns += SteadyNanos() - read_start;
+      Status s = table_->ReadBlocks(i, bytes, reinterpret_cast<char*>(window_.data()));
       if (!s.ok()) return s;
-      if (got.size() != bytes) return table_->Corrupt("block " + std::to_string(i) + " truncated");
-      if (got.data() != dest) std::memcpy(dest, got.data(), bytes);
       window_first_ = i;
       window_end_ = end;
     }

@@ -157,7 +157,7 @@ class SsdTable final : public Table {
   void Prefetch(uint32_t first, uint32_t count) const;
   // For a batched Get: appends the block a Get of user_key would read first,
   // unless the table filter rules the key out, the key is outside every
-  // block, the block is already cached or the table is mapped.
+  // block or the table is mapped (FetchBlocks skips cached blocks).
   void PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const;
 
  private:
@@ -170,6 +170,9 @@ class SsdTable final : public Table {
   std::shared_ptr<CachedBlock> NewBlockBuffer(uint32_t i) const;
   // A reader over block->size bytes at data (checksum checked if verify).
   Status OpenReader(const char* data, bool verify, CachedBlock* block) const;
+  // Reads `bytes` from the start of block `first` (blocks are adjacent)
+  // into dest: Corruption naming the file if the file ends early.
+  Status ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const;
   // Reads block i from the file into a new buffer with its reader.
   Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;

@@ -41,6 +41,22 @@ Status OpenTable(const std::string& path, BlockCache* cache, bool mmap, std::uni
   return SsdTable::Open(options, std::move(file), 7, path, table);
 }
 
+// Iterates forward (every entry equal to the model's, in order) and back to
+// the start; the iterator ends positioned before the first entry.
+void ExpectIteratesLikeTheModel(BlockIterator* it, const std::vector<TestEntry>& entries) {
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+    ASSERT_LT(i, entries.size());
+    ASSERT_EQ(it->user_key().ToString(), entries[i].user_key);
+    ASSERT_EQ(it->sequence(), entries[i].sequence);
+    ASSERT_EQ(it->value().ToString(), entries[i].value);
+  }
+  EXPECT_EQ(i, entries.size());
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  for (it->SeekToLast(); it->Valid(); it->Prev()) --i;
+  EXPECT_EQ(i, 0u);
+}
+
 class SsdTableTest : public ::testing::TestWithParam<bool> {  // param: mmap
  protected:
   test::ScratchDir dir_;
@@ -63,19 +79,8 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
   EXPECT_EQ(table->num_blocks(), info.blocks);
   EXPECT_TRUE(table->Validate().ok());
 
-  // Forward and reverse iteration.
   auto it = table->NewIterator();
-  size_t i = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
-    ASSERT_LT(i, entries.size());
-    EXPECT_EQ(it->user_key().ToString(), entries[i].user_key);
-    EXPECT_EQ(it->sequence(), entries[i].sequence);
-    EXPECT_EQ(it->value().ToString(), entries[i].value);
-  }
-  EXPECT_EQ(i, entries.size());
-  EXPECT_TRUE(it->status().ok());
-  for (it->SeekToLast(); it->Valid(); it->Prev()) --i;
-  EXPECT_EQ(i, 0u);
+  ExpectIteratesLikeTheModel(it.get(), entries);
 
   // Get and Seek at several snapshots, present and absent keys.
   for (int probe = 0; probe < 2000; ++probe) {
@@ -152,18 +157,8 @@ TEST(SsdTableScanTest, ScanIteratorReadsWindowsWithoutFillingTheCache) {
   std::unique_ptr<SsdTable> table;
   ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table).ok());
   auto it = table->NewScanIterator();
-  size_t i = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
-    ASSERT_LT(i, entries.size());
-    ASSERT_EQ(it->user_key().ToString(), entries[i].user_key);
-    ASSERT_EQ(it->sequence(), entries[i].sequence);
-    ASSERT_EQ(it->value().ToString(), entries[i].value);
-  }
-  EXPECT_EQ(i, entries.size());
-  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  ExpectIteratesLikeTheModel(it.get(), entries);
   EXPECT_EQ(cache.usage(), 0u);
-  for (it->SeekToLast(); it->Valid(); it->Prev()) --i;
-  EXPECT_EQ(i, 0u);
   const TestEntry& middle = entries[entries.size() / 2];
   it->Seek(middle.user_key, kMaxSequenceNumber);
   ASSERT_TRUE(it->Valid());

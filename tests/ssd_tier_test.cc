@@ -220,6 +220,7 @@ TEST(SsdTierTest, DamagedBlockFailsOnlyTheLookupsThatNeedIt) {
   std::map<std::string, std::string> model;
   Options options = HybridOptions(nullptr);
   options.paranoid_checks = true;
+  options.ssd_io = SsdIo::kUring;  // MultiGet batches its block reads (pread if io_uring is unavailable)
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());

@@ -58,9 +58,9 @@ class JIGSAW_EXPORT DB {
   // Looks up every keys[i] as Get would, all from one consistent state (the
   // snapshot of `options`, else the latest). Returns one Status per key: OK
   // with (*values)[i] set, NotFound, or the error of that key's lookup.
-  // *values is resized to keys.size(). Faster than a loop of Gets when keys
-  // live on SSD: the blocks the lookups need are read level by level in one
-  // batch (in parallel with io_uring).
+  // *values is resized to keys.size(). Where SSD tables are read through
+  // io_uring (GetProperty("jigsaw.io")), the blocks the lookups need are
+  // read level by level in one parallel batch.
   virtual std::vector<Status> MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
                                        std::vector<std::string>* values) = 0;
 
