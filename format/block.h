@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "format/bloom.h"
 #include "format/dbformat.h"
 #include "jigsaw/comparator.h"
 #include "jigsaw/slice.h"
@@ -56,12 +57,23 @@ class BlockBuilder {
   // still be finished.
   virtual Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type,
                      const Slice& value) = 0;
+  // Add, given bloom::KeyHash(user_key) -- which a KeySet entry carries, so
+  // that flushes and compactions copy it instead of rehashing the key. The
+  // KeySet builder stores it (and trusts it); the classic one ignores it.
+  virtual Status AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
+                             uint32_t key_hash) {
+    (void)key_hash;
+    return Add(user_key, sequence, type, value);
+  }
 
   // Completes the block: afterwards dest[0, *block_size) is a valid block.
   // No further calls are allowed.
   virtual Status Finish(size_t* block_size) = 0;
 
   virtual uint64_t num_entries() const = 0;
+  // User key of the last entry added; requires num_entries() > 0. Valid
+  // until the next Add or Finish.
+  virtual Slice LastUserKey() const = 0;
   // Size of the block if it were finished now.
   virtual size_t CurrentSize() const = 0;
 };
@@ -116,11 +128,26 @@ class BlockIterator {
   SequenceNumber sequence() const { return TagSequence(tag_); }
   ValueType type() const { return TagType(tag_); }
   Slice value() const { return value_; }
+  // bloom::KeyHash(user_key()): read from the entry where the format stores
+  // it (KeySet blocks, the memtable), computed otherwise.
+  uint32_t key_hash() const { return has_key_hash_ ? key_hash_ : bloom::KeyHash(user_key_); }
   // Corruption if a damaged entry was met; the iterator is then !Valid().
   virtual Status status() const = 0;
 
  protected:
+  // Copies the current entry of `source` (which must be Valid()): for
+  // iterators that forward another iterator's entries.
+  void SetEntryFrom(const BlockIterator& source) {
+    user_key_ = source.user_key_;
+    value_ = source.value_;
+    tag_ = source.tag_;
+    key_hash_ = source.key_hash_;
+    has_key_hash_ = source.has_key_hash_;
+  }
+
   bool valid_ = false;
+  bool has_key_hash_ = false;  // key_hash_ holds the current key's hash
+  uint32_t key_hash_ = 0;
   Slice user_key_;
   Slice value_;
   uint64_t tag_ = 0;

@@ -32,6 +32,7 @@ class Builder final : public BlockBuilder {
              const Slice& value) override;
   Status Finish(size_t* block_size) override;
   uint64_t num_entries() const override { return entries_; }
+  Slice LastUserKey() const override { return Slice(last_key_.data(), last_key_.size() - 8); }
   size_t CurrentSize() const override { return size_ + 4 * restarts_.size() + kTrailerSize; }
 
  private:

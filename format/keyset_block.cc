@@ -103,12 +103,18 @@ uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_by
       .block_size;
 }
 
+Slice Builder::LastUserKey() const {
+  assert(!entry_offsets_.empty());
+  return TrustedEntryKey(StagingAt(entry_offsets_.back()));
+}
+
 size_t Builder::CurrentSize() const {
   return ComputeLayout(entry_offsets_.size(), value_bytes_, keyset_bytes_, key_heads_, options_.bloom_bits_per_key).block_size;
 }
 
-Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type,
-                    const Slice& value) {
+Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
+                            uint32_t key_hash) {
+  assert(key_hash == bloom::KeyHash(user_key));
   assert(!finished_);
   if (user_key.size() > kMaxKeySize) {
     return Status::InvalidArgument("key too large",
@@ -157,7 +163,7 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   EncodeFixed32(entry + ent::kKeySize, static_cast<uint32_t>(user_key.size()));
   EncodeFixed32(entry + ent::kValueSize, static_cast<uint32_t>(value.size()));
   EncodeFixed32(entry + ent::kHeight, height);
-  EncodeFixed32(entry + ent::kKeyHash, bloom::KeyHash(user_key));
+  EncodeFixed32(entry + ent::kKeyHash, key_hash);
   // Links are not written here: each is set when the next entry of that
   // level arrives, or terminated by Finish.
   char* key = entry + kEntryHeaderSize + 8 * size_t{height};
@@ -669,6 +675,8 @@ class Iterator final : public BlockIterator {
       user_key_ = entry.key;
       value_ = entry.value;
       tag_ = entry.tag;
+      key_hash_ = DecodeFixed32(sections_.keyset + entry.offset + ent::kKeyHash);
+      has_key_hash_ = true;
     }
   }
   // Out of line and cold: keeps the Status construction off the stepping path.

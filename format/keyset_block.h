@@ -123,10 +123,14 @@ class Builder final : public BlockBuilder {
  public:
   Builder(const BlockBuilderOptions& options, char* dest, size_t capacity);
 
-  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type,
-             const Slice& value) override;
+  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) override {
+    return AddWithHash(user_key, sequence, type, value, bloom::KeyHash(user_key));
+  }
+  Status AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
+                     uint32_t key_hash) override;
   Status Finish(size_t* block_size) override;
   uint64_t num_entries() const override { return entry_offsets_.size(); }
+  Slice LastUserKey() const override;
   size_t CurrentSize() const override;
 
  private:
@@ -139,6 +143,7 @@ class Builder final : public BlockBuilder {
   friend uint64_t BlockSizeFor(uint64_t, uint64_t, uint64_t, const BlockBuilderOptions&);
   void ReserveStaging(uint64_t bytes);
   char* StagingAt(uint64_t offset) { return reinterpret_cast<char*>(staging_.get()) + offset; }
+  const char* StagingAt(uint64_t offset) const { return reinterpret_cast<const char*>(staging_.get()) + offset; }
 
   const BlockBuilderOptions options_;
   const bool key_heads_;

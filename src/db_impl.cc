@@ -257,10 +257,12 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   if (!s.ok()) return s;
   ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
   const bool profiling = options_.profile_compactions;
+  SampledPhase encode;
+  if (profiling) builder.set_profile(&encode);
   const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   auto it = mem.NewIterator();
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
-    s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value());
+    s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
   }
   ssd::TableInfo info;
   if (s.ok()) s = builder.Finish(&info);
@@ -276,18 +278,23 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
     syncs_ += 2;
     bytes_synced_ += info.file_size;
     if (profiling && s.ok()) {
-      // A flush: walking the memtable and building the table is the encode
-      // (there is nothing to decode or merge), its appends the write, the
-      // inline syncs the sync.
+      // A flush: building the table is the encode (nothing is decoded),
+      // its appends the write, the inline syncs the sync; walking the
+      // memtable and the table's bookkeeping are the "merge".
       PhaseProfile profile;
       profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
       profile.level = -1;
       profile.to_ssd = true;
       profile.write_ns = builder.write_nanos();
-      profile.encode_ns = built_ns - start_ns - std::min(built_ns - start_ns, profile.write_ns);
+      profile.encode_ns = encode.EstimatedNanos();
       profile.sync_ns = SteadyNanos() - built_ns;
-      profile.total_ns = SteadyNanos() - start_ns;
+      profile.instrumentation_ns = encode.InstrumentationNanos();
+      const uint64_t wall_ns = SteadyNanos() - start_ns;
+      const uint64_t accounted = profile.write_ns + profile.encode_ns + profile.sync_ns;
+      profile.total_ns = std::max(wall_ns - std::min(wall_ns, profile.instrumentation_ns), accounted);
+      profile.merge_ns = profile.total_ns - accounted;
       profile.bytes_in = mem.ApproximateMemoryUsage();
+      profile.entries = builder.num_entries();
       profile.bytes_out = info.file_size;
       AddProfile(profile);
     }
@@ -1138,7 +1145,7 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   if (!s.ok()) return s;
   keyset::Builder builder(build_options, reservation->data, size);
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
-    s = builder.Add(it->user_key(), it->sequence(), it->type(), it->value());
+    s = builder.AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
   }
   size_t block_size = 0;
   if (s.ok()) s = builder.Finish(&block_size);
@@ -1296,16 +1303,20 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
                                       bool may_use_standby, std::vector<BlockRef>* blocks,
                                       std::vector<pmem::Reservation>* reservations,
                                       std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile) {
-  // Profiling: encode = builder work, write = bytes reaching the medium.
-  uint64_t table_write_ns = 0;  // of finished tables (their builders are gone)
-  auto timed = [profile](uint64_t* ticks, auto&& work) {
-    if (profile == nullptr) return work();
-    const uint64_t start = ProfileClock::Ticks();
-    auto result = work();
-    *ticks += ProfileClock::Ticks() - start;
-    return result;
+  // Profiling: encode = the block format's work (the builders' Add and
+  // Finish, and for tables their index and filter; src/profile_clock.h
+  // samples the per-entry calls), write = bytes reaching the medium, sync =
+  // table syncs. Whatever else the loop does is the merge.
+  std::unique_ptr<ssd::TableBuilder> table;
+  uint64_t finished_tables_write_ns = 0;  // of tables whose builders are gone
+  SampledPhase encode;
+  SampledPhase write, sync;
+  auto sampled = [profile](SampledPhase* phase, auto&& work) {
+    return profile == nullptr ? work() : phase->Run(work);
   };
-  uint64_t encode_ticks = 0, write_ticks = 0, sync_ticks = 0;
+  auto exact = [profile](SampledPhase* phase, auto&& work) {
+    return profile == nullptr ? work() : phase->RunExact(work);
+  };
   BlockBuilderOptions build_options;
   build_options.comparator = ucmp_;
   build_options.bloom_bits_per_key = options_.bloom_bits_per_key;
@@ -1320,16 +1331,15 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   std::unique_ptr<keyset::Builder> builder;
   auto finish_block = [&]() -> Status {
     size_t size = 0;
-    Status st = timed(&encode_ticks, [&] { return builder->Finish(&size); });
+    Status st = exact(&encode, [&] { return builder->Finish(&size); });
     builder.reset();
     if (!st.ok()) return st;
     pmem::Reservation reservation;
     st = ReserveObject(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby);
     if (!st.ok()) return st;
-    timed(&write_ticks, [&] {
+    exact(&write, [&] {
       pool_->region()->MemcpyNoDrain(reservation.data, buffer.data(), size);
       pool_->region()->Drain();
-      return 0;
     });
     BlockRef block;
     st = LoadBlock(pool_.get(), ucmp_, next_number(), reservation.offset, size, output_level, false, &block);
@@ -1347,21 +1357,21 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
 
   // SSD outputs: table files of KeySet blocks, the same bytes.
   std::unique_ptr<WritableFile> file;
-  std::unique_ptr<ssd::TableBuilder> table;
   uint64_t table_number = 0;
   auto start_table = [&]() -> Status {
     table_number = next_number();
     Status st = fs_->NewTableFile(TablePath(table_number), async_table_writes_, &file);
     if (!st.ok()) return st;
     table = std::make_unique<ssd::TableBuilder>(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
+    if (profile != nullptr) table->set_profile(&encode);
     return Status::OK();
   };
   auto finish_table = [&]() -> Status {
     ssd::TableInfo info;
-    Status st = timed(&encode_ticks, [&] { return table->Finish(&info); });
-    table_write_ns += table->write_nanos();
+    Status st = table->Finish(&info);
+    finished_tables_write_ns += table->write_nanos();
     table.reset();
-    if (st.ok()) st = timed(&sync_ticks, [&] { return sync_tables ? file->Sync() : file->StartWriteback(); });
+    if (st.ok()) st = exact(&sync, [&] { return sync_tables ? file->Sync() : file->StartWriteback(); });
     if (st.ok() && sync_tables) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++syncs_;
@@ -1382,7 +1392,9 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   bool has_current = false;
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
   Status s;
+  uint64_t entries = 0;
   for (merged->SeekToFirst(); merged->Valid() && s.ok(); merged->Next()) {
+    ++entries;
     const Slice key = merged->user_key();
     const SequenceNumber sequence = merged->sequence();
     if (!has_current || ucmp_->Compare(key, current_key) != 0) {
@@ -1427,17 +1439,18 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     if (drop) continue;
     if (to_ssd) {
       if (table == nullptr) s = start_table();
-      if (s.ok()) s = timed(&encode_ticks, [&] { return table->Add(key, sequence, merged->type(), merged->value()); });
+      if (s.ok()) s = table->Add(key, sequence, merged->type(), merged->value(), merged->key_hash());
       continue;
     }
     const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
     if (builder == nullptr) start_block(footprint);
-    s = timed(&encode_ticks, [&] { return builder->Add(key, sequence, merged->type(), merged->value()); });
+    s = sampled(&encode,
+                [&] { return builder->AddWithHash(key, sequence, merged->type(), merged->value(), merged->key_hash()); });
     if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
       s = finish_block();
       if (s.ok()) {
         start_block(footprint);
-        s = builder->Add(key, sequence, merged->type(), merged->value());
+        s = builder->AddWithHash(key, sequence, merged->type(), merged->value(), merged->key_hash());
       }
     }
   }
@@ -1449,14 +1462,14 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     (void)fs_->RemoveFile(TablePath(table_number));
   }
   if (profile != nullptr) {
-    if (table != nullptr) table_write_ns += table->write_nanos();
-    // Table appends happen inside the builder's Add/Finish: move them from
-    // encode to write.
-    const uint64_t encode_ns = ProfileClock::ToNanos(encode_ticks);
-    profile->encode_ns += encode_ns - std::min(encode_ns, table_write_ns);
-    profile->write_ns += ProfileClock::ToNanos(write_ticks) + table_write_ns;
-    profile->sync_ns += ProfileClock::ToNanos(sync_ticks);
+    if (table != nullptr) finished_tables_write_ns += table->write_nanos();
+    profile->encode_ns += encode.EstimatedNanos();
+    profile->write_ns += write.EstimatedNanos() + finished_tables_write_ns;
+    profile->sync_ns += sync.EstimatedNanos();
+    profile->instrumentation_ns +=
+        encode.InstrumentationNanos() + write.InstrumentationNanos() + sync.InstrumentationNanos();
     for (const BlockRef& b : *blocks) profile->bytes_out += b->size;
+    profile->entries += entries;
   }
   return s;
 }
@@ -1506,7 +1519,7 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
                      : OpenSsdTable(shadow.number, shadow.level, &b);
       if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
       b->disposer = &disposer_;
-      children.push_back(b->table->NewScanIterator());
+      children.push_back(b->table->NewScanIterator(/*decode=*/nullptr));
       inputs.push_back(std::move(b));
     }
     auto merged = NewMergingIterator(ucmp_, std::move(children));
@@ -1587,11 +1600,13 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     base = version_;
     to_ssd = OutputToSsd(*base, output_level, bytes_read);
   }
-  // Profiling wraps each input in a timer (decode, including block reads)
-  // and times the whole loop; merge is what remains.
+  // Profiling: the inputs charge the block format's work (opening blocks,
+  // stepping their iterators) to decode; block reads are timed where they
+  // happen and taken out of it. The whole loop is timed; merge is what
+  // remains once the clock's own cost is taken out too.
   const bool profiling = options_.profile_compactions;
   PhaseProfile profile;
-  uint64_t input_ticks = 0;
+  SampledPhase decode([](const void*) { return ssd::ThreadReadNanos(); });
   const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   const uint64_t read_before = profiling ? ssd::ThreadReadNanos() : 0;
   // One child per L0 block (they overlap); one concatenating iterator per
@@ -1599,15 +1614,13 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   // step compared every input table and kept a read window of each in
   // flight (an L0 compaction has a dozen L1 tables).
   std::vector<std::unique_ptr<BlockIterator>> children;
-  auto add_child = [&](std::unique_ptr<BlockIterator> child) {
-    children.push_back(profiling ? NewTimedIterator(std::move(child), &input_ticks) : std::move(child));
-  };
+  SampledPhase* const decode_phase = profiling ? &decode : nullptr;
   for (int which = 0; which < 2; ++which) {
     const std::vector<BlockRef>& inputs = job->inputs[which];
     if (job->level + which == 0) {
-      for (const BlockRef& b : inputs) add_child(b->table->NewScanIterator());
+      for (const BlockRef& b : inputs) children.push_back(b->table->NewScanIterator(decode_phase));
     } else if (!inputs.empty()) {
-      add_child(NewLevelScanIterator(ucmp_, inputs));
+      children.push_back(NewLevelScanIterator(ucmp_, inputs, decode_phase));
     }
   }
   auto merged = NewMergingIterator(ucmp_, std::move(children));
@@ -1622,11 +1635,15 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
     profile.level = job->level;
     profile.to_ssd = to_ssd;
-    profile.total_ns = SteadyNanos() - start_ns - profile.preempted_ns;
+    profile.instrumentation_ns += decode.InstrumentationNanos();
+    const uint64_t wall_ns = SteadyNanos() - start_ns - profile.preempted_ns;
     profile.read_ns = ssd::ThreadReadNanos() - read_before;
-    const uint64_t input_ns = ProfileClock::ToNanos(input_ticks);
-    profile.decode_ns = input_ns - std::min(input_ns, profile.read_ns);
-    const uint64_t accounted = input_ns + profile.encode_ns + profile.write_ns + profile.sync_ns;
+    profile.decode_ns = decode.EstimatedNanos();
+    const uint64_t accounted =
+        profile.read_ns + profile.decode_ns + profile.encode_ns + profile.write_ns + profile.sync_ns;
+    // Sampled phases are estimates: in a short compaction they can add up to
+    // more than the loop took; then merge is 0 and the total their sum.
+    profile.total_ns = std::max(wall_ns - std::min(wall_ns, profile.instrumentation_ns), accounted);
     profile.merge_ns = profile.total_ns - std::min(profile.total_ns, accounted);
     profile.bytes_in = bytes_read;
   }
@@ -1863,12 +1880,18 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              std::to_string(redone_compactions_);
   } else if (p == "jigsaw.compaction-profile") {
     // CSV, one row per flush (level -1) or compaction, times in seconds.
-    *value = "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out\n";
-    char row[320];
+    // entries: entries read (a flush: written); instrumentation_s: the
+    // profile's own clock reads, already taken out of total_s and the phases.
+    *value =
+        "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out,"
+        "entries,instrumentation_s\n";
+    char row[384];
     for (const PhaseProfile& r : profiles_) {
-      std::snprintf(row, sizeof(row), "%.6f,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%" PRIu64 ",%" PRIu64 "\n",
+      std::snprintf(row, sizeof(row),
+                    "%.6f,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f\n",
                     r.start_s, r.level, r.to_ssd ? 1 : 0, r.read_ns / 1e9, r.decode_ns / 1e9, r.merge_ns / 1e9,
-                    r.encode_ns / 1e9, r.write_ns / 1e9, r.sync_ns / 1e9, r.total_ns / 1e9, r.bytes_in, r.bytes_out);
+                    r.encode_ns / 1e9, r.write_ns / 1e9, r.sync_ns / 1e9, r.total_ns / 1e9, r.bytes_in, r.bytes_out,
+                    r.entries, r.instrumentation_ns / 1e9);
       *value += row;
     }
   } else if (p == "jigsaw.io") {

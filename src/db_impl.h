@@ -73,7 +73,9 @@ class DBImpl final : public DB {
     bool to_ssd = false;
     uint64_t read_ns = 0, decode_ns = 0, merge_ns = 0, encode_ns = 0, write_ns = 0, sync_ns = 0, total_ns = 0;
     uint64_t bytes_in = 0, bytes_out = 0;
+    uint64_t entries = 0;  // entries read (a flush: written)
     uint64_t preempted_ns = 0;  // flushes run between its outputs (not its own time)
+    uint64_t instrumentation_ns = 0;  // the clock reads' own cost (taken out of total_ns)
   };
   struct PendingCompaction {
     int64_t profile = -1;  // index in profiles_, or -1

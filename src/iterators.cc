@@ -1,7 +1,5 @@
 #include "src/iterators.h"
 
-#include "src/profile_clock.h"
-
 #include <cassert>
 #include <string>
 
@@ -98,9 +96,7 @@ class MergingIterator final : public BlockIterator {
   void Publish() {
     valid_ = current_ != nullptr;
     if (valid_) {
-      user_key_ = current_->user_key();
-      value_ = current_->value();
-      tag_ = PackTag(current_->sequence(), current_->type());
+      SetEntryFrom(*current_);
     }
   }
 
@@ -114,8 +110,8 @@ class MergingIterator final : public BlockIterator {
 
 class LevelIterator final : public BlockIterator {
  public:
-  LevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks, bool scan)
-      : comparator_(comparator), blocks_(std::move(blocks)), scan_(scan) {}
+  LevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks, bool scan, SampledPhase* decode)
+      : comparator_(comparator), blocks_(std::move(blocks)), scan_(scan), decode_(decode) {}
 
   void SeekToFirst() override {
     Open(0);
@@ -158,7 +154,7 @@ class LevelIterator final : public BlockIterator {
     if (index >= blocks_.size()) {
       block_iter_ = nullptr;
     } else {
-      block_iter_ = scan_ ? blocks_[index]->table->NewScanIterator() : blocks_[index]->table->NewIterator();
+      block_iter_ = scan_ ? blocks_[index]->table->NewScanIterator(decode_) : blocks_[index]->table->NewIterator();
     }
   }
   void Keep() {
@@ -191,15 +187,14 @@ class LevelIterator final : public BlockIterator {
   void Publish() {
     valid_ = block_iter_ != nullptr && block_iter_->Valid();
     if (valid_) {
-      user_key_ = block_iter_->user_key();
-      value_ = block_iter_->value();
-      tag_ = PackTag(block_iter_->sequence(), block_iter_->type());
+      SetEntryFrom(*block_iter_);
     }
   }
 
   const Comparator* const comparator_;
   const std::vector<BlockRef> blocks_;
   const bool scan_;  // tables read by scan iterators (compaction inputs)
+  SampledPhase* const decode_;  // for the scan iterators; may be null
   size_t index_ = 0;
   std::unique_ptr<BlockIterator> block_iter_;
   Status status_;
@@ -358,46 +353,55 @@ namespace {
 
 class TimedIterator final : public BlockIterator {
  public:
-  TimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* ticks) : base_(std::move(base)), ticks_(ticks) {}
-  void SeekToFirst() override { Timed([&] { base_->SeekToFirst(); }); }
-  void SeekToLast() override { Timed([&] { base_->SeekToLast(); }); }
-  void Seek(const Slice& user_key, SequenceNumber sequence) override {
-    Timed([&] { base_->Seek(user_key, sequence); });
+  TimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase) : base_(std::move(base)), phase_(phase) {}
+  // Positioning is rare and may open a block: timed exactly. Steps are sampled.
+  void SeekToFirst() override {
+    phase_->RunExact([&] { base_->SeekToFirst(); });
+    Moved();
   }
-  void Next() override { Timed([&] { base_->Next(); }); }
-  void Prev() override { Timed([&] { base_->Prev(); }); }
+  void SeekToLast() override {
+    phase_->RunExact([&] { base_->SeekToLast(); });
+    Moved();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    phase_->RunExact([&] { base_->Seek(user_key, sequence); });
+    Moved();
+  }
+  void Next() override {
+    phase_->Run([&] { base_->Next(); });
+    Moved();
+  }
+  void Prev() override {
+    phase_->Run([&] { base_->Prev(); });
+    Moved();
+  }
   Status status() const override { return base_->status(); }
 
  private:
-  template <typename F>
-  void Timed(F move) {
-    const uint64_t start = ProfileClock::Ticks();
-    move();
-    *ticks_ += ProfileClock::Ticks() - start;  // converted by the caller
+  void Moved() {
     valid_ = base_->Valid();
     if (valid_) {
-      user_key_ = base_->user_key();
-      value_ = base_->value();
-      tag_ = PackTag(base_->sequence(), base_->type());
+      SetEntryFrom(*base_);
     }
   }
 
   std::unique_ptr<BlockIterator> base_;
-  uint64_t* const ticks_;
+  SampledPhase* const phase_;
 };
 
 }  // namespace
 
-std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* ticks) {
-  return std::make_unique<TimedIterator>(std::move(base), ticks);
+std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase) {
+  return std::make_unique<TimedIterator>(std::move(base), phase);
 }
 
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {
-  return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/false);
+  return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/false, nullptr);
 }
 
-std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {
-  return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/true);
+std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks,
+                                                    SampledPhase* decode) {
+  return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/true, decode);
 }
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,

@@ -12,6 +12,7 @@
 #include "emulation/nvm_timing.h"
 #include "format/block.h"
 #include "jigsaw/iterator.h"
+#include "src/profile_clock.h"
 #include "src/version.h"
 
 namespace jigsaw {
@@ -19,15 +20,18 @@ namespace jigsaw {
 std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
                                                   std::vector<std::unique_ptr<BlockIterator>> children);
 
-// Forwards to `base`, adding the ProfileClock ticks spent in each move to
-// *ticks (the compaction profile's decode time).
-std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, uint64_t* ticks);
+// Forwards to `base`, timing its moves in *phase (the compaction profile's
+// decode time): steps sampled, positioning exactly. `phase` must outlive the
+// iterator.
+std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase);
 
 // `blocks` must stay alive while the iterator is used (the caller pins them).
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks);
-// The same over tables' scan iterators (Table::NewScanIterator), for
-// compaction inputs: one pass, one table open at a time.
-std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks);
+// The same over tables' scan iterators (Table::NewScanIterator, with
+// `decode`, which may be null), for compaction inputs: one pass, one table
+// open at a time.
+std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks,
+                                                    SampledPhase* decode);
 
 // Shows the newest version visible at `sequence` of each key, hiding
 // deletions. `pins` keeps memtables and versions alive as long as the

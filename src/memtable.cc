@@ -174,6 +174,8 @@ class MemTableIterator final : public BlockIterator {
       user_key_ = MemTable::NodeKey(node);
       tag_ = MemTable::NodeTag(node);
       value_ = MemTable::NodeValue(node);
+      key_hash_ = DecodeFixed32(node + ent::kKeyHash);
+      has_key_hash_ = true;
     }
   }
 

@@ -1,12 +1,20 @@
-// A cheap clock for the compaction profile: the CPU's time-stamp counter,
-// converted to nanoseconds with a rate measured once against steady_clock.
-// Two reads cost a few nanoseconds, so timing every entry of a compaction
-// stays affordable. Falls back to steady_clock off x86.
+// Clocks for the compaction profile.
+//
+// ProfileClock reads the CPU's time-stamp counter, converted to nanoseconds
+// with a rate measured once against steady_clock (steady_clock off x86).
+// A read is not free: on the virtual machines this project is measured on,
+// one costs ~25 ns -- as much as the per-entry work it would time. So
+// per-entry phases are sampled (SampledPhase): a pseudo-random 1 in 16 calls
+// is timed and the sum scaled up, and the clock's own cost is measured and
+// taken out (docs/benchmarks.md, "How the profiler measures").
 #ifndef JIGSAW_SRC_PROFILE_CLOCK_H_
 #define JIGSAW_SRC_PROFILE_CLOCK_H_
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -32,6 +40,34 @@ class ProfileClock {
   }
   // Nanoseconds in `ticks` (thread-safe; calibrates on first use).
   static uint64_t ToNanos(uint64_t ticks) { return static_cast<uint64_t>(static_cast<double>(ticks) * NanosPerTick()); }
+  static double ToNanosExact(double ticks) { return ticks * NanosPerTick(); }
+
+  // What timing one interval costs (thread-safe; calibrated on first use):
+  // `inside_ticks` is the part that shows up between the two reads (the
+  // median difference of two back-to-back reads), `wall_ns` the whole cost
+  // of the two reads to the thread that makes them.
+  struct Overhead {
+    double inside_ticks;
+    double wall_ns;
+  };
+  static const Overhead& IntervalOverhead() {
+    static const Overhead overhead = [] {
+      std::array<uint64_t, 2001> differences;
+      for (uint64_t& d : differences) {
+        const uint64_t a = Ticks();
+        d = Ticks() - a;
+      }
+      std::nth_element(differences.begin(), differences.begin() + differences.size() / 2, differences.end());
+      constexpr int kPairs = 20000;
+      uint64_t sink = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < kPairs; ++i) sink += Ticks() - Ticks();
+      const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      asm volatile("" : : "r"(sink));
+      return Overhead{static_cast<double>(differences[differences.size() / 2]), ns / kPairs};
+    }();
+    return overhead;
+  }
 
  private:
   static double NanosPerTick() {
@@ -50,6 +86,78 @@ class ProfileClock {
     }();
     return rate;
   }
+};
+
+// Time spent in one per-entry phase of a compaction (decoding inputs,
+// building outputs), estimated from a pseudo-random 1 in kSampleEvery of its
+// calls; rare heavy calls (opening an input, finishing a block) go through
+// RunExact. `excluded` returns a running total of nanoseconds that belong to
+// another phase and are measured exactly there (block reads, table appends);
+// what it grows by during a timed call is taken out of that call.
+// Not thread-safe: one per compaction, used by its thread.
+class SampledPhase {
+ public:
+  static constexpr uint32_t kSampleEvery = 16;
+  using ExcludedNanos = uint64_t (*)(const void* context);
+
+  explicit SampledPhase(ExcludedNanos excluded = nullptr, const void* context = nullptr)
+      : excluded_(excluded), context_(context) {}
+
+  template <typename Work>
+  decltype(auto) Run(Work&& work) {
+    ++calls_;
+    // xorshift32: a sample pattern with no period that entry layouts
+    // (skiplist heights, block boundaries) could line up with.
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 17;
+    rng_ ^= rng_ << 5;
+    if ((rng_ & (kSampleEvery - 1)) != 0) return work();
+    ++sampled_calls_;
+    return Time(&sampled_ns_, std::forward<Work>(work));
+  }
+  template <typename Work>
+  decltype(auto) RunExact(Work&& work) {
+    ++exact_calls_;
+    return Time(&exact_ns_, std::forward<Work>(work));
+  }
+
+  // Estimated nanoseconds of all calls, net of the excluded time and of the
+  // clock's own cost.
+  uint64_t EstimatedNanos() const {
+    const double scaled = sampled_calls_ == 0 ? 0.0 : sampled_ns_ * static_cast<double>(calls_) / sampled_calls_;
+    return static_cast<uint64_t>(std::max(0.0, scaled + exact_ns_));
+  }
+  // Wall time the timing itself cost the thread (to take out of the total).
+  uint64_t InstrumentationNanos() const {
+    return static_cast<uint64_t>(static_cast<double>(sampled_calls_ + exact_calls_) *
+                                 ProfileClock::IntervalOverhead().wall_ns);
+  }
+
+ private:
+  template <typename Work>
+  decltype(auto) Time(double* total_ns, Work&& work) {
+    struct Charge {
+      SampledPhase* phase;
+      double* total_ns;
+      uint64_t excluded_before;
+      uint64_t start;
+      ~Charge() {
+        const uint64_t ticks = ProfileClock::Ticks() - start;
+        const uint64_t excluded = phase->Excluded() - excluded_before;
+        *total_ns += ProfileClock::ToNanosExact(static_cast<double>(ticks) -
+                                                ProfileClock::IntervalOverhead().inside_ticks) -
+                     static_cast<double>(excluded);
+      }
+    } charge{this, total_ns, Excluded(), ProfileClock::Ticks()};
+    return work();
+  }
+  uint64_t Excluded() const { return excluded_ == nullptr ? 0 : excluded_(context_); }
+
+  const ExcludedNanos excluded_;
+  const void* const context_;
+  uint32_t rng_ = 0x9E3779B9u;
+  uint64_t calls_ = 0, sampled_calls_ = 0, exact_calls_ = 0;
+  double sampled_ns_ = 0, exact_ns_ = 0;
 };
 
 }  // namespace jigsaw

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/block.h"
+#include "src/profile_clock.h"
 
 namespace jigsaw {
 
@@ -25,8 +26,11 @@ class Table {
   virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
   // The same, for one forward pass over the whole table (compaction inputs):
   // it may read ahead in large runs and leaves caches alone. Seek and Prev
-  // work but may be slow.
-  virtual std::unique_ptr<BlockIterator> NewScanIterator() const { return NewIterator(); }
+  // work but may be slow. With `decode` (may be null; must outlive the
+  // iterator), the time of the block format's own work -- opening blocks,
+  // stepping their iterators -- is charged to it: the compaction profile's
+  // decode phase.
+  virtual std::unique_ptr<BlockIterator> NewScanIterator(SampledPhase* decode) const = 0;
   virtual uint64_t num_entries() const = 0;
   // Deep O(n) check of every block.
   virtual Status Validate() const = 0;

@@ -4,6 +4,7 @@
 
 #include "format/checksum.h"
 #include "format/coding.h"
+#include "src/iterators.h"
 
 namespace jigsaw {
 
@@ -22,6 +23,10 @@ class PmemTable final : public Table {
     return Status::OK();
   }
   std::unique_ptr<BlockIterator> NewIterator() const override { return reader_->NewIterator(); }
+  std::unique_ptr<BlockIterator> NewScanIterator(SampledPhase* decode) const override {
+    auto it = reader_->NewIterator();
+    return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
+  }
   uint64_t num_entries() const override { return reader_->num_entries(); }
   Status Validate() const override { return reader_->Validate(); }
 

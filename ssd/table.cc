@@ -40,29 +40,31 @@ uint64_t ThreadReadNanos() { return t_read_ns; }
 
 TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file,
                            BlockFormat format)
-    : options_(options), block_size_(block_size), file_(file), format_(format) {}
+    : options_(options), block_options_(options), block_size_(block_size), file_(file), format_(format) {
+  // The table filter answers "may this key be here" once per table, before
+  // any block is read; a filter in each block would repeat it.
+  block_options_.bloom_bits_per_key = 0;
+}
 
 Status TableBuilder::Append(const Slice& data) {
-  const uint64_t start = SteadyNanos();
-  struct Charge {
-    uint64_t start;
-    uint64_t* total;
-    ~Charge() { *total += SteadyNanos() - start; }
-  } charge{start, &write_ns_};
+  const uint64_t start = encode_ != nullptr ? SteadyNanos() : 0;
   Status s = file_->Append(data);
-  if (!s.ok()) return s;
-  offset_ += data.size();
-  const size_t pad = Pad8(offset_) - offset_;
-  if (pad > 0) {
-    static const char kZeros[8] = {};
-    s = file_->Append(Slice(kZeros, pad));
-    offset_ += pad;
+  if (s.ok()) {
+    offset_ += data.size();
+    const size_t pad = Pad8(offset_) - offset_;
+    if (pad > 0) {
+      static const char kZeros[8] = {};
+      s = file_->Append(Slice(kZeros, pad));
+      offset_ += pad;
+    }
   }
+  if (encode_ != nullptr) write_ns_ += SteadyNanos() - start;
   return s;
 }
 
-Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) {
-  const bool new_key = builder_ == nullptr || user_key != Slice(block_largest_);
+Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
+                         uint32_t key_hash) {
+  const bool new_key = builder_ == nullptr || builder_->num_entries() == 0 || user_key != builder_->LastUserKey();
   if (builder_ != nullptr && new_key && builder_->CurrentSize() >= block_size_) {
     Status s = FlushBlock();
     if (!s.ok()) return s;
@@ -72,13 +74,14 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
     if (builder_ == nullptr) {
       const size_t capacity = std::max(2 * block_size_, footprint);
       if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-      builder_ = NewBlockBuilder(format_, options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+      builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
       block_smallest_.assign(user_key.data(), user_key.size());
     }
-    Status s = builder_->Add(user_key, sequence, type, value);
+    Status s = encode_ != nullptr
+                   ? encode_->Run([&] { return builder_->AddWithHash(user_key, sequence, type, value, key_hash); })
+                   : builder_->AddWithHash(user_key, sequence, type, value, key_hash);
     if (s.ok()) {
-      if (new_key || key_hashes_.empty()) key_hashes_.push_back(bloom::KeyHash(user_key));
-      block_largest_.assign(user_key.data(), user_key.size());
+      if (new_key || key_hashes_.empty()) key_hashes_.push_back(key_hash);
       ++entries_;
       return s;
     }
@@ -93,7 +96,8 @@ Status TableBuilder::FlushBlock() {
   if (builder_ == nullptr) return Status::OK();
   size_t size = 0;
   const uint64_t entries = builder_->num_entries();
-  Status s = builder_->Finish(&size);
+  if (entries > 0) block_largest_ = builder_->LastUserKey().ToString();
+  Status s = encode_ != nullptr ? encode_->RunExact([&] { return builder_->Finish(&size); }) : builder_->Finish(&size);
   builder_.reset();
   if (!s.ok()) return s;
   if (entries == 0) return Status::OK();
@@ -103,47 +107,41 @@ Status TableBuilder::FlushBlock() {
   return Append(Slice(reinterpret_cast<const char*>(buffer_.data()), size));
 }
 
-Status TableBuilder::AddBlock(const Slice& block, uint64_t entries, const Slice& smallest, const Slice& largest) {
-  Status s = FlushBlock();
-  if (!s.ok()) return s;
-  index_.push_back(
-      {offset_, static_cast<uint32_t>(block.size()), static_cast<uint32_t>(entries), smallest.ToString(),
-       largest.ToString()});
-  index_bytes_ += kIndexEntryFixed + Pad8(smallest.size() + largest.size());
-  entries_ += entries;
-  block_largest_ = largest.ToString();
-  filter_possible_ = false;  // its keys are not known here: no table filter
-  return Append(block);
-}
-
 uint64_t TableBuilder::EstimatedSize() const {
   uint64_t size = offset_ + kTableFooterSize + 8 + index_bytes_;
   if (builder_ != nullptr) size += builder_->CurrentSize();
   return size;
 }
 
+void TableBuilder::EncodeIndex(std::string* index) const {
+  const bloom::Geometry geometry = bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
+  PutFixed32(index, static_cast<uint32_t>(index_.size()));
+  PutFixed32(index, geometry.lines);
+  for (const TableIndexEntry& e : index_) {
+    PutFixed64(index, e.offset);
+    PutFixed32(index, e.size);
+    PutFixed32(index, e.entries);
+    PutFixed32(index, static_cast<uint32_t>(e.smallest.size()));
+    PutFixed32(index, static_cast<uint32_t>(e.largest.size()));
+    index->append(e.smallest);
+    index->append(e.largest);
+    index->resize(Pad8(index->size()), '\0');
+  }
+  if (geometry.lines > 0) {
+    const size_t filter_offset = index->size();
+    index->resize(filter_offset + size_t{geometry.lines} * bloom::kLineBytes, '\0');
+    for (uint32_t hash : key_hashes_) bloom::AddHash(index->data() + filter_offset, geometry, hash);
+  }
+}
+
 Status TableBuilder::Finish(TableInfo* info) {
   Status s = FlushBlock();
   if (!s.ok()) return s;
-  bloom::Geometry geometry;
-  if (filter_possible_) geometry = bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
   std::string index;
-  PutFixed32(&index, static_cast<uint32_t>(index_.size()));
-  PutFixed32(&index, geometry.lines);
-  for (const TableIndexEntry& e : index_) {
-    PutFixed64(&index, e.offset);
-    PutFixed32(&index, e.size);
-    PutFixed32(&index, e.entries);
-    PutFixed32(&index, static_cast<uint32_t>(e.smallest.size()));
-    PutFixed32(&index, static_cast<uint32_t>(e.largest.size()));
-    index.append(e.smallest);
-    index.append(e.largest);
-    index.resize(Pad8(index.size()), '\0');
-  }
-  if (geometry.lines > 0) {
-    const size_t filter_offset = index.size();
-    index.resize(filter_offset + size_t{geometry.lines} * bloom::kLineBytes, '\0');
-    for (uint32_t hash : key_hashes_) bloom::AddHash(index.data() + filter_offset, geometry, hash);
+  if (encode_ != nullptr) {
+    encode_->RunExact([&] { EncodeIndex(&index); });
+  } else {
+    EncodeIndex(&index);
   }
   const uint64_t index_offset = offset_;
   s = Append(index);
@@ -430,12 +428,14 @@ Status SsdTable::Validate() const {
 // buffer, no cache insert evicting blocks that readers use.
 class SsdTable::Iter final : public BlockIterator {
  public:
-  Iter(const SsdTable* table, bool scan) : table_(table), scan_(scan && !table->options_.use_mmap) {}
+  // decode: see Table::NewScanIterator; may be null.
+  Iter(const SsdTable* table, bool scan, SampledPhase* decode = nullptr)
+      : table_(table), scan_(scan && !table->options_.use_mmap), decode_(decode) {}
 
   void SeekToFirst() override {
     if (!scan_) table_->Prefetch(0, kReadAheadBlocks);
     Open(0);
-    if (iter_ != nullptr) iter_->SeekToFirst();
+    if (iter_ != nullptr) Exact([&] { iter_->SeekToFirst(); });
     SkipForward();
   }
   void SeekToLast() override {
@@ -454,7 +454,11 @@ class SsdTable::Iter final : public BlockIterator {
     SkipForward();
   }
   void Next() override {
-    iter_->Next();
+    if (decode_ != nullptr) {
+      decode_->Run([&] { iter_->Next(); });
+    } else {
+      iter_->Next();
+    }
     SkipForward();
   }
   void Prev() override {
@@ -472,12 +476,17 @@ class SsdTable::Iter final : public BlockIterator {
     block_.reset();
     index_ = i;
     if (i >= table_->index_.size() || !status_.ok()) return;
-    Status s = scan_ ? OpenInWindow(i) : table_->ReadBlock(i, &block_);
+    // Decode: opening the block's reader (its reads are excluded by the phase).
+    Status s = Exact([&] { return scan_ ? OpenInWindow(i) : table_->ReadBlock(i, &block_); });
     if (!s.ok()) {
       status_ = s;
       return;
     }
     iter_ = block_->reader->NewIterator();
+  }
+  template <typename Work>
+  auto Exact(Work&& work) -> decltype(work()) {
+    return decode_ != nullptr ? decode_->RunExact(work) : work();
   }
   // Block i from the window, reading a new window from block i on first.
   Status OpenInWindow(uint32_t i) {
@@ -508,7 +517,7 @@ class SsdTable::Iter final : public BlockIterator {
       // Sequential reading: fetch the next blocks in one batch.
       if (!scan_ && (index_ + 1) % kReadAheadBlocks == 0) table_->Prefetch(index_ + 1, kReadAheadBlocks);
       Open(index_ + 1);
-      if (iter_ != nullptr) iter_->SeekToFirst();
+      if (iter_ != nullptr) Exact([&] { iter_->SeekToFirst(); });
     }
     Update();
   }
@@ -522,14 +531,13 @@ class SsdTable::Iter final : public BlockIterator {
   void Update() {
     valid_ = iter_ != nullptr && iter_->Valid();
     if (valid_) {
-      user_key_ = iter_->user_key();
-      value_ = iter_->value();
-      tag_ = PackTag(iter_->sequence(), iter_->type());
+      SetEntryFrom(*iter_);
     }
   }
 
   const SsdTable* const table_;
   const bool scan_;
+  SampledPhase* const decode_;
   uint32_t index_ = 0;
   std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
   uint32_t window_first_ = 0, window_end_ = 0;
@@ -539,6 +547,8 @@ class SsdTable::Iter final : public BlockIterator {
 };
 
 std::unique_ptr<BlockIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this, false); }
-std::unique_ptr<BlockIterator> SsdTable::NewScanIterator() const { return std::make_unique<Iter>(this, true); }
+std::unique_ptr<BlockIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
+  return std::make_unique<Iter>(this, true, decode);
+}
 
 }  // namespace jigsaw::ssd

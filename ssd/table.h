@@ -58,25 +58,36 @@ class TableBuilder {
   TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file,
                BlockFormat format = BlockFormat::kKeySet);
 
-  // Entries in strictly increasing internal-key order.
-  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
-  // Appends an already built KeySet block unchanged (a copy of its bytes).
-  // Its keys must follow everything added before.
-  Status AddBlock(const Slice& block, uint64_t entries, const Slice& smallest, const Slice& largest);
+  // Entries in strictly increasing internal-key order. `key_hash` is
+  // bloom::KeyHash(user_key) (BlockIterator::key_hash() carries it along).
+  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
+             uint32_t key_hash);
+  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) {
+    return Add(user_key, sequence, type, value, bloom::KeyHash(user_key));
+  }
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
 
   // Bytes in the file once finished now (approximately).
   uint64_t EstimatedSize() const;
   uint64_t num_entries() const { return entries_; }
-  // Nanoseconds spent appending to the file so far.
+  // Profiling (compactions and flushes): the block format's own work --
+  // building and finishing blocks, encoding the index and filter -- is
+  // charged to *encode (per-entry calls sampled), the file appends to
+  // write_nanos(). `encode` must outlive the builder; null = off (no clock
+  // is read).
+  void set_profile(SampledPhase* encode) { encode_ = encode; }
+  // Nanoseconds spent appending to the file so far (0 unless profiling).
   uint64_t write_nanos() const { return write_ns_; }
 
  private:
   Status FlushBlock();
+  // The table's index section: block index entries, then the table filter.
+  void EncodeIndex(std::string* index) const;
   Status Append(const Slice& data);
 
-  const BlockBuilderOptions options_;
+  const BlockBuilderOptions options_;  // bloom_bits_per_key: the table filter's
+  BlockBuilderOptions block_options_;   // the blocks': no filter of their own
   const size_t block_size_;
   WritableFile* const file_;
   const BlockFormat format_;
@@ -87,9 +98,9 @@ class TableBuilder {
   uint64_t offset_ = 0;
   uint64_t index_bytes_ = 0;  // encoded size of index_
   uint64_t write_ns_ = 0;
+  SampledPhase* encode_ = nullptr;
   uint64_t entries_ = 0;
   std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
-  bool filter_possible_ = true;        // false once a raw block was added
 };
 
 struct SsdTableOptions {
@@ -141,7 +152,7 @@ class SsdTable final : public Table {
 
   Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const override;
   std::unique_ptr<BlockIterator> NewIterator() const override;
-  std::unique_ptr<BlockIterator> NewScanIterator() const override;
+  std::unique_ptr<BlockIterator> NewScanIterator(SampledPhase* decode) const override;
   uint64_t num_entries() const override { return entries_; }
   Status Validate() const override;
 

@@ -156,7 +156,7 @@ TEST(SsdTableScanTest, ScanIteratorReadsWindowsWithoutFillingTheCache) {
   ASSERT_GT(info.file_size, 3 * kScanWindowBytes);  // several windows
   std::unique_ptr<SsdTable> table;
   ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table).ok());
-  auto it = table->NewScanIterator();
+  auto it = table->NewScanIterator(/*decode=*/nullptr);
   ExpectIteratesLikeTheModel(it.get(), entries);
   EXPECT_EQ(cache.usage(), 0u);
   const TestEntry& middle = entries[entries.size() / 2];
@@ -166,7 +166,7 @@ TEST(SsdTableScanTest, ScanIteratorReadsWindowsWithoutFillingTheCache) {
   EXPECT_EQ(cache.usage(), 0u);
 
   std::filesystem::resize_file(path, info.file_size / 2);
-  auto cut = table->NewScanIterator();
+  auto cut = table->NewScanIterator(/*decode=*/nullptr);
   size_t read = 0;
   for (cut->SeekToFirst(); cut->Valid(); cut->Next()) ++read;
   EXPECT_LT(read, entries.size());

@@ -370,11 +370,13 @@ TEST(SsdTierTest, ClassicTablesAndTheCompactionProfile) {
       std::istringstream fields(line);
       std::string cell;
       while (std::getline(fields, cell, ',')) f.push_back(std::stod(cell));
-      ASSERT_EQ(f.size(), 12u) << line;
+      ASSERT_EQ(f.size(), 14u) << line;
       const double parts = f[3] + f[4] + f[5] + f[6] + f[7];  // read..write, within the loop
       for (int i = 3; i <= 9; ++i) EXPECT_GE(f[i], 0) << line;
       EXPECT_LE(parts, f[9] * 1.01 + 1e-6) << line;  // phases never exceed the total
       EXPECT_GT(f[11], 0) << line;
+      EXPECT_GT(f[12], 0) << line;  // entries
+      EXPECT_GE(f[13], 0) << line;  // the profile's own clock cost
       (f[1] < 0 ? flushes : compactions)++;
       encode += f[6];
       decode += f[4];
