@@ -1389,7 +1389,11 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   constexpr uint64_t kChunk = 256 << 10;
   const uint64_t chunk_limit = (options_.block_size + 16 + kChunk - 1) / kChunk * kChunk - 16;
   std::string current_key;
+  uint32_t current_key_hash = 0;
   bool has_current = false;
+  // Bytewise order: equal keys are equal bytes, so different key hashes
+  // (carried by KeySet entries) prove a new key without comparing.
+  const bool bytewise = ucmp_ == BytewiseComparator();
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
   Status s;
   uint64_t entries = 0;
@@ -1397,7 +1401,8 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     ++entries;
     const Slice key = merged->user_key();
     const SequenceNumber sequence = merged->sequence();
-    if (!has_current || ucmp_->Compare(key, current_key) != 0) {
+    const uint32_t key_hash = merged->key_hash();
+    if (!has_current || (bytewise && key_hash != current_key_hash) || ucmp_->Compare(key, current_key) != 0) {
       // A new user key: the only place an output may end -- once it reached
       // block_size, or (pmem) before it would spill into one more 256 KiB
       // pool chunk than block_size needs.
@@ -1425,6 +1430,7 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
         if (!s.ok()) break;
       }
       current_key.assign(key.data(), key.size());
+      current_key_hash = key_hash;
       has_current = true;
       last_sequence_for_key = kMaxSequenceNumber;
     }
@@ -1439,18 +1445,18 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     if (drop) continue;
     if (to_ssd) {
       if (table == nullptr) s = start_table();
-      if (s.ok()) s = table->Add(key, sequence, merged->type(), merged->value(), merged->key_hash());
+      if (s.ok()) s = table->Add(key, sequence, merged->type(), merged->value(), key_hash);
       continue;
     }
     const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
     if (builder == nullptr) start_block(footprint);
     s = sampled(&encode,
-                [&] { return builder->AddWithHash(key, sequence, merged->type(), merged->value(), merged->key_hash()); });
+                [&] { return builder->AddWithHash(key, sequence, merged->type(), merged->value(), key_hash); });
     if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
       s = finish_block();
       if (s.ok()) {
         start_block(footprint);
-        s = builder->AddWithHash(key, sequence, merged->type(), merged->value(), merged->key_hash());
+        s = builder->AddWithHash(key, sequence, merged->type(), merged->value(), key_hash);
       }
     }
   }

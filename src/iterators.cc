@@ -1,6 +1,8 @@
 #include "src/iterators.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <string>
 
 namespace jigsaw {
@@ -11,24 +13,34 @@ namespace {
 
 // ---------------------------------------------------------------------------
 
+// Merges children in internal-key order. With the bytewise comparator each
+// child's current key is summarised by its head -- the first 8 bytes,
+// big-endian, zero-padded -- so that choosing the next entry compares
+// integers and calls the comparator only for keys whose heads are equal.
 class MergingIterator final : public BlockIterator {
  public:
   MergingIterator(const Comparator* comparator, std::vector<std::unique_ptr<BlockIterator>> children)
-      : comparator_(comparator), children_(std::move(children)) {}
+      : comparator_(comparator),
+        use_heads_(comparator == BytewiseComparator()),
+        children_(std::move(children)),
+        heads_(children_.size(), 0) {}
 
   void SeekToFirst() override {
     for (auto& child : children_) child->SeekToFirst();
     forward_ = true;
+    UpdateAllHeads();
     FindSmallest();
   }
   void SeekToLast() override {
     for (auto& child : children_) child->SeekToLast();
     forward_ = false;
+    UpdateAllHeads();
     FindLargest();
   }
   void Seek(const Slice& user_key, SequenceNumber sequence) override {
     for (auto& child : children_) child->Seek(user_key, sequence);
     forward_ = true;
+    UpdateAllHeads();
     FindSmallest();
   }
   void Next() override {
@@ -39,12 +51,14 @@ class MergingIterator final : public BlockIterator {
       // child holds the current (key, sequence).
       const std::string key = user_key_.ToString();
       const SequenceNumber sequence = TagSequence(tag_);
-      for (auto& child : children_) {
-        if (child.get() != current_) child->Seek(key, sequence);
+      for (size_t i = 0; i < children_.size(); ++i) {
+        if (i != current_) children_[i]->Seek(key, sequence);
       }
       forward_ = true;
+      UpdateAllHeads();
     }
-    current_->Next();
+    children_[current_]->Next();
+    UpdateHead(current_);
     FindSmallest();
   }
   void Prev() override {
@@ -52,8 +66,9 @@ class MergingIterator final : public BlockIterator {
     if (forward_) {
       const std::string key = user_key_.ToString();
       const SequenceNumber sequence = TagSequence(tag_);
-      for (auto& child : children_) {
-        if (child.get() == current_) continue;
+      for (size_t i = 0; i < children_.size(); ++i) {
+        if (i == current_) continue;
+        BlockIterator* child = children_[i].get();
         child->Seek(key, sequence);  // first entry after the current one
         if (child->Valid()) {
           child->Prev();
@@ -62,8 +77,10 @@ class MergingIterator final : public BlockIterator {
         }
       }
       forward_ = false;
+      UpdateAllHeads();
     }
-    current_->Prev();
+    children_[current_]->Prev();
+    UpdateHead(current_);
     FindLargest();
   }
   Status status() const override {
@@ -75,34 +92,51 @@ class MergingIterator final : public BlockIterator {
   }
 
  private:
-  int Compare(const BlockIterator* a, const BlockIterator* b) const {
-    return CompareInternal(comparator_, a->user_key(), PackTag(a->sequence(), a->type()), b->user_key(),
-                           PackTag(b->sequence(), b->type()));
+  static constexpr size_t kNone = ~size_t{0};
+
+  void UpdateHead(size_t i) {
+    if (use_heads_ && children_[i]->Valid()) heads_[i] = KeyHeadOf(children_[i]->user_key());
+  }
+  void UpdateAllHeads() {
+    for (size_t i = 0; i < children_.size(); ++i) UpdateHead(i);
+  }
+  static uint64_t KeyHeadOf(const Slice& key) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, key.data(), std::min<size_t>(8, key.size()));
+    return __builtin_bswap64(raw);
+  }
+  // <0, 0, >0 as child a's entry sorts before, with, after child b's.
+  int Compare(size_t a, size_t b) const {
+    if (use_heads_ && heads_[a] != heads_[b]) return heads_[a] < heads_[b] ? -1 : 1;
+    const BlockIterator* x = children_[a].get();
+    const BlockIterator* y = children_[b].get();
+    return CompareInternal(comparator_, x->user_key(), PackTag(x->sequence(), x->type()), y->user_key(),
+                           PackTag(y->sequence(), y->type()));
   }
   void FindSmallest() {
-    current_ = nullptr;
-    for (auto& child : children_) {
-      if (child->Valid() && (current_ == nullptr || Compare(child.get(), current_) < 0)) current_ = child.get();
+    current_ = kNone;
+    for (size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i]->Valid() && (current_ == kNone || Compare(i, current_) < 0)) current_ = i;
     }
     Publish();
   }
   void FindLargest() {
-    current_ = nullptr;
-    for (auto& child : children_) {
-      if (child->Valid() && (current_ == nullptr || Compare(child.get(), current_) > 0)) current_ = child.get();
+    current_ = kNone;
+    for (size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i]->Valid() && (current_ == kNone || Compare(i, current_) > 0)) current_ = i;
     }
     Publish();
   }
   void Publish() {
-    valid_ = current_ != nullptr;
-    if (valid_) {
-      SetEntryFrom(*current_);
-    }
+    valid_ = current_ != kNone;
+    if (valid_) SetEntryFrom(*children_[current_]);
   }
 
   const Comparator* const comparator_;
+  const bool use_heads_;  // bytewise order: heads order keys up to ties
   std::vector<std::unique_ptr<BlockIterator>> children_;
-  BlockIterator* current_ = nullptr;
+  std::vector<uint64_t> heads_;  // heads_[i]: head of child i's key while it is Valid()
+  size_t current_ = kNone;
   bool forward_ = true;
 };
 

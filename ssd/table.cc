@@ -64,7 +64,8 @@ Status TableBuilder::Append(const Slice& data) {
 
 Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
                          uint32_t key_hash) {
-  const bool new_key = builder_ == nullptr || builder_->num_entries() == 0 || user_key != builder_->LastUserKey();
+  const bool new_key = builder_ == nullptr || builder_->num_entries() == 0 || key_hash != last_key_hash_ ||
+                       user_key != builder_->LastUserKey();
   if (builder_ != nullptr && new_key && builder_->CurrentSize() >= block_size_) {
     Status s = FlushBlock();
     if (!s.ok()) return s;
@@ -82,6 +83,7 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
                    : builder_->AddWithHash(user_key, sequence, type, value, key_hash);
     if (s.ok()) {
       if (new_key || key_hashes_.empty()) key_hashes_.push_back(key_hash);
+      last_key_hash_ = key_hash;
       ++entries_;
       return s;
     }

@@ -101,6 +101,7 @@ class TableBuilder {
   SampledPhase* encode_ = nullptr;
   uint64_t entries_ = 0;
   std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
+  uint32_t last_key_hash_ = 0;        // of the last entry added
 };
 
 struct SsdTableOptions {
