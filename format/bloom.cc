@@ -34,6 +34,11 @@ void AddHash(char* lines, const Geometry& geometry, uint32_t hash) {
   }
 }
 
+void LineBits(uint32_t hash, uint64_t bits[kProbes]) {
+  const auto h = static_cast<uint32_t>(SpreadHash(hash));
+  for (uint32_t i = 0; i < kProbes; ++i) bits[i] = uint64_t{1} << ((h * kSalts[i]) >> 26);
+}
+
 bool MayContainHash(const char* lines, const Geometry& geometry, uint32_t hash) {
   return LineMayContain(LineFor(lines, geometry, hash), hash);
 }

@@ -57,6 +57,14 @@ inline const char* LineFor(const char* lines, const Geometry& geometry, uint32_t
 }
 bool LineMayContain(const char* line, uint32_t hash);
 
+// The same filter over memory the caller manages (the memtable's filter
+// lives in atomics): which line `hash` selects, and the bit it sets in each
+// of that line's eight words.
+inline uint32_t LineIndex(const Geometry& geometry, uint32_t hash) {
+  return static_cast<uint32_t>((SpreadHash(hash) >> 32) * geometry.lines >> 32);
+}
+void LineBits(uint32_t hash, uint64_t bits[kProbes]);
+
 }  // namespace jigsaw::bloom
 
 #endif  // JIGSAW_FORMAT_BLOOM_H_

@@ -10,8 +10,15 @@ namespace jigsaw {
 
 namespace ent = keyset::ent;
 
-MemTable::MemTable(const Comparator* comparator, size_t arena_chunk)
+MemTable::MemTable(const Comparator* comparator, size_t arena_chunk, size_t filter_bytes)
     : comparator_(comparator), bytewise_(comparator == BytewiseComparator()), arena_(arena_chunk), rng_(0x6a19) {
+  if (filter_bytes > 0) {
+    filter_geometry_.lines = static_cast<uint32_t>((filter_bytes + bloom::kLineBytes - 1) / bloom::kLineBytes);
+    filter_geometry_.probes = bloom::kProbes;
+    const size_t words = size_t{filter_geometry_.lines} * bloom::kProbes;
+    filter_.reset(new std::atomic<uint64_t>[words]);
+    for (size_t i = 0; i < words; ++i) filter_[i].store(0, std::memory_order_relaxed);
+  }
   head_ = arena_.Allocate(keyset::kHeadNodeSize);
   std::memset(head_, 0, keyset::kHeadNodeSize);
   EncodeFixed32(head_ + ent::kHeight, kMaxHeight);
@@ -123,7 +130,16 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
   EncodeFixed32(node + ent::kKeySize, static_cast<uint32_t>(key.size()));
   EncodeFixed32(node + ent::kValueSize, static_cast<uint32_t>(value.size()));
   EncodeFixed32(node + ent::kHeight, static_cast<uint32_t>(height));
-  EncodeFixed32(node + ent::kKeyHash, bloom::KeyHash(key));
+  const uint32_t key_hash = bloom::KeyHash(key);
+  EncodeFixed32(node + ent::kKeyHash, key_hash);
+  if (filter_ != nullptr) {
+    std::atomic<uint64_t>* line = &filter_[size_t{bloom::LineIndex(filter_geometry_, key_hash)} * bloom::kProbes];
+    uint64_t bits[bloom::kProbes];
+    bloom::LineBits(key_hash, bits);
+    for (uint32_t i = 0; i < bloom::kProbes; ++i) {
+      line[i].store(line[i].load(std::memory_order_relaxed) | bits[i], std::memory_order_relaxed);
+    }
+  }
   char* key_copy = node + keyset::kEntryHeaderSize + 8 * size_t(height);
   if (!key.empty()) {
     EncodeFixed64(key_copy + AlignUp8(key.size()) - 8, 0);
@@ -141,6 +157,16 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
 }
 
 bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+  if (filter_ != nullptr) {
+    const uint32_t key_hash = bloom::KeyHash(key);
+    const std::atomic<uint64_t>* line =
+        &filter_[size_t{bloom::LineIndex(filter_geometry_, key_hash)} * bloom::kProbes];
+    uint64_t bits[bloom::kProbes];
+    bloom::LineBits(key_hash, bits);
+    uint64_t missing = 0;
+    for (uint32_t i = 0; i < bloom::kProbes; ++i) missing |= bits[i] & ~line[i].load(std::memory_order_relaxed);
+    if (missing != 0) return false;
+  }
   const char* node = FindGreaterOrEqual(key, PackTag(snapshot, ValueType::kValue), nullptr);
   if (node == nullptr || (bytewise_ ? NodeKey(node).compare(key) : comparator_->Compare(NodeKey(node), key)) != 0) {
     return false;

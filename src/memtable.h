@@ -26,7 +26,9 @@ class MemTable {
  public:
   // arena_chunk: bytes the arena allocates at a time (the memory-usage
   // granularity); callers pass a fraction of the memtable size.
-  explicit MemTable(const Comparator* comparator, size_t arena_chunk = 1 << 20);
+  // filter_bytes: size of the whole-key Bloom filter (rounded up to 64-byte
+  // lines; 0 = none) that lets Get skip the skiplist for keys never added.
+  explicit MemTable(const Comparator* comparator, size_t arena_chunk = 1 << 20, size_t filter_bytes = 0);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -71,6 +73,14 @@ class MemTable {
   std::atomic<int> max_height_{1};
   std::minstd_rand rng_;
   std::atomic<uint64_t> num_entries_{0};
+  // Whole-key filter (RocksDB's memtable_whole_key_filtering), in the
+  // KeySet format's split-block layout over the keys' stored hashes. Only
+  // the writer changes it (a relaxed load and store per word, no
+  // read-modify-write); a key's bits are set before its node is linked and
+  // so before its sequence number is published, hence before any read that
+  // may see it.
+  bloom::Geometry filter_geometry_;
+  std::unique_ptr<std::atomic<uint64_t>[]> filter_;
 };
 
 }  // namespace jigsaw

@@ -89,5 +89,65 @@ TEST(MemTableTest, ReadersRunConcurrentlyWithOneWriter) {
   EXPECT_EQ(mem.num_entries(), 20000u);
 }
 
+// The whole-key filter only skips lookups: with or without it, Get gives
+// the same answers -- every added key found with its newest value, absent
+// keys not -- also when the filter is far too small (saturated).
+TEST(MemTableTest, FilteredGetAnswersLikeUnfiltered) {
+  for (size_t filter_bytes : {size_t{64}, size_t{4} << 10, size_t{256} << 10}) {
+    MemTable plain(BytewiseComparator(), 64 << 10);
+    MemTable filtered(BytewiseComparator(), 64 << 10, filter_bytes);
+    for (int i = 0; i < 5000; ++i) {
+      const std::string key = "key" + std::to_string(i * 7 % 3000);  // some keys twice
+      const ValueType type = i % 11 == 0 ? ValueType::kDeletion : ValueType::kValue;
+      plain.Add(static_cast<SequenceNumber>(i + 1), type, key, std::to_string(i));
+      filtered.Add(static_cast<SequenceNumber>(i + 1), type, key, std::to_string(i));
+    }
+    int found = 0;
+    for (int i = 0; i < 6000; ++i) {  // keys 3000..5999 were never added
+      const std::string key = "key" + std::to_string(i);
+      ValueType plain_type = ValueType::kValue, filtered_type = ValueType::kValue;
+      std::string plain_value, filtered_value;
+      const bool in_plain = plain.Get(key, kMaxSequenceNumber, &plain_type, &plain_value);
+      const bool in_filtered = filtered.Get(key, kMaxSequenceNumber, &filtered_type, &filtered_value);
+      ASSERT_EQ(in_plain, in_filtered) << key << " filter " << filter_bytes;
+      ASSERT_EQ(in_plain, i < 3000) << key;
+      if (in_plain) {
+        ++found;
+        EXPECT_EQ(plain_type, filtered_type) << key;
+        EXPECT_EQ(plain_value, filtered_value) << key;
+      }
+    }
+    EXPECT_EQ(found, 3000);
+  }
+}
+
+// A reader that learns of an entry through the writer's release (as the DB
+// publishes sequence numbers) finds it through the filter.
+TEST(MemTableTest, FilterNeverHidesAPublishedEntryFromAConcurrentReader) {
+  MemTable mem(BytewiseComparator(), 64 << 10, 8 << 10);
+  constexpr int kKeys = 20000;
+  std::atomic<int> published{0};
+  std::thread writer([&] {
+    for (int i = 1; i <= kKeys; ++i) {
+      mem.Add(static_cast<SequenceNumber>(i), ValueType::kValue, "k" + std::to_string(i), std::to_string(i));
+      published.store(i, std::memory_order_release);
+    }
+  });
+  std::mt19937 rng(7);
+  int checked = 0;
+  while (published.load(std::memory_order_acquire) < kKeys) {
+    const int last = published.load(std::memory_order_acquire);
+    if (last == 0) continue;
+    const int i = 1 + static_cast<int>(rng() % static_cast<uint32_t>(last));
+    ValueType type;
+    std::string value;
+    ASSERT_TRUE(mem.Get("k" + std::to_string(i), static_cast<SequenceNumber>(last), &type, &value)) << i;
+    ASSERT_EQ(value, std::to_string(i));
+    ++checked;
+  }
+  writer.join();
+  EXPECT_GT(checked, 0);
+}
+
 }  // namespace
 }  // namespace jigsaw
