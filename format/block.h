@@ -127,10 +127,13 @@ class BlockIterator {
   Slice user_key() const { return user_key_; }
   SequenceNumber sequence() const { return TagSequence(tag_); }
   ValueType type() const { return TagType(tag_); }
+  uint64_t tag() const { return tag_; }  // sequence << 8 | type
   Slice value() const { return value_; }
   // bloom::KeyHash(user_key()): read from the entry where the format stores
   // it (KeySet blocks, the memtable), computed otherwise.
   uint32_t key_hash() const { return has_key_hash_ ? key_hash_ : bloom::KeyHash(user_key_); }
+  // True if key_hash() is read, not computed (costs nothing).
+  bool carries_key_hash() const { return has_key_hash_; }
   // Corruption if a damaged entry was met; the iterator is then !Valid().
   virtual Status status() const = 0;
 
