@@ -1,9 +1,9 @@
 #include "src/iterators.h"
 
-#include <algorithm>
 #include <cassert>
-#include <cstring>
 #include <string>
+
+#include "src/key_prefix.h"
 
 namespace jigsaw {
 
@@ -14,11 +14,8 @@ namespace {
 // ---------------------------------------------------------------------------
 
 // Merges children in internal-key order. With the bytewise comparator each
-// child's current key is summarised by its head -- the first 16 bytes as two
-// big-endian integers, zero-padded -- so that choosing the next entry
-// compares integers; the comparator runs only for longer keys whose heads
-// are equal. (16 bytes, not 8: keys often share a long prefix, like the
-// benchmarks' zero-padded numbers.)
+// child's current key is summarised by its prefix (src/key_prefix.h), so
+// choosing the next entry mostly compares integers.
 class MergingIterator final : public BlockIterator {
  public:
   MergingIterator(const Comparator* comparator, std::vector<std::unique_ptr<BlockIterator>> children)
@@ -96,24 +93,8 @@ class MergingIterator final : public BlockIterator {
  private:
   static constexpr size_t kNone = ~size_t{0};
 
-  struct Head {
-    uint64_t high = 0, low = 0;  // key bytes [0, 8) and [8, 16), big-endian, zero-padded
-    uint64_t key_size = 0;
-  };
   void UpdateHead(size_t i) {
-    if (!use_heads_ || !children_[i]->Valid()) return;
-    const Slice key = children_[i]->user_key();
-    uint64_t high = 0, low = 0;
-    if (key.size() >= 16) {  // the common case: two plain loads
-      std::memcpy(&high, key.data(), 8);
-      std::memcpy(&low, key.data() + 8, 8);
-    } else {
-      char bytes[16] = {};
-      std::memcpy(bytes, key.data(), key.size());
-      std::memcpy(&high, bytes, 8);
-      std::memcpy(&low, bytes + 8, 8);
-    }
-    heads_[i] = Head{__builtin_bswap64(high), __builtin_bswap64(low), key.size()};
+    if (use_heads_ && children_[i]->Valid()) heads_[i] = LoadKeyPrefix(children_[i]->user_key());
   }
   void UpdateAllHeads() {
     for (size_t i = 0; i < children_.size(); ++i) UpdateHead(i);
@@ -124,16 +105,8 @@ class MergingIterator final : public BlockIterator {
     const BlockIterator* x = children_[a].get();
     const BlockIterator* y = children_[b].get();
     if (use_heads_) {
-      const Head& ha = heads_[a];
-      const Head& hb = heads_[b];
-      if (ha.high != hb.high) return ha.high < hb.high ? -1 : 1;
-      if (ha.low != hb.low) return ha.low < hb.low ? -1 : 1;
-      // Equal heads of keys no longer than 16 bytes: equal keys unless one
-      // is the other plus zero bytes, which the sizes tell.
-      if (ha.key_size <= 16 && hb.key_size <= 16) {
-        if (ha.key_size != hb.key_size) return ha.key_size < hb.key_size ? -1 : 1;
-        return CompareTags(x->tag(), y->tag());
-      }
+      const int r = CompareWithPrefixes(x->user_key(), heads_[a], y->user_key(), heads_[b]);
+      return r != 0 ? r : CompareTags(x->tag(), y->tag());
     }
     return CompareInternal(comparator_, x->user_key(), x->tag(), y->user_key(), y->tag());
   }
@@ -159,7 +132,7 @@ class MergingIterator final : public BlockIterator {
   const Comparator* const comparator_;
   const bool use_heads_;  // bytewise order: heads order keys up to ties
   std::vector<std::unique_ptr<BlockIterator>> children_;
-  std::vector<Head> heads_;  // heads_[i]: head of child i's key while it is Valid()
+  std::vector<KeyPrefix> heads_;  // heads_[i]: prefix of child i's key while it is Valid()
   size_t current_ = kNone;
   bool forward_ = true;
 };

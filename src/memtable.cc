@@ -46,12 +46,13 @@ void MemTable::SetNext(char* node, int level, char* next) {
   std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(next), std::memory_order_release);
 }
 
-int MemTable::CompareNode(const char* node, const Slice& key, uint64_t tag) const {
+int MemTable::CompareNode(const char* node, const Target& target) const {
   const Slice node_key = NodeKey(node);
-  int r = bytewise_ ? node_key.compare(key) : comparator_->Compare(node_key, key);
+  int r = bytewise_ ? CompareWithPrefixes(node_key, LoadKeyPrefix(node_key), target.key, target.prefix)
+                    : comparator_->Compare(node_key, target.key);
   if (r != 0) return r;
   const uint64_t node_tag = NodeTag(node);
-  return node_tag > tag ? -1 : node_tag < tag ? 1 : 0;  // newer (larger tag) first
+  return node_tag > target.tag ? -1 : node_tag < target.tag ? 1 : 0;  // newer (larger tag) first
 }
 
 int MemTable::RandomHeight() {
@@ -61,11 +62,12 @@ int MemTable::RandomHeight() {
 }
 
 char* MemTable::FindGreaterOrEqual(const Slice& key, uint64_t tag, char** prev) const {
+  const Target target = MakeTarget(key, tag);
   char* x = head_;
   int level = max_height_.load(std::memory_order_relaxed) - 1;
   for (;;) {
     char* next = Next(x, level);
-    if (next != nullptr && CompareNode(next, key, tag) < 0) {
+    if (next != nullptr && CompareNode(next, target) < 0) {
       x = next;
     } else {
       if (prev != nullptr) prev[level] = x;
@@ -76,11 +78,12 @@ char* MemTable::FindGreaterOrEqual(const Slice& key, uint64_t tag, char** prev) 
 }
 
 char* MemTable::FindLessThan(const Slice& key, uint64_t tag) const {
+  const Target target = MakeTarget(key, tag);
   char* x = head_;
   int level = max_height_.load(std::memory_order_relaxed) - 1;
   for (;;) {
     char* next = Next(x, level);
-    if (next != nullptr && CompareNode(next, key, tag) < 0) {
+    if (next != nullptr && CompareNode(next, target) < 0) {
       x = next;
     } else {
       if (level == 0) return x == head_ ? nullptr : x;

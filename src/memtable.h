@@ -19,6 +19,7 @@
 #include "format/block.h"
 #include "format/dbformat.h"
 #include "src/arena.h"
+#include "src/key_prefix.h"
 
 namespace jigsaw {
 
@@ -57,8 +58,17 @@ class MemTable {
   static char* Next(const char* node, int level);
   static void SetNext(char* node, int level, char* next);
 
-  // Internal-key comparison of a node with (key, tag).
-  int CompareNode(const char* node, const Slice& key, uint64_t tag) const;
+  // A search target: (key, tag), with the key's prefix when bytewise.
+  struct Target {
+    Slice key;
+    uint64_t tag;
+    KeyPrefix prefix;
+  };
+  Target MakeTarget(const Slice& key, uint64_t tag) const {
+    return Target{key, tag, bytewise_ ? LoadKeyPrefix(key) : KeyPrefix{}};
+  }
+  // Internal-key comparison of a node with the target.
+  int CompareNode(const char* node, const Target& target) const;
   // First node >= (key, tag); fills prev[] when not null.
   char* FindGreaterOrEqual(const Slice& key, uint64_t tag, char** prev) const;
   // Last node < (key, tag), or nullptr.
