@@ -1,5 +1,6 @@
 #include "src/memtable.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/bloom.h"
@@ -20,6 +21,7 @@ MemTable::MemTable(const Comparator* comparator, size_t arena_chunk, size_t filt
     for (size_t i = 0; i < words; ++i) filter_[i].store(0, std::memory_order_relaxed);
   }
   head_ = arena_.Allocate(keyset::kHeadNodeSize);
+  std::fill(tail_, tail_ + kMaxHeight, head_);
   std::memset(head_, 0, keyset::kHeadNodeSize);
   EncodeFixed32(head_ + ent::kHeight, kMaxHeight);
 }
@@ -109,7 +111,13 @@ char* MemTable::FindLast() const {
 void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value) {
   const uint64_t tag = PackTag(sequence, type);
   char* prev[kMaxHeight];
-  FindGreaterOrEqual(key, tag, prev);
+  if (tail_[0] != head_ && CompareNode(tail_[0], MakeTarget(key, tag)) < 0) {
+    // After the largest entry (sequential keys): the last node of each
+    // level precedes it -- no search.
+    std::copy(tail_, tail_ + kMaxHeight, prev);
+  } else {
+    FindGreaterOrEqual(key, tag, prev);
+  }
 
   const int height = RandomHeight();
   const int current_max = max_height_.load(std::memory_order_relaxed);
@@ -155,6 +163,7 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(Next(prev[level], level)),
                                            std::memory_order_relaxed);
     SetNext(prev[level], level, node);
+    if (prev[level] == tail_[level]) tail_[level] = node;  // the new last node of this level
   }
   num_entries_.fetch_add(1, std::memory_order_release);
 }

@@ -83,6 +83,10 @@ class MemTable {
   std::atomic<int> max_height_{1};
   std::minstd_rand rng_;
   std::atomic<uint64_t> num_entries_{0};
+  // The writer's own: the last node of each level (head_ while a level is
+  // empty). An entry larger than tail_[0] is appended after them without a
+  // search, which makes sequential inserts O(1).
+  char* tail_[kMaxHeight];
   // Whole-key filter (RocksDB's memtable_whole_key_filtering), in the
   // KeySet format's split-block layout over the keys' stored hashes. Only
   // the writer changes it (a relaxed load and store per word, no

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace jigsaw {
@@ -25,6 +26,22 @@ TEST(Crc32cTest, ExtendEqualsWhole) {
   for (size_t split = 0; split <= data.size(); ++split) {
     uint32_t crc = crc32c::Extend(crc32c::Value(data.data(), split), data.data() + split, data.size() - split);
     EXPECT_EQ(crc, crc32c::Value(data.data(), data.size()));
+  }
+}
+
+// Small inputs take the CPU's crc32 instruction, large ones ISA-L: the same
+// CRC whichever way a buffer is cut, on both sides of the switch.
+TEST(Crc32cTest, SmallAndLargeInputsAgree) {
+  std::string data(3000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + (i >> 7));
+  for (size_t size : {size_t{1}, size_t{7}, size_t{8}, size_t{130}, size_t{511}, size_t{512}, size_t{513},
+                      size_t{1000}, size_t{3000}}) {
+    const uint32_t whole = crc32c::Value(data.data(), size);
+    for (size_t piece : {size_t{1}, size_t{5}, size_t{64}, size_t{500}}) {
+      uint32_t crc = 0;
+      for (size_t at = 0; at < size; at += piece) crc = crc32c::Extend(crc, data.data() + at, std::min(piece, size - at));
+      ASSERT_EQ(crc, whole) << "size " << size << " piece " << piece;
+    }
   }
 }
 
