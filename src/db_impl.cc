@@ -807,12 +807,13 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("write batch is null");
-  Status s = WriteBatchInternal::CheckLimits(*batch);
+  bool deletes_only = false;
+  Status s = WriteBatchInternal::CheckLimits(*batch, &deletes_only);
   if (!s.ok()) return s;
   const uint32_t count = WriteBatchInternal::Count(*batch);
   if (count == 0) return Status::OK();
   std::unique_lock<std::mutex> lock(mutex_);
-  s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size(), WriteBatchInternal::DeletesOnly(*batch));
+  s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size(), deletes_only);
   if (!s.ok()) return s;
   WriteBatchInternal::SetSequence(batch, last_sequence_ + 1);
   s = wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);

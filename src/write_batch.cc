@@ -104,6 +104,7 @@ namespace {
 class LimitChecker : public WriteBatch::Handler {
  public:
   void Put(const Slice& key, const Slice& value) override {
+    has_put = true;
     Check(key);
     if (status.ok() && value.size() > kMaxUserValueSize) {
       status = Status::InvalidArgument("value too large", std::to_string(value.size()) + " bytes, limit " +
@@ -112,6 +113,7 @@ class LimitChecker : public WriteBatch::Handler {
   }
   void Delete(const Slice& key) override { Check(key); }
   Status status;
+  bool has_put = false;
 
  private:
   void Check(const Slice& key) {
@@ -137,19 +139,10 @@ class MemTableInserter : public WriteBatch::Handler {
 
 }  // namespace
 
-bool WriteBatchInternal::DeletesOnly(const WriteBatch& batch) {
-  class PutFinder : public WriteBatch::Handler {
-   public:
-    void Put(const Slice&, const Slice&) override { found = true; }
-    void Delete(const Slice&) override {}
-    bool found = false;
-  } finder;
-  return batch.Iterate(&finder).ok() && !finder.found;
-}
-
-Status WriteBatchInternal::CheckLimits(const WriteBatch& batch) {
+Status WriteBatchInternal::CheckLimits(const WriteBatch& batch, bool* deletes_only) {
   LimitChecker checker;
   Status s = batch.Iterate(&checker);
+  if (deletes_only != nullptr) *deletes_only = s.ok() && !checker.has_put;
   return s.ok() ? checker.status : s;
 }
 

@@ -20,10 +20,9 @@ class WriteBatchInternal {
   // Replaces the batch with an encoding read back from the WAL. Corruption
   // if it is shorter than the header.
   static Status SetContents(WriteBatch* batch, const Slice& contents);
-  // True if every update of the batch is a Delete.
-  static bool DeletesOnly(const WriteBatch& batch);
-  // Checks every key and value against the DB's size limits.
-  static Status CheckLimits(const WriteBatch& batch);
+  // Checks every key and value against the DB's size limits, in the same
+  // pass telling whether every update is a Delete (if deletes_only is set).
+  static Status CheckLimits(const WriteBatch& batch, bool* deletes_only = nullptr);
   // Inserts every update into `memtable`, numbered from the batch sequence.
   static Status InsertInto(const WriteBatch& batch, MemTable* memtable);
 };

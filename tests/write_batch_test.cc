@@ -69,7 +69,14 @@ TEST(WriteBatchTest, LimitsAndInsertion) {
   batch.Put("a", "1");
   batch.Delete("a");
   batch.Put("b", "2");
-  ASSERT_TRUE(WriteBatchInternal::CheckLimits(batch).ok());
+  bool deletes_only = true;
+  ASSERT_TRUE(WriteBatchInternal::CheckLimits(batch, &deletes_only).ok());
+  EXPECT_FALSE(deletes_only);
+  WriteBatch deletes;
+  deletes.Delete("a");
+  deletes.Delete("b");
+  ASSERT_TRUE(WriteBatchInternal::CheckLimits(deletes, &deletes_only).ok());
+  EXPECT_TRUE(deletes_only);
   WriteBatchInternal::SetSequence(&batch, 10);
   MemTable mem(BytewiseComparator());
   ASSERT_TRUE(WriteBatchInternal::InsertInto(batch, &mem).ok());
