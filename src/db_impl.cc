@@ -104,6 +104,9 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
   std::error_code ec;
   if (options.create_if_missing) std::filesystem::create_directories(name, ec);
   if (ec) return Status::IOError("cannot create " + name, ec.message());
+  // Recovery may flush or compact: the profile's clock is calibrated first,
+  // so its first timed interval does not carry the calibration.
+  if (options.profile_compactions) ProfileClock::Calibrate();
   auto impl = std::make_unique<DBImpl>(options, name);
   s = impl->Recover();
   if (!s.ok()) return s;
@@ -255,9 +258,9 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
   std::unique_ptr<WritableFile> file;
   Status s = fs_->NewTableFile(TablePath(number), async_table_writes_, &file);
   if (!s.ok()) return s;
+  SampledPhase encode;  // declared before the builder that points at it
   ssd::TableBuilder builder(build_options, options_.ssd_block_size, file.get(), TableBlockFormat());
   const bool profiling = options_.profile_compactions;
-  SampledPhase encode;
   if (profiling) builder.set_profile(&encode);
   const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   auto it = mem.NewIterator();
@@ -1311,10 +1314,9 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   // Finish, and for tables their index and filter; src/profile_clock.h
   // samples the per-entry calls), write = bytes reaching the medium, sync =
   // table syncs. Whatever else the loop does is the merge.
+  SampledPhase encode, write, sync;  // before the table builder that points at encode
   std::unique_ptr<ssd::TableBuilder> table;
   uint64_t finished_tables_write_ns = 0;  // of tables whose builders are gone
-  SampledPhase encode;
-  SampledPhase write, sync;
   auto sampled = [profile](SampledPhase* phase, auto&& work) {
     return profile == nullptr ? work() : phase->Run(work);
   };
@@ -1394,9 +1396,12 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
   const uint64_t chunk_limit = (options_.block_size + 16 + kChunk - 1) / kChunk * kChunk - 16;
   std::string current_key;
   uint32_t current_key_hash = 0;
+  bool current_hash_carried = false;
   bool has_current = false;
   // Bytewise order: equal keys are equal bytes, so different key hashes
-  // (carried by KeySet entries) prove a new key without comparing.
+  // carried by KeySet entries prove a new key without comparing. Entries
+  // without one (classic blocks) are hashed only by the output builders,
+  // inside the encode phase: hashing is their format's work.
   const bool bytewise = ucmp_ == BytewiseComparator();
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
   Status s;
@@ -1405,8 +1410,10 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     ++entries;
     const Slice key = merged->user_key();
     const SequenceNumber sequence = merged->sequence();
-    const uint32_t key_hash = merged->key_hash();
-    if (!has_current || (bytewise && key_hash != current_key_hash) || ucmp_->Compare(key, current_key) != 0) {
+    const bool hash_carried = merged->carries_key_hash();
+    const uint32_t key_hash = hash_carried ? merged->key_hash() : 0;
+    if (!has_current || (bytewise && hash_carried && current_hash_carried && key_hash != current_key_hash) ||
+        ucmp_->Compare(key, current_key) != 0) {
       // A new user key: the only place an output may end -- once it reached
       // block_size, or (pmem) before it would spill into one more 256 KiB
       // pool chunk than block_size needs.
@@ -1435,6 +1442,7 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
       }
       current_key.assign(key.data(), key.size());
       current_key_hash = key_hash;
+      current_hash_carried = hash_carried;
       has_current = true;
       last_sequence_for_key = kMaxSequenceNumber;
     }
@@ -1449,18 +1457,24 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     if (drop) continue;
     if (to_ssd) {
       if (table == nullptr) s = start_table();
-      if (s.ok()) s = table->Add(key, sequence, merged->type(), merged->value(), key_hash);
+      if (s.ok()) {
+        s = hash_carried ? table->Add(key, sequence, merged->type(), merged->value(), key_hash)
+                         : table->Add(key, sequence, merged->type(), merged->value());
+      }
       continue;
     }
     const size_t footprint = MaxEntryFootprint(BlockFormat::kKeySet, key.size(), merged->value().size()) + 4096;
     if (builder == nullptr) start_block(footprint);
-    s = sampled(&encode,
-                [&] { return builder->AddWithHash(key, sequence, merged->type(), merged->value(), key_hash); });
+    auto add = [&] {
+      return hash_carried ? builder->AddWithHash(key, sequence, merged->type(), merged->value(), key_hash)
+                          : builder->Add(key, sequence, merged->type(), merged->value());
+    };
+    s = sampled(&encode, add);
     if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
       s = finish_block();
       if (s.ok()) {
         start_block(footprint);
-        s = builder->AddWithHash(key, sequence, merged->type(), merged->value(), key_hash);
+        s = add();
       }
     }
   }

@@ -38,6 +38,12 @@ class ProfileClock {
     return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 #endif
   }
+  // Runs both calibrations (~6 ms) now rather than inside the first timed
+  // interval. Thread-safe.
+  static void Calibrate() {
+    (void)NanosPerTick();
+    (void)IntervalOverhead();
+  }
   // Nanoseconds in `ticks` (thread-safe; calibrates on first use).
   static uint64_t ToNanos(uint64_t ticks) { return static_cast<uint64_t>(static_cast<double>(ticks) * NanosPerTick()); }
   static double ToNanosExact(double ticks) { return ticks * NanosPerTick(); }

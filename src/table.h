@@ -25,7 +25,9 @@ class Table {
   // Iterates all entries. The iterator keeps what it reads alive.
   virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
   // The same, for one forward pass over the whole table (compaction inputs):
-  // it may read ahead in large runs and leaves caches alone. Seek and Prev
+  // it may read ahead in large runs, leaves caches alone and verifies the
+  // checksum of every block it reads from a file (Corruption stops the pass;
+  // pmem blocks were verified when the pool was opened). Seek and Prev
   // work but may be slow. With `decode` (may be null; must outlive the
   // iterator), the time of the block format's own work -- opening blocks,
   // stepping their iterators -- is charged to it: the compaction profile's

@@ -62,9 +62,10 @@ class TableBuilder {
   // bloom::KeyHash(user_key) (BlockIterator::key_hash() carries it along).
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
              uint32_t key_hash);
-  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) {
-    return Add(user_key, sequence, type, value, bloom::KeyHash(user_key));
-  }
+  // The same, hashing the key here: for entries that carry no hash (classic
+  // blocks), whose hashing is then part of the format's work (timed as
+  // encode when profiling).
+  Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
 
@@ -108,7 +109,8 @@ struct SsdTableOptions {
   const Comparator* comparator = BytewiseComparator();
   BlockCache* cache = nullptr;  // required unless use_mmap
   bool use_mmap = false;        // serve blocks from a read-only mapping
-  // Check each block's CRC when it is read into the cache. Without it a
+  // Check each block's CRC when it is read into the cache (scan iterators,
+  // which feed compactions, always check). Without it a
   // damaged block is still never read out of bounds (the reader checks its
   // structure); Validate() always checks.
   bool verify_checksums = false;

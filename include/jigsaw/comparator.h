@@ -5,6 +5,10 @@
 // back, so that data ordered by one comparator is never read with another.
 // Change the name whenever the order changes.
 //
+// Keys that compare equal must be equal bytes: the Bloom filters of blocks,
+// tables and the memtable hash key bytes, so an order in which different
+// byte strings are equal (case-insensitive, say) would make lookups miss.
+//
 // Thread-safety: Compare() is called concurrently from many threads; an
 // implementation must be thread-safe and must not change its order over time.
 #ifndef JIGSAW_INCLUDE_JIGSAW_COMPARATOR_H_

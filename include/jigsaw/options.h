@@ -150,7 +150,8 @@ struct JIGSAW_EXPORT Options {
   SsdIo ssd_io = SsdIo::kAuto;
   // Verify the CRC of every SSD block read into the block cache. Without it
   // a damaged block still never makes a read go out of bounds, and
-  // DB::VerifyIntegrity and recovery of pending compactions always verify.
+  // compactions (which read their inputs past the cache), DB::VerifyIntegrity
+  // and recovery of pending compactions always verify.
   // Default: false (as LevelDB's paranoid_checks).
   bool paranoid_checks = false;
   // File system for SSD tables. nullptr (default): FileSystem::Default().
