@@ -1637,17 +1637,26 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   // deeper level (sorted, disjoint). With a child per table, every merge
   // step compared every input table and kept a read window of each in
   // flight (an L0 compaction has a dozen L1 tables).
-  std::vector<std::unique_ptr<BlockIterator>> children;
   SampledPhase* const decode_phase = profiling ? &decode : nullptr;
-  for (int which = 0; which < 2; ++which) {
-    const std::vector<BlockRef>& inputs = job->inputs[which];
-    if (job->level + which == 0) {
-      for (const BlockRef& b : inputs) children.push_back(b->table->NewScanIterator(decode_phase));
-    } else if (!inputs.empty()) {
-      children.push_back(NewLevelScanIterator(ucmp_, inputs, decode_phase));
+  auto merge_inputs = [&](int levels) {
+    std::vector<std::unique_ptr<BlockIterator>> children;
+    for (int which = 0; which < levels; ++which) {
+      const std::vector<BlockRef>& inputs = job->inputs[which];
+      if (job->level + which == 0) {
+        for (const BlockRef& b : inputs) children.push_back(b->table->NewScanIterator(decode_phase));
+      } else if (!inputs.empty()) {
+        children.push_back(NewLevelScanIterator(ucmp_, inputs, decode_phase));
+      }
     }
+    return NewMergingIterator(ucmp_, std::move(children));
+  };
+  auto merged = merge_inputs(2);
+  if (job->split) {
+    bool upper_in_pmem = true;
+    for (const BlockRef& b : job->inputs[0]) upper_in_pmem = upper_in_pmem && b->residence == Residence::kPmem;
+    if (to_ssd || !upper_in_pmem) return Status::NoSpace("a split compaction step needs pmem outputs");
+    merged = NewKeyRangeIterator(ucmp_, std::move(merged), nullptr, &job->split_key);
   }
-  auto merged = NewMergingIterator(ucmp_, std::move(children));
 
   std::vector<BlockRef> outputs;
   std::vector<pmem::Reservation> reservations;
@@ -1655,6 +1664,14 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   Status s = WriteCompactionOutputs(merged.get(), output_level, to_ssd, /*sync_tables=*/false, smallest_snapshot,
                                     base.get(), may_use_standby, &outputs, &reservations, &files,
                                     profiling ? &profile : nullptr);
+  // A split step: the upper inputs' keys above split_key, back at their level.
+  std::vector<BlockRef> remainder;
+  if (s.ok() && job->split) {
+    merged = NewKeyRangeIterator(ucmp_, merge_inputs(1), &job->split_key, nullptr);
+    s = WriteCompactionOutputs(merged.get(), job->level, /*to_ssd=*/false, /*sync_tables=*/false, smallest_snapshot,
+                               base.get(), may_use_standby, &remainder, &reservations, &files,
+                               profiling ? &profile : nullptr);
+  }
   if (profiling) {
     profile.start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
     profile.level = job->level;
@@ -1676,6 +1693,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
       if (b->residence == Residence::kSsd) b->obsolete = true;  // the disposer deletes the file
     }
     outputs.clear();
+    remainder.clear();
     for (auto& r : reservations) pool_->Cancel(&r);
     for (auto& f : files) (void)f->Close();
   };
@@ -1703,6 +1721,17 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   }
   std::sort(version->levels[output_level].begin(), version->levels[output_level].end(),
             [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+  if (!remainder.empty()) {
+    auto& blocks = version->levels[job->level];
+    for (const BlockRef& b : remainder) bytes_written += b->size;
+    // L0 is newest first: a split there takes the oldest L0 blocks only, so
+    // their remainder is older than every block left.
+    blocks.insert(blocks.end(), remainder.begin(), remainder.end());
+    if (job->level > 0) {
+      std::sort(blocks.begin(), blocks.end(),
+                [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+    }
+  }
   std::vector<pmem::Reservation*> publish;
   for (auto& r : reservations) publish.push_back(&r);
   const int64_t profile_index = profiling ? AddProfile(profile) : -1;
@@ -1798,11 +1827,36 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
         }
       }
       AddOverlappingInputs(*version_, &job);
+      // Splitting L0 inputs puts their remainder last (oldest): only right
+      // if they are the oldest L0 blocks.
+      const auto& l0 = version_->levels[0];
+      const bool splittable = level > 0 || (job.inputs[0].size() <= l0.size() &&
+                                            std::equal(job.inputs[0].begin(), job.inputs[0].end(),
+                                                       l0.end() - static_cast<std::ptrdiff_t>(job.inputs[0].size())));
       lock.unlock();
       s = RunCompaction(&job, /*may_use_standby=*/true);
+      // A full pool cannot hold the outputs of a step whose upper blocks
+      // overlap many lower ones (wide tombstone ranges do): split it, moving
+      // the keys up to a lower block's end down first and rewriting the rest
+      // of the upper blocks in place; halve the lower blocks taken until a
+      // step fits. Each step frees what it consumed for the next.
+      const std::vector<BlockRef> lower = job.inputs[1];
+      uint64_t split_steps = 0;
+      for (size_t k = lower.size(); s.IsNoSpace() && splittable && k > 1;) {
+        k /= 2;
+        while (k > 0 && ucmp_->Compare(lower[k - 1]->largest, lower[k]->smallest) == 0) --k;
+        if (k == 0) break;
+        job.split = true;
+        job.split_key = lower[k - 1]->largest;
+        job.inputs[1].assign(lower.begin(), lower.begin() + static_cast<std::ptrdiff_t>(k));
+        RefillStandby();
+        s = RunCompaction(&job, /*may_use_standby=*/true);
+        if (s.ok()) ++split_steps;
+      }
       job = CompactionJob();  // drop the input references: obsolete blocks are freed now
       RefillStandby();
       lock.lock();
+      split_steps_ += split_steps;
       if (!s.ok()) break;
     }
   }
@@ -1934,7 +1988,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   } else if (p == "jigsaw.stats") {
     *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\nflushes " + std::to_string(flushes_) +
              "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +
-             " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes)\nslowdowns " +
+             " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes; " +
+             std::to_string(split_steps_) + " split steps)\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + "\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
              StandbyState() + (pool_full_ ? " (pool full)" : "") + "\n";

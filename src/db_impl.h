@@ -62,6 +62,12 @@ class DBImpl final : public DB {
   struct CompactionJob {
     int level = 0;  // inputs from level and level + 1, output to level + 1
     std::vector<BlockRef> inputs[2];
+    // A split step (CompactRange in a full pool): only keys <= split_key
+    // move to level + 1 -- inputs[1] must end at or before it -- and the
+    // rest of inputs[0] is rewritten at `level`, in one commit. pmem only:
+    // NoSpace if an output would be an SSD table.
+    bool split = false;
+    std::string split_key;
   };
   // A compaction whose SSD outputs are in the version but not yet durable
   // (NobLSM): its inputs are kept as unserved shadows until the durability
@@ -262,6 +268,7 @@ class DBImpl final : public DB {
   uint64_t flushes_ = 0;
   uint64_t flushes_within_compactions_ = 0;  // FlushImmutablesDuringCompaction
   uint64_t compactions_ = 0;
+  uint64_t split_steps_ = 0;  // CompactRange steps split to fit a full pool
   uint64_t slowdowns_ = 0;
   uint64_t stops_ = 0;
   uint64_t stall_micros_ = 0;

@@ -442,6 +442,75 @@ class TimedIterator final : public BlockIterator {
 
 }  // namespace
 
+namespace {
+
+class KeyRangeIterator final : public BlockIterator {
+ public:
+  KeyRangeIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> base, const std::string* after,
+                   const std::string* upto)
+      : comparator_(comparator), base_(std::move(base)), after_(after), upto_(upto) {}
+
+  void SeekToFirst() override {
+    if (after_ == nullptr) {
+      base_->SeekToFirst();
+    } else {
+      base_->Seek(*after_, 0);  // the oldest possible version of `after`
+      while (base_->Valid() && comparator_->Compare(base_->user_key(), *after_) <= 0) base_->Next();
+    }
+    Moved();
+  }
+  void SeekToLast() override {
+    if (upto_ == nullptr) {
+      base_->SeekToLast();
+    } else {
+      base_->Seek(*upto_, 0);
+      while (base_->Valid() && comparator_->Compare(base_->user_key(), *upto_) <= 0) base_->Next();
+      if (base_->Valid()) {
+        base_->Prev();
+      } else if (base_->status().ok()) {
+        base_->SeekToLast();
+      }
+    }
+    Moved();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    if (after_ != nullptr && comparator_->Compare(user_key, *after_) <= 0) {
+      SeekToFirst();
+      return;
+    }
+    base_->Seek(user_key, sequence);
+    Moved();
+  }
+  void Next() override {
+    base_->Next();
+    Moved();
+  }
+  void Prev() override {
+    base_->Prev();
+    Moved();
+  }
+  Status status() const override { return base_->status(); }
+
+ private:
+  void Moved() {
+    valid_ = base_->Valid() && (after_ == nullptr || comparator_->Compare(base_->user_key(), *after_) > 0) &&
+             (upto_ == nullptr || comparator_->Compare(base_->user_key(), *upto_) <= 0);
+    if (valid_) SetEntryFrom(*base_);
+  }
+
+  const Comparator* const comparator_;
+  std::unique_ptr<BlockIterator> base_;
+  const std::string* const after_;
+  const std::string* const upto_;
+};
+
+}  // namespace
+
+std::unique_ptr<BlockIterator> NewKeyRangeIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> base,
+                                                   const std::string* after, const std::string* upto) {
+  return std::make_unique<KeyRangeIterator>(comparator, std::move(base), after, upto);
+}
+
 std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase) {
   return std::make_unique<TimedIterator>(std::move(base), phase);
 }

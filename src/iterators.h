@@ -7,6 +7,7 @@
 #define JIGSAW_SRC_ITERATORS_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "emulation/nvm_timing.h"
@@ -24,6 +25,11 @@ std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
 // decode time): steps sampled, positioning exactly. `phase` must outlive the
 // iterator.
 std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase);
+
+// The entries of `base` whose user keys lie in (after, upto]; either bound
+// may be null (unbounded). The bounds must outlive the iterator.
+std::unique_ptr<BlockIterator> NewKeyRangeIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> base,
+                                                   const std::string* after, const std::string* upto);
 
 // `blocks` must stay alive while the iterator is used (the caller pins them).
 std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks);

@@ -465,5 +465,61 @@ TEST(DBPoolFullTest, NoSpaceThenDeletesAndCompactionMakeRoomAgain) {
   EXPECT_TRUE(db->VerifyIntegrity().ok());
 }
 
+// Everything in one level (L1 never fills): tombstones spread over the key
+// space make the L0 step overlap all of L1, whose rewrite cannot fit a full
+// pool beside it. CompactRange splits the step until it fits.
+TEST(DBPoolFullTest, CompactRangeSplitsAStepTooBigForAFullPool) {
+  test::ScratchDir dir;
+  Options options = test::SmallOptions();
+  options.pmem_pool_size = uint64_t{32} << 20;
+  options.level1_size = uint64_t{1} << 30;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  const std::string value(1000, 'v');
+  int written = 0;
+  Status s;
+  // Fill, compact everything into the last level, fill again on top: the
+  // pool ends up holding far more live data than it has room to rewrite.
+  for (int round = 0; round < 3; ++round) {
+    for (; written < 100000; ++written) {
+      s = db->Put(WriteOptions(), "key" + std::to_string(written), value);
+      if (!s.ok()) break;
+    }
+    ASSERT_TRUE(s.IsNoSpace()) << s.ToString();
+    s = db->CompactRange(nullptr, nullptr);
+    ASSERT_TRUE(s.ok()) << "round " << round << ": " << s.ToString();
+  }
+  ASSERT_GT(written, 2000);
+  for (int i = 0; i < 1000; ++i) {  // "key1", "key10", "key100", ...: all over the key space
+    if (i % 10 == 0) continue;
+    s = db->Delete(WriteOptions(), "key" + std::to_string(i));
+    ASSERT_TRUE(s.ok()) << "delete " << i << ": " << s.ToString();
+  }
+  s = db->CompactRange(nullptr, nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::string stats;
+  ASSERT_TRUE(db->GetProperty("jigsaw.stats", &stats));
+  EXPECT_EQ(stats.find(" 0 split steps"), std::string::npos) << stats;
+  for (int pass = 0; pass < 2; ++pass) {
+    int live = 0;
+    auto it = db->NewIterator(ReadOptions());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const int i = std::stoi(it->key().ToString().substr(3));
+      EXPECT_TRUE(i >= 1000 || i % 10 == 0) << i;
+      EXPECT_EQ(it->value().ToString(), value);
+      ++live;
+    }
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    EXPECT_EQ(live, written - 900);
+    std::string got;
+    EXPECT_TRUE(db->Get(ReadOptions(), "key999", &got).IsNotFound());
+    EXPECT_TRUE(db->Get(ReadOptions(), "key990", &got).ok());
+    EXPECT_TRUE(db->VerifyIntegrity().ok());
+    it.reset();
+    db.reset();
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  }
+}
+
 }  // namespace
 }  // namespace jigsaw
