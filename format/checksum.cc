@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstring>
 
-#if defined(__SSE4_2__) && defined(__x86_64__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>
 #define JIGSAW_HAVE_CRC32_INSTRUCTION 1
 #endif
@@ -19,9 +19,17 @@ namespace {
 // ISA-L: its folding code uses AVX-512 registers, whose warm-up and
 // transitions cost more than the checksum of a WAL record or a key
 // (measured: 8.7% of a Put went to ISA-L for ~130-byte records).
+// Chosen at run time, so portable builds (JIGSAW_HOST_ISA=OFF) use it too.
 constexpr size_t kSmallInput = 512;
+bool HaveCrc32Instruction() {
+  static const bool have = [] {
+    __builtin_cpu_init();  // may run before the runtime's own initialisation
+    return __builtin_cpu_supports("sse4.2") != 0;
+  }();
+  return have;
+}
 
-uint32_t ExtendSmall(uint32_t crc, const char* data, size_t n) {
+__attribute__((target("sse4.2"))) uint32_t ExtendSmall(uint32_t crc, const char* data, size_t n) {
   uint64_t state = ~crc;
   for (; n >= 8; n -= 8, data += 8) {
     uint64_t word;
@@ -38,7 +46,7 @@ uint32_t ExtendSmall(uint32_t crc, const char* data, size_t n) {
 
 uint32_t Extend(uint32_t crc, const char* data, size_t n) {
 #ifdef JIGSAW_HAVE_CRC32_INSTRUCTION
-  if (n < kSmallInput) return ExtendSmall(crc, data, n);
+  if (n < kSmallInput && HaveCrc32Instruction()) return ExtendSmall(crc, data, n);
 #endif
   // ISA-L keeps the CRC register un-inverted between calls; the standard
   // CRC32C inverts on entry and exit.
