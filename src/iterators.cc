@@ -55,9 +55,18 @@ class MergingIterator final : public BlockIterator {
       }
       forward_ = true;
       UpdateAllHeads();
+      runner_up_known_ = false;
     }
     children_[current_]->Next();
     UpdateHead(current_);
+    // The other children did not move: while the current one stays ahead of
+    // the smallest of them, it is still the smallest (one comparison, not
+    // one per child).
+    if (runner_up_known_ && children_[current_]->Valid() &&
+        (runner_up_ == kNone || Compare(current_, runner_up_) < 0)) {
+      Publish();
+      return;
+    }
     FindSmallest();
   }
   void Prev() override {
@@ -110,14 +119,25 @@ class MergingIterator final : public BlockIterator {
     }
     return CompareInternal(comparator_, x->user_key(), x->tag(), y->user_key(), y->tag());
   }
+  // Sets current_ to the smallest child and runner_up_ to the smallest of
+  // the others.
   void FindSmallest() {
     current_ = kNone;
+    runner_up_ = kNone;
     for (size_t i = 0; i < children_.size(); ++i) {
-      if (children_[i]->Valid() && (current_ == kNone || Compare(i, current_) < 0)) current_ = i;
+      if (!children_[i]->Valid()) continue;
+      if (current_ == kNone || Compare(i, current_) < 0) {
+        runner_up_ = current_;
+        current_ = i;
+      } else if (runner_up_ == kNone || Compare(i, runner_up_) < 0) {
+        runner_up_ = i;
+      }
     }
+    runner_up_known_ = true;
     Publish();
   }
   void FindLargest() {
+    runner_up_known_ = false;
     current_ = kNone;
     for (size_t i = 0; i < children_.size(); ++i) {
       if (children_[i]->Valid() && (current_ == kNone || Compare(i, current_) > 0)) current_ = i;
@@ -134,6 +154,8 @@ class MergingIterator final : public BlockIterator {
   std::vector<std::unique_ptr<BlockIterator>> children_;
   std::vector<KeyPrefix> heads_;  // heads_[i]: prefix of child i's key while it is Valid()
   size_t current_ = kNone;
+  size_t runner_up_ = kNone;      // forward: the smallest child but current_
+  bool runner_up_known_ = false;  // runner_up_ is up to date
   bool forward_ = true;
 };
 
