@@ -75,7 +75,9 @@ TEST(KeyRangeIteratorTest, ShowsExactlyTheEntriesInsideTheBounds) {
             }
           }
           ASSERT_EQ(it->Valid(), first != nullptr) << target.user_key;
-          if (first != nullptr) EXPECT_EQ(it->user_key().ToString(), first->user_key);
+          if (first != nullptr) {
+            EXPECT_EQ(it->user_key().ToString(), first->user_key);
+          }
         }
       }
     }

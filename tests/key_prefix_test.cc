@@ -45,7 +45,9 @@ TEST(KeyPrefixTest, PrefixOrderNeverContradictsKeyOrder) {
     for (const std::string& b : keys) {
       const KeyPrefix pa = LoadKeyPrefix(a), pb = LoadKeyPrefix(b);
       const bool prefix_less = pa.high < pb.high || (pa.high == pb.high && pa.low < pb.low);
-      if (prefix_less) ASSERT_LT(Slice(a).compare(Slice(b)), 0);
+      if (prefix_less) {
+        ASSERT_LT(Slice(a).compare(Slice(b)), 0);
+      }
     }
   }
 }
