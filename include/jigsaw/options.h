@@ -160,6 +160,8 @@ struct JIGSAW_EXPORT Options {
 
   // Bytes of writes buffered in the DRAM memtable before it is frozen and
   // flushed to a KeySet block in pmem. 64 KiB .. 1 GiB. Default: 4 MiB.
+  // Each memtable (the active one and every frozen one) also holds a
+  // whole-key Bloom filter of memtable_size / 64 bytes.
   size_t memtable_size = 4 << 20;
   // Frozen memtables that may wait for their flush before writes stall.
   // 1 .. 16. Default: 2.
