@@ -604,10 +604,12 @@ Status DBImpl::Recover() {
       }
     }
   }
-  for (auto& level : version->levels) {
-    std::sort(level.begin(), level.end(), [&](const BlockRef& a, const BlockRef& b) {
-      return a->level == 0 ? a->number > b->number : ucmp_->Compare(a->smallest, b->smallest) < 0;
-    });
+  // L0 stays in the manifest's order, newest first: block numbers do not
+  // give the age of L0 data (a split step's remainder is older than blocks
+  // flushed while it ran, and numbered after them).
+  for (int level = 1; level < kNumLevels; ++level) {
+    std::sort(version->levels[level].begin(), version->levels[level].end(),
+              [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
   }
   s = Status::OK();
 
@@ -1724,8 +1726,9 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   if (!remainder.empty()) {
     auto& blocks = version->levels[job->level];
     for (const BlockRef& b : remainder) bytes_written += b->size;
-    // L0 is newest first: a split there takes the oldest L0 blocks only, so
-    // their remainder is older than every block left.
+    // L0 is newest first: a split there takes all of L0, so its remainder is
+    // older than every block flushed meanwhile. (It may be several blocks;
+    // the next step takes them all again.)
     blocks.insert(blocks.end(), remainder.begin(), remainder.end());
     if (job->level > 0) {
       std::sort(blocks.begin(), blocks.end(),
@@ -1818,6 +1821,10 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
         if (level > 0) break;
       }
       if (job.inputs[0].empty()) break;
+      // L0 blocks overlap: moving one down while an older block holding the
+      // same key stays above it would let the older version win. All of L0
+      // moves together.
+      if (level == 0) job.inputs[0] = version_->levels[0];
       if (level > 0) {  // neighbours sharing a boundary key move together
         const auto& blocks = version_->levels[level];
         auto it = std::find(blocks.begin(), blocks.end(), job.inputs[0].front());
@@ -1827,14 +1834,20 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
         }
       }
       AddOverlappingInputs(*version_, &job);
-      // Splitting L0 inputs puts their remainder last (oldest): only right
-      // if they are the oldest L0 blocks.
-      const auto& l0 = version_->levels[0];
-      const bool splittable = level > 0 || (job.inputs[0].size() <= l0.size() &&
-                                            std::equal(job.inputs[0].begin(), job.inputs[0].end(),
-                                                       l0.end() - static_cast<std::ptrdiff_t>(job.inputs[0].size())));
+      // A split step writes its outputs and the remainder of its upper
+      // blocks into the pool (an SSD output would need a pending-compaction
+      // record for two levels). In L0 its inputs are all of L0 (above), so
+      // their remainder is older than any block flushed meanwhile.
+      uint64_t bytes = 0;
+      bool splittable = true;
+      for (const auto& inputs : job.inputs) {
+        for (const BlockRef& b : inputs) bytes += b->size;
+      }
+      for (const BlockRef& b : job.inputs[0]) splittable = splittable && b->residence == Residence::kPmem;
+      splittable = splittable && !OutputToSsd(*version_, level + 1, bytes);
       lock.unlock();
       s = RunCompaction(&job, /*may_use_standby=*/true);
+      const Status unsplit = s;
       // A full pool cannot hold the outputs of a step whose upper blocks
       // overlap many lower ones (wide tombstone ranges do): split it, moving
       // the keys up to a lower block's end down first and rewriting the rest
@@ -1853,6 +1866,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
         s = RunCompaction(&job, /*may_use_standby=*/true);
         if (s.ok()) ++split_steps;
       }
+      if (s.IsNoSpace()) s = unsplit;  // no split fits either: report the step's own shortage
       job = CompactionJob();  // drop the input references: obsolete blocks are freed now
       RefillStandby();
       lock.lock();

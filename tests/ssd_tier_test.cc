@@ -269,10 +269,14 @@ TEST(SsdTierTest, DamagedBlockFailsOnlyTheLookupsThatNeedIt) {
 // Without paranoid checks a damaged block may be served to a Get, but a
 // compaction never rewrites one as if intact: it verifies what it reads,
 // fails with Corruption naming the file and commits nothing.
-TEST(SsdTierTest, CompactionRefusesToRewriteADamagedBlock) {
+// Both read paths: blocks read by pread, and blocks served from a mapping.
+class DamagedBlockTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DamagedBlockTest, CompactionRefusesToRewriteIt) {
   test::ScratchDir dir;
   std::map<std::string, std::string> model;
   Options options = HybridOptions(nullptr);
+  options.ssd_use_mmap = GetParam();
   ASSERT_FALSE(options.paranoid_checks);
   {
     std::unique_ptr<DB> db;
@@ -316,6 +320,9 @@ TEST(SsdTierTest, CompactionRefusesToRewriteADamagedBlock) {
   }
   EXPECT_GT(served, 8000);  // all but the damaged block's keys
 }
+
+INSTANTIATE_TEST_SUITE_P(ReadPaths, DamagedBlockTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Mmap" : "Pread"; });
 
 // Disk-only mode: a power failure (every unsynced byte dropped) at a random
 // moment keeps every write acknowledged with sync=true and a prefix of the
