@@ -113,6 +113,10 @@ class JigsawEngine final : public Engine {
     auto it = db_->NewIterator(ReadOptions());
     return ScanForward(it.get(), key, count, bytes);
   }
+  std::string CompactAll() override {
+    Status s = db_->CompactRange(nullptr, nullptr);
+    return s.ok() ? "" : s.ToString();
+  }
   std::string Stats() override {
     std::string levels, stalls, syncs, cache, ssd;
     db_->GetProperty("jigsaw.levels", &levels);
@@ -191,6 +195,10 @@ class PeerEngine final : public Engine {
     std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
     return ScanForward(it.get(), key, count, bytes);
   }
+  std::string CompactAll() override {
+    const auto s = Lib::CompactAll(lib_.db.get());
+    return s.ok() ? "" : s.ToString();
+  }
   std::string Stats() override {
     std::string stats;
     if (Lib::kStatsProperty[0] != '\0') lib_.db->GetProperty(Lib::kStatsProperty, &stats);
@@ -230,6 +238,10 @@ struct LevelDBLib {
     state->db.reset(db);
     return s.ok() ? "" : s.ToString();
   }
+  static leveldb::Status CompactAll(leveldb::DB* db) {
+    db->CompactRange(nullptr, nullptr);  // returns nothing
+    return leveldb::Status::OK();
+  }
 };
 
 struct RocksDBLib {
@@ -257,6 +269,9 @@ struct RocksDBLib {
     rocksdb::Status s = rocksdb::DB::Open(options, config.dir, &db);
     state->db.reset(db);
     return s.ok() ? "" : s.ToString();
+  }
+  static rocksdb::Status CompactAll(rocksdb::DB* db) {
+    return db->CompactRange(rocksdb::CompactRangeOptions(), nullptr, nullptr);
   }
 };
 

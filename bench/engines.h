@@ -55,6 +55,8 @@ class Engine {
   // Seeks to `key` and reads up to `count` entries; returns how many, adds
   // their bytes to *bytes.
   virtual uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) = 0;
+  // Compacts the whole key range (db_bench's "compact"); "" on success.
+  virtual std::string CompactAll() = 0;
   // A human-readable line of engine statistics (may be empty).
   virtual std::string Stats() = 0;
   // An engine property ("" if the engine has none by that name).

@@ -235,7 +235,7 @@ class Runner {
       write = random = deletes = true;
     } else if (!ycsb && benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
                benchmark != "readreverse" && benchmark != "seekrandom" && benchmark != "readwhilewriting" &&
-               benchmark != "multireadrandom") {
+               benchmark != "multireadrandom" && benchmark != "compact") {
       std::fprintf(stderr, "unknown benchmark '%s'\n", benchmark.c_str());
       return false;
     }
@@ -257,6 +257,13 @@ class Runner {
                             std::string error = deletes ? engine_->Delete(key, sync) : engine_->Put(key, Value(rng), sync);
                             if (!error.empty()) st->error = error;
                             st->bytes += key.size() + (deletes ? 0 : static_cast<uint64_t>(flags_.value_size));
+                          });
+    } else if (benchmark == "compact") {
+      // db_bench's compact: the whole key range, once (one "op").
+      r = MeasureParallel(engine_name_, benchmark, 1, 1, false,
+                          [&](int, uint64_t, std::mt19937_64*, ThreadStats* st) {
+                            const std::string error = engine_->CompactAll();
+                            if (!error.empty()) st->error = error;
                           });
     } else if (benchmark == "readseq" || benchmark == "readreverse") {
       r = MeasureParallel(engine_name_, benchmark, threads, 1, false,
@@ -445,7 +452,7 @@ int Main(int argc, char** argv) {
   Flags f;
   CLI::App app("jigsaw_bench: JigsawDB against LevelDB and RocksDB (db_bench compatible)");
   app.add_option("--benchmarks", f.benchmarks,
-                 "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, "
+                 "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, compact, "
                  "readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
   app.add_option("--num", f.num, "number of key/value pairs")->check(CLI::PositiveNumber);
   app.add_option("--reads", f.reads, "number of reads (-1: --num)");
