@@ -1,5 +1,6 @@
 #include "src/iterators.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 
@@ -55,19 +56,27 @@ class MergingIterator final : public BlockIterator {
       }
       forward_ = true;
       UpdateAllHeads();
-      runner_up_known_ = false;
+      order_known_ = false;
     }
     children_[current_]->Next();
     UpdateHead(current_);
-    // The other children did not move: while the current one stays ahead of
-    // the smallest of them, it is still the smallest (one comparison, not
-    // one per child).
-    if (runner_up_known_ && children_[current_]->Valid() &&
-        (runner_up_ == kNone || Compare(current_, runner_up_) < 0)) {
-      Publish();
+    if (!order_known_) {
+      FindSmallest();
       return;
     }
-    FindSmallest();
+    // order_ holds the valid children by their current entries, current_
+    // first, and only current_ moved: it sinks to its place among the
+    // others -- one comparison while it stays the smallest, one more per
+    // child it passes (not one per child every step).
+    if (!children_[current_]->Valid()) {
+      order_.erase(order_.begin());
+    } else {
+      for (size_t i = 0; i + 1 < order_.size() && Compare(order_[i], order_[i + 1]) > 0; ++i) {
+        std::swap(order_[i], order_[i + 1]);
+      }
+    }
+    current_ = order_.empty() ? kNone : order_.front();
+    Publish();
   }
   void Prev() override {
     assert(Valid());
@@ -119,25 +128,20 @@ class MergingIterator final : public BlockIterator {
     }
     return CompareInternal(comparator_, x->user_key(), x->tag(), y->user_key(), y->tag());
   }
-  // Sets current_ to the smallest child and runner_up_ to the smallest of
-  // the others.
+  // Orders the valid children by their current entries (order_) and makes
+  // the smallest current.
   void FindSmallest() {
-    current_ = kNone;
-    runner_up_ = kNone;
+    order_.clear();
     for (size_t i = 0; i < children_.size(); ++i) {
-      if (!children_[i]->Valid()) continue;
-      if (current_ == kNone || Compare(i, current_) < 0) {
-        runner_up_ = current_;
-        current_ = i;
-      } else if (runner_up_ == kNone || Compare(i, runner_up_) < 0) {
-        runner_up_ = i;
-      }
+      if (children_[i]->Valid()) order_.push_back(i);
     }
-    runner_up_known_ = true;
+    std::sort(order_.begin(), order_.end(), [this](size_t a, size_t b) { return Compare(a, b) < 0; });
+    order_known_ = true;
+    current_ = order_.empty() ? kNone : order_.front();
     Publish();
   }
   void FindLargest() {
-    runner_up_known_ = false;
+    order_known_ = false;
     current_ = kNone;
     for (size_t i = 0; i < children_.size(); ++i) {
       if (children_[i]->Valid() && (current_ == kNone || Compare(i, current_) > 0)) current_ = i;
@@ -154,8 +158,8 @@ class MergingIterator final : public BlockIterator {
   std::vector<std::unique_ptr<BlockIterator>> children_;
   std::vector<KeyPrefix> heads_;  // heads_[i]: prefix of child i's key while it is Valid()
   size_t current_ = kNone;
-  size_t runner_up_ = kNone;      // forward: the smallest child but current_
-  bool runner_up_known_ = false;  // runner_up_ is up to date
+  std::vector<size_t> order_;  // forward: the valid children, smallest entry first
+  bool order_known_ = false;   // order_ is up to date
   bool forward_ = true;
 };
 
