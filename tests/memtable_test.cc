@@ -126,9 +126,15 @@ TEST(MemTableTest, FilteredGetAnswersLikeUnfiltered) {
 TEST(MemTableTest, FilterNeverHidesAPublishedEntryFromAConcurrentReader) {
   MemTable mem(BytewiseComparator(), 64 << 10, 8 << 10);
   constexpr int kKeys = 20000;
+  constexpr int kChecksEvery = 500;  // the writer lets the reader check at least once per 500 adds
   std::atomic<int> published{0};
+  std::atomic<int> checks{0};
   std::thread writer([&] {
     for (int i = 1; i <= kKeys; ++i) {
+      // Reads and writes interleave however fast either thread runs.
+      if (i % kChecksEvery == 0) {
+        while (checks.load(std::memory_order_acquire) < i / kChecksEvery) std::this_thread::yield();
+      }
       mem.Add(static_cast<SequenceNumber>(i), ValueType::kValue, "k" + std::to_string(i), std::to_string(i));
       published.store(i, std::memory_order_release);
     }
@@ -141,12 +147,21 @@ TEST(MemTableTest, FilterNeverHidesAPublishedEntryFromAConcurrentReader) {
     const int i = 1 + static_cast<int>(rng() % static_cast<uint32_t>(last));
     ValueType type;
     std::string value;
-    ASSERT_TRUE(mem.Get("k" + std::to_string(i), static_cast<SequenceNumber>(last), &type, &value)) << i;
-    ASSERT_EQ(value, std::to_string(i));
+    // Not ASSERT: returning early would leave the writer waiting for checks.
+    if (!mem.Get("k" + std::to_string(i), static_cast<SequenceNumber>(last), &type, &value)) {
+      ADD_FAILURE() << "published key " << i << " not found";
+      break;
+    }
+    if (value != std::to_string(i)) {
+      ADD_FAILURE() << "key " << i << " has value " << value;
+      break;
+    }
     ++checked;
+    checks.store(checked, std::memory_order_release);
   }
+  checks.store(kKeys, std::memory_order_release);  // releases a waiting writer if the loop ended early
   writer.join();
-  EXPECT_GT(checked, 0);
+  EXPECT_GE(checked, kKeys / kChecksEvery);
 }
 
 }  // namespace
