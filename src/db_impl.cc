@@ -1609,14 +1609,24 @@ void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Co
   while (conflicts() && bg_error_.ok()) done_cv_.wait(lock);
 }
 
+uint64_t DBImpl::InputBytes(const CompactionJob& job) {
+  uint64_t bytes = 0;
+  for (const auto& inputs : job.inputs) {
+    for (const BlockRef& b : inputs) bytes += b->size;
+  }
+  return bytes;
+}
+
+bool DBImpl::AllInPmem(const std::vector<BlockRef>& blocks) {
+  return std::all_of(blocks.begin(), blocks.end(),
+                     [](const BlockRef& b) { return b->residence == Residence::kPmem; });
+}
+
 Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   const int output_level = job->level + 1;
   SequenceNumber smallest_snapshot;
   std::shared_ptr<const Version> base;
-  uint64_t bytes_read = 0;
-  for (const auto& inputs : job->inputs) {
-    for (const BlockRef& b : inputs) bytes_read += b->size;
-  }
+  const uint64_t bytes_read = InputBytes(*job);
   bool to_ssd;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -1654,9 +1664,9 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   };
   auto merged = merge_inputs(2);
   if (job->split) {
-    bool upper_in_pmem = true;
-    for (const BlockRef& b : job->inputs[0]) upper_in_pmem = upper_in_pmem && b->residence == Residence::kPmem;
-    if (to_ssd || !upper_in_pmem) return Status::NoSpace("a split compaction step needs pmem outputs");
+    // CompactRange checked this against an older version; flushes since may
+    // have moved the output level past the pmem budget.
+    if (to_ssd || !AllInPmem(job->inputs[0])) return Status::NoSpace("a split compaction step needs pmem outputs");
     merged = NewKeyRangeIterator(ucmp_, std::move(merged), nullptr, &job->split_key);
   }
 
@@ -1815,19 +1825,15 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
     for (;;) {
       CompactionJob job;
       job.level = level;
-      for (const BlockRef& b : version_->levels[level]) {
-        if (!in_range(b)) continue;
-        job.inputs[0].push_back(b);
-        if (level > 0) break;
-      }
-      if (job.inputs[0].empty()) break;
+      const auto& blocks = version_->levels[level];
+      const auto first = std::find_if(blocks.begin(), blocks.end(), in_range);
+      if (first == blocks.end()) break;
       // L0 blocks overlap: moving one down while an older block holding the
       // same key stays above it would let the older version win. All of L0
       // moves together.
-      if (level == 0) job.inputs[0] = version_->levels[0];
+      job.inputs[0] = level == 0 ? blocks : std::vector<BlockRef>{*first};
       if (level > 0) {  // neighbours sharing a boundary key move together
-        const auto& blocks = version_->levels[level];
-        auto it = std::find(blocks.begin(), blocks.end(), job.inputs[0].front());
+        auto it = first;
         while (it + 1 != blocks.end() && ucmp_->Compare((*it)->largest, (*(it + 1))->smallest) == 0) {
           ++it;
           job.inputs[0].push_back(*it);
@@ -1838,13 +1844,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       // blocks into the pool (an SSD output would need a pending-compaction
       // record for two levels). In L0 its inputs are all of L0 (above), so
       // their remainder is older than any block flushed meanwhile.
-      uint64_t bytes = 0;
-      bool splittable = true;
-      for (const auto& inputs : job.inputs) {
-        for (const BlockRef& b : inputs) bytes += b->size;
-      }
-      for (const BlockRef& b : job.inputs[0]) splittable = splittable && b->residence == Residence::kPmem;
-      splittable = splittable && !OutputToSsd(*version_, level + 1, bytes);
+      const bool splittable = AllInPmem(job.inputs[0]) && !OutputToSsd(*version_, level + 1, InputBytes(job));
       lock.unlock();
       s = RunCompaction(&job, /*may_use_standby=*/true);
       const Status unsplit = s;

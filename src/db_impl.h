@@ -163,6 +163,8 @@ class DBImpl final : public DB {
   // Whether a compaction into `output_level` producing about `bytes` writes
   // SSD tables (hybrid mode, pmem budget exhausted or level beyond it).
   bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const;
+  static uint64_t InputBytes(const CompactionJob& job);  // bytes of all its input blocks
+  static bool AllInPmem(const std::vector<BlockRef>& blocks);
   // Merges `inputs` into new blocks of `output_level`: pmem blocks, or SSD
   // tables (each file left open in *files, synced only if sync_tables).
   // With `profile`, adds encode, write and inline sync time to it.

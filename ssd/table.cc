@@ -517,29 +517,24 @@ class SsdTable::Iter final : public BlockIterator {
       window_first_ = i;
       window_end_ = end;
     }
-    auto block = std::make_shared<CachedBlock>();  // a reader over window bytes; owns no buffer
-    block->size = index[i].size;
-    const char* data = reinterpret_cast<const char*>(window_.data()) + (index[i].offset - index[window_first_].offset);
-    // A scan feeds compactions, which rewrite what they read: its blocks'
-    // checksums are always verified (whatever verify_checksums says), so a
-    // damaged block stops the compaction instead of being rewritten as if
-    // intact -- a flipped stored key hash, say, would make the merge keep a
-    // shadowed version or drop a live one. The check is part of reading the
-    // block (timed as a read, like LevelDB's ReadBlock).
-    const uint64_t open_start = table_->options_.time_reads ? SteadyNanos() : 0;
-    Status s = table_->OpenReader(data, /*verify=*/true, block.get());
-    if (table_->options_.time_reads) t_read_ns += SteadyNanos() - open_start;
-    if (!s.ok()) return table_->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
-    block_ = std::move(block);
-    return Status::OK();
+    return OpenVerified(i, reinterpret_cast<const char*>(window_.data()) +
+                               (index[i].offset - index[window_first_].offset));
   }
   // A scan of a mapped table: the mapped readers were opened without their
-  // checksums, a compaction's reader checks it (timed as a read, as in
-  // OpenInWindow).
+  // checksums; a scan opens its own, checked.
   Status OpenMappedVerified(uint32_t i) {
-    auto block = std::make_shared<CachedBlock>();  // a reader over mapped bytes; owns no buffer
+    return OpenVerified(i, table_->file_->Mapping() + table_->index_[i].offset);
+  }
+  // A scan feeds compactions, which rewrite what they read: its blocks'
+  // checksums are always verified (whatever verify_checksums says), so a
+  // damaged block stops the compaction instead of being rewritten as if
+  // intact -- a flipped stored key hash, say, would make the merge keep a
+  // shadowed version or drop a live one. The check is part of reading the
+  // block (timed as a read, like LevelDB's ReadBlock). `data`: block i's
+  // bytes, which outlive the reader (a read window or the mapping).
+  Status OpenVerified(uint32_t i, const char* data) {
+    auto block = std::make_shared<CachedBlock>();  // a reader over bytes it does not own
     block->size = table_->index_[i].size;
-    const char* data = table_->file_->Mapping() + table_->index_[i].offset;
     const uint64_t open_start = table_->options_.time_reads ? SteadyNanos() : 0;
     Status s = table_->OpenReader(data, /*verify=*/true, block.get());
     if (table_->options_.time_reads) t_read_ns += SteadyNanos() - open_start;

@@ -61,6 +61,18 @@ int WriteKeys(DB* db, int begin, int end, std::map<std::string, std::string>* mo
   return end - begin;
 }
 
+// Damages one byte of a file in place.
+void FlipByte(const std::string& path, std::streamoff offset) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(offset);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x5a);
+  file.seekp(offset);
+  file.write(&byte, 1);
+  EXPECT_TRUE(file.good()) << path;
+}
+
 void ExpectContents(DB* db, const std::map<std::string, std::string>& model) {
   std::map<std::string, std::string> got;
   auto it = db->NewIterator(ReadOptions());
@@ -232,15 +244,7 @@ TEST(SsdTierTest, DamagedBlockFailsOnlyTheLookupsThatNeedIt) {
     if (entry.path().extension() == ".jst") victim = entry.path().string();
   }
   ASSERT_FALSE(victim.empty());
-  {
-    std::fstream file(victim, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekg(200);
-    char byte = 0;
-    file.read(&byte, 1);
-    byte = static_cast<char>(byte ^ 0x5a);
-    file.seekp(200);
-    file.write(&byte, 1);
-  }
+  FlipByte(victim, 200);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   std::vector<std::string> names;
@@ -290,15 +294,7 @@ TEST_P(DamagedBlockTest, CompactionRefusesToRewriteIt) {
   }
   ASSERT_FALSE(tables.empty());
   const std::string victim = tables.front();
-  {
-    std::fstream file(victim, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekg(200);
-    char byte = 0;
-    file.read(&byte, 1);
-    byte = static_cast<char>(byte ^ 0x5a);
-    file.seekp(200);
-    file.write(&byte, 1);
-  }
+  FlipByte(victim, 200);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   // New versions across the whole key range: the next full compaction must
