@@ -55,12 +55,23 @@ struct Flags {
   std::string ycsb_distribution = "zipfian";
   uint64_t level1_mb = 0;
   size_t table_size_kb = 0;
-  uint64_t pool_size_mb = 4096;
+  uint64_t pool_size_mb = 0;  // 0: sized for --num (PoolSizeMiB)
   bool use_existing_db = false;
   bool histogram = true;
   std::string json;
   bool stats = false;
 };
+
+// The pool for a run: --pool_size_mb, or six times the key and value bytes
+// of --num entries (measured: the default benchmarks at 1M entries, with an
+// overwrite of every key, need 320-384 MiB; 6x is 704 MiB) in whole 64 MiB,
+// at least 256 MiB (4 MiB memtables need 117 MiB, docs/sizing.md). Pool
+// files on tmpfs are allocated whole when created.
+uint64_t PoolSizeMiB(const Flags& f) {
+  if (f.pool_size_mb != 0) return f.pool_size_mb;
+  const uint64_t bytes = 6 * f.num * static_cast<uint64_t>(f.key_size + f.value_size);
+  return std::max<uint64_t>(256, ((bytes >> 20) + 64) / 64 * 64);
+}
 
 struct Result {
   std::string engine, benchmark;
@@ -466,7 +477,9 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"zipfian", "uniform"}));
   app.add_option("--db", f.db, "JigsawDB directory");
   app.add_option("--pmem_path", f.pmem_path, "JigsawDB pool file (default <db>/pool)");
-  app.add_option("--pool_size_mb", f.pool_size_mb, "JigsawDB pool size when created, MiB");
+  app.add_option("--pool_size_mb", f.pool_size_mb,
+                 "JigsawDB pool size when created, MiB; 0 (default): 6x the key and value bytes of --num, "
+                 "at least 256 MiB (docs/sizing.md)");
   app.add_option("--peer_dir", f.peer_dir, "directory for LevelDB and RocksDB (default: beside the pool)");
   app.add_option("--engines", f.engines, "comma-separated: jigsaw, leveldb, rocksdb");
   app.add_option("--mode", f.mode,
@@ -513,14 +526,15 @@ int Main(int argc, char** argv) {
               f.key_size, f.value_size, f.num, f.mode.c_str(), f.timing_model.c_str(),
               f.timing_model == "optane" ? " (JigsawDB pmem: random read +205 ns, 2.2 GB/s writes in 256-B units)"
                                          : "");
-  std::printf("jigsaw pool %s; peers in %s\n", f.pmem_path.c_str(), f.peer_dir.c_str());
+  std::printf("jigsaw pool %s (%" PRIu64 " MiB); peers in %s\n", f.pmem_path.c_str(), PoolSizeMiB(f),
+              f.peer_dir.c_str());
   std::printf("%-8s %-16s %12s %12s %9s %9s %9s %9s\n", "engine", "benchmark", "micros/op", "ops/s", "MB/s",
               "p50 us", "p99 us", "p99.9 us");
   std::vector<Result> results;
   for (const std::string& engine : engines) {
     EngineConfig config;
     config.memtable_size = 4 << 20;
-    config.pmem_pool_size = f.pool_size_mb << 20;
+    config.pmem_pool_size = PoolSizeMiB(f) << 20;
     config.use_existing = f.use_existing_db;
     if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
     config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid

@@ -153,7 +153,10 @@ ConfigResult RunConfig(const Flags& f, bool hybrid, bool classic, bool profile) 
   EngineConfig config;
   config.dir = f.dir + "/" + r.storage + "-" + r.format;
   config.pmem_path = f.pmem_path;
-  config.pmem_pool_size = uint64_t{1} << 30;
+  // Disk+NVM keeps L0 and --pmem_budget_mb of blocks in pmem, the rest in
+  // SSD tables: 256 MiB holds that for the default budget (4 MiB memtables
+  // need 117 MiB, docs/sizing.md); pool files on tmpfs are allocated whole.
+  config.pmem_pool_size = std::max<uint64_t>(uint64_t{256} << 20, 2 * (f.pmem_budget_mb << 20));
   config.storage_mode = hybrid ? StorageMode::kHybrid : StorageMode::kDisk;
   config.pmem_budget = f.pmem_budget_mb << 20;
   config.table_format = classic ? TableFormat::kClassic : TableFormat::kKeySet;

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace jigsaw::emulation {
 
@@ -29,20 +29,27 @@ PowerFailureSimulator& PowerFailureSimulator::Instance() {
   return *sim;
 }
 
-Status PowerFailureSimulator::Arm(const std::string& path, std::function<uint64_t()> label) {
+Status PowerFailureSimulator::Arm(const std::string& path, ArmOptions options) {
   std::lock_guard<std::mutex> lock(mu_);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Status::IOError(path, std::strerror(errno));
   std::ifstream in(path, std::ios::binary);
   initial_image_.assign(static_cast<size_t>(st.st_size), 0);
   if (!in.read(initial_image_.data(), st.st_size)) return Status::IOError(path, "cannot read");
+  durable_ = initial_image_;
   dev_ = st.st_dev;
   ino_ = st.st_ino;
-  label_ = std::move(label);
-  initial_label_ = label_ ? label_() : 0;
+  options_ = std::move(options);
+  initial_ = SampleLabels();
   log_.clear();
   points_.clear();
+  external_points_ = 0;
+  evictable_.clear();
+  latest_evictable_.clear();
+  evict_index_.clear();
   mappings_.clear();
+  if (options_.track_dirty_lines) RecordEvictableLines();
+  initial_evict_end_ = evict_index_.size();
   arm_generation.fetch_add(1);
   armed_.store(true, std::memory_order_release);
   return Status::OK();
@@ -52,6 +59,9 @@ void PowerFailureSimulator::Disarm() {
   armed_.store(false, std::memory_order_release);
   std::lock_guard<std::mutex> lock(mu_);
   mappings_.clear();
+  durable_.clear();
+  durable_.shrink_to_fit();
+  latest_evictable_.clear();
 }
 
 size_t PowerFailureSimulator::lines_at(size_t point) const {
@@ -61,25 +71,28 @@ size_t PowerFailureSimulator::lines_at(size_t point) const {
 
 void PowerFailureSimulator::ScanMappings() {
   mappings_.clear();
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev;
-    uint64_t inode = 0;
-    fields >> range >> perms >> offset >> dev >> inode;
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), maps) != nullptr) {
+    // begin-end perms offset major:minor inode [path]
+    unsigned long long begin = 0, end = 0, offset = 0, inode = 0;
+    unsigned major_number = 0, minor_number = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &begin, &end, perms, &offset, &major_number,
+                    &minor_number, &inode) != 7 ||
+        std::strlen(perms) < 4) {
+      continue;
+    }
     Mapping m;
-    const size_t dash = range.find('-');
-    const size_t colon = dev.find(':');
-    if (dash == std::string::npos || colon == std::string::npos || perms.size() < 4) continue;
-    m.begin = std::stoull(range.substr(0, dash), nullptr, 16);
-    m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
-    m.file_offset = std::stoull(offset, nullptr, 16);
-    const auto major_number = static_cast<unsigned>(std::stoul(dev.substr(0, colon), nullptr, 16));
-    const auto minor_number = static_cast<unsigned>(std::stoul(dev.substr(colon + 1), nullptr, 16));
+    m.begin = begin;
+    m.end = end;
+    m.file_offset = offset;
     m.tracked = perms[3] == 's' && inode == ino_ && makedev(major_number, minor_number) == dev_;
+    m.readable = perms[0] == 'r';
     mappings_.push_back(m);
   }
+  std::fclose(maps);
 }
 
 const PowerFailureSimulator::Mapping* PowerFailureSimulator::FindMapping(uintptr_t addr) {
@@ -97,6 +110,13 @@ const PowerFailureSimulator::Mapping* PowerFailureSimulator::FindMapping(uintptr
     m = find();
   }
   return m != nullptr && m->tracked ? m : nullptr;
+}
+
+PowerFailureSimulator::Labels PowerFailureSimulator::SampleLabels() const {
+  Labels labels;
+  labels.label = options_.label ? options_.label() : 0;
+  labels.file_events = options_.file_events ? options_.file_events() : 0;
+  return labels;
 }
 
 void PowerFailureSimulator::OnFlush(const void* addr, size_t len) {
@@ -129,32 +149,131 @@ void PowerFailureSimulator::OnDrain() {
     LineWrite& w = log_.emplace_back();
     w.file_offset = file_offset;
     std::memcpy(w.bytes, bytes.data(), kLineSize);
+    std::memcpy(durable_.data() + file_offset, bytes.data(), kLineSize);
   }
   pending.lines.clear();
-  points_.push_back(Point{log_.size(), label_ ? label_() : 0});
+  EndPoint();
+}
+
+void PowerFailureSimulator::AddExternalPoint() {
+  if (!armed()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++external_points_;
+  EndPoint();
+}
+
+void PowerFailureSimulator::EndPoint() {
+  if (options_.track_dirty_lines) RecordEvictableLines();
+  Point point;
+  static_cast<Labels&>(point) = SampleLabels();
+  point.log_end = log_.size();
+  point.evict_end = evict_index_.size();
+  points_.push_back(point);
+}
+
+void PowerFailureSimulator::RecordEvictableLines() {
+  // The mappings are rescanned every time: a cached range may have been
+  // unmapped (the pool closed) since the last scan.
+  ScanMappings();
+  constexpr size_t kPage = 4096;
+  for (const Mapping& m : mappings_) {
+    if (!m.tracked || !m.readable || m.file_offset >= durable_.size()) continue;
+    const size_t size = std::min<size_t>(m.end - m.begin, durable_.size() - m.file_offset);
+    const char* live = reinterpret_cast<const char*>(m.begin);
+    const char* image = durable_.data() + m.file_offset;
+    // Other threads may store into the mapping meanwhile: each line is
+    // copied once and the copy is what is compared and logged.
+    for (size_t page = 0; page < size; page += kPage) {
+      const size_t page_end = std::min(size, page + kPage);
+      if (std::memcmp(live + page, image + page, page_end - page) == 0) continue;
+      for (size_t line = page; line + kLineSize <= page_end; line += kLineSize) {
+        LineWrite w;
+        w.file_offset = m.file_offset + line;
+        std::memcpy(w.bytes, live + line, kLineSize);
+        if (std::memcmp(w.bytes, image + line, kLineSize) == 0) continue;
+        auto latest = latest_evictable_.find(w.file_offset);
+        if (latest == latest_evictable_.end() ||
+            std::memcmp(evictable_[latest->second].bytes, w.bytes, kLineSize) != 0) {
+          const auto index = static_cast<uint32_t>(evictable_.size());
+          evictable_.push_back(w);
+          latest = latest_evictable_.insert_or_assign(w.file_offset, index).first;
+        }
+        evict_index_.push_back(latest->second);
+      }
+    }
+  }
+}
+
+void PowerFailureSimulator::ApplyLine(const LineWrite& w, std::vector<char>* image, std::mt19937_64* rng) {
+  char* dest = image->data() + w.file_offset;
+  if (rng == nullptr) {
+    std::memcpy(dest, w.bytes, kLineSize);
+    return;
+  }
+  const uint64_t words = (*rng)();
+  for (size_t word = 0; word < kLineSize / 8; ++word) {
+    if ((words >> word) & 1) std::memcpy(dest + word * 8, w.bytes + word * 8, 8);
+  }
 }
 
 void PowerFailureSimulator::ImageCursor::AdvanceTo(size_t point) {
+  ResetVariant();
   const size_t begin = point_ == 0 ? 0 : sim_.points_[point_ - 1].log_end;
   const size_t end = point == 0 ? 0 : sim_.points_[point - 1].log_end;
   for (size_t i = begin; i < end; ++i) {
-    const LineWrite& w = sim_.log_[i];
-    std::memcpy(image_.data() + w.file_offset, w.bytes, kLineSize);
+    ApplyLine(sim_.log_[i], &image_, nullptr);
+    ApplyLine(sim_.log_[i], &variant_, nullptr);
   }
   point_ = std::max(point_, point);
 }
 
-std::vector<char> PowerFailureSimulator::ImageCursor::ImageWithPartialNextPoint(std::mt19937_64* rng) const {
-  std::vector<char> image = image_;
+void PowerFailureSimulator::ImageCursor::ResetVariant() {
+  for (uint64_t offset : variant_lines_) std::memcpy(variant_.data() + offset, image_.data() + offset, kLineSize);
+  variant_lines_.clear();
+}
+
+void PowerFailureSimulator::ImageCursor::ApplyToVariant(const LineWrite& w, std::mt19937_64* rng) {
+  variant_lines_.push_back(w.file_offset);
+  ApplyLine(w, &variant_, rng);
+}
+
+namespace {
+
+// Per line: left out (1/2), applied whole (1/4), or word by word (1/4).
+enum class Fate { kLost, kWhole, kWords };
+Fate PickFate(std::mt19937_64* rng) {
+  switch ((*rng)() & 3) {
+    case 2:
+      return Fate::kWhole;
+    case 3:
+      return Fate::kWords;
+    default:
+      return Fate::kLost;
+  }
+}
+
+}  // namespace
+
+const std::vector<char>& PowerFailureSimulator::ImageCursor::ImageWithPartialNextPoint(std::mt19937_64* rng) {
+  ResetVariant();
   const size_t begin = point_ == 0 ? 0 : sim_.points_[point_ - 1].log_end;
   const size_t end = sim_.points_[point_].log_end;
   for (size_t i = begin; i < end; ++i) {
-    if ((*rng)() & 1) {
-      const LineWrite& w = sim_.log_[i];
-      std::memcpy(image.data() + w.file_offset, w.bytes, kLineSize);
+    const Fate fate = PickFate(rng);
+    if (fate != Fate::kLost) ApplyToVariant(sim_.log_[i], fate == Fate::kWords ? rng : nullptr);
+  }
+  return variant_;
+}
+
+const std::vector<char>& PowerFailureSimulator::ImageCursor::ImageWithEarlyEviction(std::mt19937_64* rng) {
+  ResetVariant();
+  for (size_t i = sim_.EvictBegin(point_); i < sim_.EvictEnd(point_); ++i) {
+    const Fate fate = PickFate(rng);
+    if (fate != Fate::kLost) {
+      ApplyToVariant(sim_.evictable_[sim_.evict_index_[i]], fate == Fate::kWords ? rng : nullptr);
     }
   }
-  return image;
+  return variant_;
 }
 
 }  // namespace jigsaw::emulation

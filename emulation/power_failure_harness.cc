@@ -7,12 +7,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "emulation/power_failure.h"
 #include "jigsaw/db.h"
@@ -98,16 +103,31 @@ Status WriteImage(const std::string& path, const std::vector<char>& bytes) {
   return Status::OK();
 }
 
-// Opens the image as a database and checks it; "" if it passes.
-std::string CheckImage(const std::string& check_dir, const std::vector<char>& image, const Options& options,
+// Makes `check_dir` hold the pool `image` and, through `write_files`, the
+// other files of the same moment (IDENTITY, SSD tables); opens it as a
+// database and checks it; "" if it passes.
+std::string CheckImage(const std::string& check_dir, const std::vector<char>& image,
+                       const std::function<Status(const std::string&)>& write_files, const Options& options,
                        const std::vector<State>& states, const std::vector<std::string>& keys,
                        uint64_t durable_floor) {
   std::error_code ec;
   std::filesystem::create_directories(check_dir, ec);
+  // Whatever the previous check's recovery left, but the pool (rewritten in
+  // place below, page by page).
+  std::vector<std::filesystem::path> leftovers;
+  for (const auto& entry : std::filesystem::directory_iterator(check_dir, ec)) {
+    if (entry.path().filename() != "pool") leftovers.push_back(entry.path());
+  }
+  for (const auto& path : leftovers) std::filesystem::remove_all(path, ec);
   Status s = WriteImage(check_dir + "/pool", image);
   if (!s.ok()) return s.ToString();
+  if (write_files) {
+    s = write_files(check_dir);
+    if (!s.ok()) return "writing the files beside the pool: " + s.ToString();
+  }
   Options open_options = options;
   open_options.create_if_missing = false;
+  open_options.file_system = nullptr;  // the rebuilt files are plain files
   std::unique_ptr<DB> db;
   s = DB::Open(open_options, check_dir, &db);
   if (!s.ok()) return "open: " + s.ToString();
@@ -148,6 +168,34 @@ std::string CheckImage(const std::string& check_dir, const std::vector<char>& im
          std::to_string(best) + " batches, " + std::to_string(best_diff) + " keys differ)";
 }
 
+uint64_t NumericProperty(DB* db, const char* name) {
+  std::string value;
+  return db->GetProperty(name, &value) ? std::stoull(value) : 0;
+}
+
+// The number after "<field> " in a property's text; 0 if absent.
+uint64_t PropertyField(DB* db, const char* property, const std::string& field) {
+  std::string value;
+  if (!db->GetProperty(property, &value)) return 0;
+  const size_t pos = value.find(field + " ");
+  return pos == std::string::npos ? 0 : std::stoull(value.substr(pos + field.size() + 1));
+}
+
+// Waits (a minute at most) until no memtable waits for its flush, L0 is
+// below its compaction trigger and no compaction waits for its syncs: the
+// background work the writes so far started has run. Returns either way.
+void WaitForBackgroundWork(DB* db, const Options& options) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (PropertyField(db, "jigsaw.stats", "memtables") <= 1 &&
+        NumericProperty(db, "jigsaw.num-blocks-at-level0") < static_cast<uint64_t>(options.level0_compaction_trigger) &&
+        PropertyField(db, "jigsaw.sync-stats", "pending_compactions") == 0) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload& workload,
@@ -156,6 +204,9 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
   if (!workload.options.pmem_path.empty()) return Status::InvalidArgument("pmem_path", "must be empty");
   if (workload.batches_before_arming > workload.batches) {
     return Status::InvalidArgument("batches_before_arming", "exceeds batches");
+  }
+  if (workload.files != nullptr && workload.options.file_system == nullptr) {
+    return Status::InvalidArgument("files", "must be options.file_system");
   }
   const std::vector<Batch> batches = MakeBatches(workload);
   std::vector<State> states(1);
@@ -195,24 +246,86 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
   durable_floor = before;
 
   PowerFailureSimulator& sim = PowerFailureSimulator::Instance();
-  Status s = sim.Arm(db_dir + "/pool", [&durable_floor] { return durable_floor.load(); });
+  FileCrashModel* const files = workload.files;
+  ArmOptions arm;
+  arm.label = [&durable_floor] { return durable_floor.load(); };
+  arm.track_dirty_lines = workload.early_eviction;
+  if (files != nullptr) {
+    // The clean close synced every table: the journal starts from them.
+    Status s = files->StartJournal(db_dir, {"pool", "LOCK"});
+    if (!s.ok()) return s;
+    arm.file_events = [files] { return files->JournalEvents(); };
+    files->SetDurabilityListener([&sim] { sim.AddExternalPoint(); });
+  }
+  // Without a file crash model, the directory's other files (the
+  // database's IDENTITY) are taken as they are now, for every check.
+  std::vector<std::pair<std::string, std::string>> static_files;
+  if (files == nullptr) {
+    for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!entry.is_regular_file() || name == "pool" || name == "LOCK") continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      static_files.emplace_back(name, std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+    if (ec) return Status::IOError(db_dir, ec.message());
+  }
+  Status s = sim.Arm(db_dir + "/pool", std::move(arm));
   if (!s.ok()) return s;
   {
     std::unique_ptr<DB> db;
     s = DB::Open(options, db_dir, &db);  // recovery is tracked too
-    if (s.ok()) s = WriteBatches(db.get(), batches, before, batches.size(), &durable_floor);
-  }
+    const size_t chunk = workload.settle_every > 0 ? static_cast<size_t>(workload.settle_every) : batches.size();
+    for (size_t begin = before; s.ok() && begin < batches.size(); begin += chunk) {
+      const size_t end = std::min(batches.size(), begin + chunk);
+      s = WriteBatches(db.get(), batches, begin, end, &durable_floor);
+      if (s.ok() && end < batches.size()) WaitForBackgroundWork(db.get(), options);
+    }
+    if (db != nullptr) {
+      report->flushes = NumericProperty(db.get(), "jigsaw.flushes");
+      report->compactions = NumericProperty(db.get(), "jigsaw.compactions");
+      for (int level = 1; level < 10; ++level) {
+        const std::string property = "jigsaw.num-blocks-at-level" + std::to_string(level);
+        std::string blocks;
+        if (!db->GetProperty(property, &blocks)) break;
+        if (std::stoull(blocks) > 0) report->deepest_level = level;
+      }
+    }
+  }  // the clean close is tracked too
   sim.Disarm();
+  if (files != nullptr) {
+    files->SetDurabilityListener(nullptr);
+    files->StopJournal();
+  }
   if (!s.ok()) return s;
 
   const size_t points = sim.persist_points();
   report->persist_points = points;
+  report->external_points = sim.external_points();
   const size_t stride = workload.max_checks == 0 ? 1 : std::max<size_t>(1, (points + workload.max_checks - 1) / workload.max_checks);
   std::mt19937_64 rng(workload.seed);
   PowerFailureSimulator::ImageCursor cursor(sim);
-  auto check = [&](const std::vector<char>& image, size_t point, const char* what) {
+  // The files beside the pool at `point`: strict (unsynced data lost) or,
+  // with `random`, any outcome the file system allows.
+  auto files_at = [&](size_t point, bool random) -> std::function<Status(const std::string&)> {
+    if (files == nullptr) {
+      return [&static_files](const std::string& to_dir) {
+        for (const auto& [name, contents] : static_files) {
+          std::ofstream out(to_dir + "/" + name, std::ios::binary | std::ios::trunc);
+          out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+          if (!out.good()) return Status::IOError(to_dir + "/" + name, "cannot write");
+        }
+        return Status::OK();
+      };
+    }
+    const uint64_t events = sim.file_events_at(point);
+    return [files, events, random, &rng](const std::string& to_dir) {
+      return files->WriteCrashState(events, to_dir, random ? &rng : nullptr);
+    };
+  };
+  auto check = [&](const std::vector<char>& image, size_t point, bool random_files, const char* what) {
     ++report->checks;
-    std::string failure = CheckImage(dir + "/check", image, options, states, keys, sim.label_at(point));
+    std::string failure = CheckImage(dir + "/check", image, files_at(point, random_files), options, states, keys,
+                                     sim.label_at(point));
     if (failure.empty()) return;
     ++report->failed_checks;
     if (report->failures.size() < 20) {
@@ -220,17 +333,25 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
                                  std::to_string(points) + ": " + failure);
     }
   };
-  for (size_t point = 0; point <= points; point += stride) {
+  auto check_point = [&](size_t point) {
     cursor.AdvanceTo(point);
-    check(cursor.image(), point, "power failure");
-    if (workload.reorder && point < points && sim.lines_at(point + 1) > 1) {
-      check(cursor.ImageWithPartialNextPoint(&rng), point, "power failure with reordered lines");
+    check(cursor.image(), point, false, "power failure");
+    report->max_evictable = std::max(report->max_evictable, sim.evictable_at(point));
+    if (workload.reorder && point < points && sim.lines_at(point + 1) > 0) {  // one line may be torn too
+      ++report->reorder_checks;
+      check(cursor.ImageWithPartialNextPoint(&rng), point, false, "power failure with reordered lines");
     }
-  }
-  if (points % stride != 0) {
-    cursor.AdvanceTo(points);
-    check(cursor.image(), points, "power failure");
-  }
+    const bool evicted = workload.early_eviction && sim.evictable_at(point) > 0;
+    if (evicted || files != nullptr) {
+      ++report->eviction_checks;
+      const char* what = !evicted                ? "power failure with random file outcomes"
+                         : files != nullptr      ? "power failure with early eviction and random file outcomes"
+                                                 : "power failure with early eviction";
+      check(evicted ? cursor.ImageWithEarlyEviction(&rng) : cursor.image(), point, true, what);
+    }
+  };
+  for (size_t point = 0; point <= points; point += stride) check_point(point);
+  if (points % stride != 0) check_point(points);
   std::filesystem::remove_all(dir + "/check", ec);
   return Status::OK();
 }

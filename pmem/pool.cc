@@ -4,12 +4,16 @@
 #include <libpmem.h>
 #include <libpmemobj.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <sys/sysmacros.h>
@@ -22,7 +26,8 @@ struct Pool::Root {
   uint32_t format_version;
   uint32_t flags;
   uint64_t manifest_offset;  // changed only by pmemobj_publish (Commit)
-  uint64_t reserved[5];
+  char database_id[32];      // hex digits; all zero in a version-1 pool
+  uint64_t reserved;
   char comparator_name[192];
 };
 
@@ -30,6 +35,8 @@ namespace {
 
 constexpr uint64_t kRootMagic = 0x4C4F4F505753474AULL;  // bytes "JGSWPOOL"
 constexpr uint64_t kTmpfsMagic = 0x01021994;
+// The header libpmemobj puts in front of every chunk-granular object.
+constexpr uint64_t kObjectHeader = 16;
 
 PMEMobjpool* Handle(void* pop) { return static_cast<PMEMobjpool*>(pop); }
 
@@ -37,6 +44,42 @@ std::string PmemError() {
   const char* msg = pmemobj_errormsg();
   return msg != nullptr ? msg : "unknown libpmemobj error";
 }
+
+// The Status for a failed pmemobj_open/pmemobj_create of `path`, by errno:
+// a lock held elsewhere, a read-only file system or no permission is an
+// IOError (the pool may be healthy); anything else means the file is not a
+// usable JigsawDB pool.
+Status OpenError(const std::string& path, int err) {
+  if (err == EWOULDBLOCK || err == EAGAIN) {
+    return Status::IOError(path, "the pool is in use by another process or handle (locked)");
+  }
+  if (err == EROFS) return Status::IOError(path, "read-only file system: a pool must be writable");
+  if (err == EACCES || err == EPERM) return Status::IOError(path, std::strerror(err));
+  return Status::Corruption(path + " is not a JigsawDB pool", PmemError());
+}
+
+// Refuses, before libpmemobj maps it, a regular file that cannot be a pool:
+// libpmemobj dies of SIGBUS on an empty file, and a file without its
+// signature is not worth mapping.
+Status CheckPoolFileShape(const std::string& path, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return Status::OK();
+  constexpr uint64_t kSmallestPool = uint64_t{2} << 20;  // PMEMOBJ_MIN_POOL
+  if (static_cast<uint64_t>(st.st_size) < kSmallestPool) {
+    return Status::Corruption(path + " is not a JigsawDB pool",
+                              std::to_string(st.st_size) + " bytes, smaller than any pool (2 MiB)");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(path, std::strerror(errno));
+  char signature[8] = {};
+  const ssize_t n = ::pread(fd, signature, sizeof(signature), 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof(signature)) || std::memcmp(signature, "PMEMOBJ", 8) != 0) {
+    return Status::Corruption(path + " is not a JigsawDB pool", "no libpmemobj pool signature");
+  }
+  return Status::OK();
+}
+
+std::string RootDatabaseId(const char (&id)[32]) { return std::string(id, strnlen(id, sizeof(id))); }
 
 // Size of a device-DAX node, from sysfs; 0 if unknown.
 uint64_t PoolSizeOfDevice(const std::string& path) {
@@ -107,25 +150,38 @@ Status Pool::CheckRoot(const Root& root, const PoolOptions& options) {
     return Status::InvalidArgument("comparator mismatch",
                                    "pool uses " + stored + ", options give " + options.comparator_name);
   }
+  const std::string id = RootDatabaseId(root.database_id);
+  if (!id.empty() && !options.database_id.empty() && id != options.database_id) {
+    return Status::InvalidArgument("pmem_path", options.path + " is the pool of database " + id +
+                                                    ", not of this database (" + options.database_id + ")");
+  }
   return Status::OK();
 }
 
-Status Pool::InspectExistingPool(const PoolOptions& options) {
+Status Pool::Inspect(const PoolOptions& options, Facts* facts) {
+  *facts = Facts();
+  struct stat st {};
+  if (::stat(options.path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::NotFound(options.path);
+    return Status::IOError(options.path, std::strerror(errno));
+  }
+  Status s = CheckPoolFileShape(options.path, st);
+  if (!s.ok()) return s;
   int enabled = 1;
   pmemobj_ctl_set(nullptr, "copy_on_write.at_open", &enabled);
   PMEMobjpool* pop = pmemobj_open(options.path.c_str(), kLayout);
   const int open_errno = errno;
   enabled = 0;
   pmemobj_ctl_set(nullptr, "copy_on_write.at_open", &enabled);
-  if (pop == nullptr) {
-    if (open_errno == EACCES || open_errno == EPERM) return Status::IOError(options.path, std::strerror(open_errno));
-    return Status::Corruption(options.path + " is not a JigsawDB pool", PmemError());
-  }
-  Status s;
+  if (pop == nullptr) return OpenError(options.path, open_errno);
   const size_t root_size = pmemobj_root_size(pop);
   if (root_size >= sizeof(Root)) {
     const Root* root = static_cast<const Root*>(pmemobj_direct(pmemobj_root(pop, sizeof(Root))));
-    if (root->magic != 0 || root->manifest_offset != 0) s = CheckRoot(*root, options);
+    if (root->magic != 0 || root->manifest_offset != 0) {
+      s = CheckRoot(*root, options);
+      facts->database_id = RootDatabaseId(root->database_id);
+      facts->has_manifest = root->manifest_offset != 0;
+    }
   } else if (root_size != 0) {
     s = Status::Corruption(options.path, "root object too small for a JigsawDB pool");
   }
@@ -133,11 +189,78 @@ Status Pool::InspectExistingPool(const PoolOptions& options) {
   return s;
 }
 
+Status Pool::InitialiseRoot(void* pop_handle, Root* root, const PoolOptions& options) {
+  PMEMobjpool* pop = Handle(pop_handle);
+  PMEMoid root_oid = pmemobj_root(pop, sizeof(Root));
+  if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) {
+    return Status::IOError("cannot start a pool transaction", PmemError());
+  }
+  pmemobj_tx_set_failure_behavior(POBJ_TX_FAILURE_RETURN);
+  if (pmemobj_tx_add_range(root_oid, 0, sizeof(Root)) == 0) {
+    std::memset(root, 0, sizeof(Root));
+    root->magic = kRootMagic;
+    root->format_version = kFormatVersion;
+    std::memcpy(root->database_id, options.database_id.data(),
+                std::min(options.database_id.size(), sizeof(root->database_id)));
+    std::memcpy(root->comparator_name, options.comparator_name.data(), options.comparator_name.size());
+    pmemobj_tx_commit();
+  } else {
+    pmemobj_tx_abort(errno);
+  }
+  if (pmemobj_tx_end() != 0) return Status::IOError("cannot initialise the pool root", PmemError());
+  return Status::OK();
+}
+
+Status Pool::CreatePoolFile(const PoolOptions& options) {
+  const std::string tmp = options.path + ".creating";
+  ::unlink(tmp.c_str());  // a leftover of a creation a crash interrupted: ours by its name
+  if (OnTmpfs(options.path)) {
+    // DRAM-emulated pmem has no unsafe-shutdown counter to record.
+    int disabled = 0;
+    pmemobj_ctl_set(nullptr, "sds.at_create", &disabled);
+  }
+  PMEMobjpool* pop = pmemobj_create(tmp.c_str(), kLayout, options.size, 0600);
+  if (pop == nullptr) {
+    const int err = errno;
+    const std::string message = PmemError();
+    ::unlink(tmp.c_str());
+    if (err == ENOSPC) {
+      return Status::NoSpace(options.path, "no room for a pool of " + std::to_string(options.size >> 20) +
+                                               " MiB: " + message);
+    }
+    if (err == EROFS) return Status::IOError(options.path, "read-only file system: cannot create the pool");
+    return Status::IOError("cannot create pool " + options.path, message);
+  }
+  Root* root = static_cast<Root*>(pmemobj_direct(pmemobj_root(pop, sizeof(Root))));
+  Status s = root != nullptr ? InitialiseRoot(pop, root, options)
+                             : Status::IOError("cannot allocate the pool root", PmemError());
+  pmemobj_close(pop);
+  if (s.ok() && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, options.path.c_str(), RENAME_NOREPLACE) != 0) {
+    s = errno == EEXIST ? Status::InvalidArgument(options.path, "appeared while the pool was being created")
+                        : Status::IOError("cannot rename " + tmp, std::strerror(errno));
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  std::filesystem::path dir = std::filesystem::path(options.path).parent_path();
+  if (dir.empty()) dir = ".";
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    (void)::fsync(dir_fd);  // the rename is durable before the database names the pool
+    ::close(dir_fd);
+  }
+  return Status::OK();
+}
+
 Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   static_assert(sizeof(Root) == 256, "the root object is part of the pool layout");
   if (options.path.empty()) return Status::InvalidArgument("pmem_path is empty");
   if (options.comparator_name.size() >= sizeof(Root::comparator_name)) {
     return Status::InvalidArgument("comparator name longer than 191 bytes");
+  }
+  if (options.database_id.size() > sizeof(Root::database_id)) {
+    return Status::InvalidArgument("database id longer than 32 bytes");
   }
   std::unique_ptr<Pool> pool(new Pool());
   struct stat st {};
@@ -157,44 +280,41 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   if (exists) {
     if (options.error_if_exists) return Status::InvalidArgument(options.path, "exists (error_if_exists is true)");
     // Inspect the pool first through a copy-on-write mapping, so that a pool
-    // we refuse (newer version, other comparator) is left byte-for-byte as it
-    // was: a normal open already updates libpmemobj's own header.
-    Status s = InspectExistingPool(options);
+    // we refuse (newer version, other comparator or database) is left
+    // byte-for-byte as it was: a normal open already updates libpmemobj's
+    // own header.
+    Facts facts;
+    Status s = Inspect(options, &facts);
     if (!s.ok()) return s;
-    PMEMobjpool* pop = pmemobj_open(options.path.c_str(), kLayout);
-    if (pop == nullptr) {
-      if (errno == EACCES || errno == EPERM) return Status::IOError(options.path, std::strerror(errno));
-      return Status::Corruption(options.path + " is not a JigsawDB pool", PmemError());
-    }
-    pool->pop_ = pop;
-    pool->pool_size_ = static_cast<uint64_t>(st.st_size);
   } else {
     if (!options.create_if_missing) {
       return Status::InvalidArgument(options.path, "does not exist (create_if_missing is false)");
     }
     if (!device_dax && options.size < kMinPoolSize) {
-      return Status::InvalidArgument("pmem_pool_size", "must be at least 16 MiB");
+      return Status::InvalidArgument("pmem_pool_size", "must be at least " + std::to_string(kMinPoolSize >> 20) +
+                                                           " MiB");
     }
-    if (OnTmpfs(options.path)) {
-      // DRAM-emulated pmem has no unsafe-shutdown counter to record.
-      int disabled = 0;
-      pmemobj_ctl_set(nullptr, "sds.at_create", &disabled);
+    if (!device_dax) {
+      Status s = CreatePoolFile(options);
+      if (!s.ok()) return s;
+      if (::stat(options.path.c_str(), &st) != 0) return Status::IOError(options.path, std::strerror(errno));
     }
-    // On device DAX the pool is the whole device (size 0).
-    PMEMobjpool* pop = pmemobj_create(options.path.c_str(), kLayout, device_dax ? 0 : options.size, 0600);
-    if (pop == nullptr) {
-      const int err = errno;
-      if (err == ENOSPC) return Status::NoSpace(options.path, PmemError());
-      return Status::IOError("cannot create pool " + options.path, PmemError());
-    }
-    pool->pop_ = pop;
-    pool->pool_size_ = device_dax ? 0 : options.size;
     pool->created_ = true;
   }
-  PMEMobjpool* pop = Handle(pool->pop_);
-  if (pool->pool_size_ == 0) {  // device DAX: the size of the mapping
-    pool->pool_size_ = PoolSizeOfDevice(options.path);
+  PMEMobjpool* pop = nullptr;
+  if (device_dax && !exists) {
+    // On device DAX the pool is the whole device (size 0), formatted in place.
+    pop = pmemobj_create(options.path.c_str(), kLayout, 0, 0600);
+    if (pop == nullptr) {
+      if (errno == ENOSPC) return Status::NoSpace(options.path, PmemError());
+      return Status::IOError("cannot create pool " + options.path, PmemError());
+    }
+  } else {
+    pop = pmemobj_open(options.path.c_str(), kLayout);
+    if (pop == nullptr) return OpenError(options.path, errno);
   }
+  pool->pop_ = pop;
+  pool->pool_size_ = device_dax ? PoolSizeOfDevice(options.path) : static_cast<uint64_t>(st.st_size);
   pool->pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
   const bool real_pmem = pmem_is_pmem(pop, pool->pool_size_) != 0;
   const bool tmpfs = !device_dax && OnTmpfs(options.path);
@@ -226,30 +346,38 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   Root* root = pool->root_;
 
   if (root->magic == 0 && root->manifest_offset == 0) {
-    // A new pool, or one whose creation was interrupted before the root was
-    // written: initialise the root in one transaction.
-    if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) {
-      return Status::IOError("cannot start a pool transaction", PmemError());
-    }
-    pmemobj_tx_set_failure_behavior(POBJ_TX_FAILURE_RETURN);
-    if (pmemobj_tx_add_range(root_oid, 0, sizeof(Root)) == 0) {
-      std::memset(root, 0, sizeof(Root));
-      root->magic = kRootMagic;
-      root->format_version = kFormatVersion;
-      std::memcpy(root->comparator_name, options.comparator_name.data(), options.comparator_name.size());
-      pmemobj_tx_commit();
-    } else {
-      pmemobj_tx_abort(errno);
-    }
-    if (pmemobj_tx_end() != 0) return Status::IOError("cannot initialise the pool root", PmemError());
+    // A device-DAX pool just formatted, or one whose creation an older
+    // version left unfinished: initialise the root in one transaction.
+    Status s = InitialiseRoot(pop, root, options);
+    if (!s.ok()) return s;
     pool->created_ = true;
   } else {
     Status s = CheckRoot(*root, options);
     if (!s.ok()) return s;
+    if (RootDatabaseId(root->database_id).empty() && !options.database_id.empty()) {
+      // A version-1 pool: record the id, which makes it version 2.
+      if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) {
+        return Status::IOError("cannot start a pool transaction", PmemError());
+      }
+      pmemobj_tx_set_failure_behavior(POBJ_TX_FAILURE_RETURN);
+      if (pmemobj_tx_add_range(root_oid, 0, 64) == 0) {
+        std::memcpy(root->database_id, options.database_id.data(), options.database_id.size());
+        root->format_version = kFormatVersion;
+        pmemobj_tx_commit();
+      } else {
+        pmemobj_tx_abort(errno);
+      }
+      if (pmemobj_tx_end() != 0) return Status::IOError("cannot record the database id", PmemError());
+    }
+  }
+  for (auto type : {ObjectType::kBlock, ObjectType::kWalSegment, ObjectType::kManifest}) {
+    for (uint64_t offset : pool->Objects(type)) pool->used_bytes_ += pool->ObjectSize(offset) + kObjectHeader;
   }
   *result = std::move(pool);
   return Status::OK();
 }
+
+std::string Pool::database_id() const { return RootDatabaseId(root_->database_id); }
 
 Pool::~Pool() {
   if (pop_ != nullptr) pmemobj_close(Handle(pop_));
@@ -271,7 +399,12 @@ Status Pool::Reserve(ObjectType type, uint64_t size, bool zero, Reservation* res
   PMEMoid oid = pmemobj_xreserve(Handle(pop_), action.get(), size, static_cast<uint64_t>(type),
                                  zero ? POBJ_XALLOC_ZERO : 0);
   if (OID_IS_NULL(oid)) {
-    return Status::NoSpace("pmem pool full", "cannot reserve " + std::to_string(size) + " bytes: " + PmemError());
+    // ENOMEM: no free run of chunks that long (libpmemobj's own text then
+    // speaks of extending pool sets, which a single-file pool never does).
+    std::string detail = "no free run of " + std::to_string((size + kChunkHeader) / kChunk) +
+                         " chunks of 256 KiB for an object of " + std::to_string(size) + " bytes";
+    if (errno != ENOMEM) detail += " (" + PmemError() + ")";
+    return Status::NoSpace("pmem pool full", detail);
   }
   reservation->data = static_cast<char*>(pmemobj_direct(oid));
   reservation->size = size;
@@ -309,7 +442,7 @@ Status Pool::Commit(std::vector<Reservation*> reservations, uint64_t manifest_of
   auto fail = [&](const char* what) {
     const bool full = errno == ENOMEM;
     for (uint64_t offset : published) Free(offset);
-    return full ? Status::NoSpace("pmem pool full", std::string(what) + ": " + PmemError())
+    return full ? Status::NoSpace("pmem pool full", std::string(what) + ": no room for the commit's redo log")
                 : Status::IOError(what, PmemError());
   };
   for (size_t i = 0; i < data.size(); i += kActionsPerPublish) {
@@ -321,6 +454,7 @@ Status Pool::Commit(std::vector<Reservation*> reservations, uint64_t manifest_of
     for (size_t j = i; j < std::min(data.size(), i + kActionsPerPublish); ++j) {
       data[j]->action.reset();
       published.push_back(data[j]->offset);
+      used_bytes_ += data[j]->size + kObjectHeader;
     }
   }
   std::vector<pobj_action> actions;
@@ -328,12 +462,18 @@ Status Pool::Commit(std::vector<Reservation*> reservations, uint64_t manifest_of
   actions.emplace_back();
   pmemobj_set_value(pop, &actions.back(), &root_->manifest_offset, manifest_offset);
   const size_t inline_frees = std::min(frees.size(), kActionsPerPublish - actions.size());
+  uint64_t freed_bytes = 0;
+  for (size_t i = 0; i < inline_frees; ++i) freed_bytes += ObjectSize(frees[i]) + kObjectHeader;
   for (size_t i = 0; i < inline_frees; ++i) {
     actions.emplace_back();
     pmemobj_defer_free(pop, PMEMoid{pool_uuid_lo_, frees[i]}, &actions.back());
   }
   if (pmemobj_publish(pop, actions.data(), actions.size()) != 0) return fail("publishing the manifest");
-  if (manifest != nullptr) manifest->action.reset();
+  if (manifest != nullptr) {
+    manifest->action.reset();
+    used_bytes_ += manifest->size + kObjectHeader;
+  }
+  used_bytes_ -= freed_bytes;
   // Further frees after the swing; a crash in between leaves objects no
   // manifest references, which recovery frees.
   for (size_t i = inline_frees; i < frees.size(); ++i) Free(frees[i]);
@@ -342,6 +482,7 @@ Status Pool::Commit(std::vector<Reservation*> reservations, uint64_t manifest_of
 
 void Pool::Free(uint64_t offset) {
   PMEMoid oid{pool_uuid_lo_, offset};
+  used_bytes_ -= ObjectSize(offset) + kObjectHeader;
   pmemobj_free(&oid);
 }
 
@@ -366,11 +507,31 @@ std::vector<uint64_t> Pool::Objects(ObjectType type) const {
 }
 
 Status DestroyPool(const std::string& path) {
+  ::unlink((path + ".creating").c_str());  // a creation a crash interrupted
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Status::OK();
   if (!S_ISREG(st.st_mode)) return Status::OK();  // device DAX: nothing to delete
-  if (::unlink(path.c_str()) != 0) return Status::IOError("cannot delete " + path, std::strerror(errno));
-  return Status::OK();
+  // libpmemobj holds an exclusive flock on an open pool; taking it here
+  // tells an open pool from a closed one, and keeps it closed until unlinked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("cannot open " + path, std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) return Status::IOError(path, "the pool is in use by another process or handle (locked)");
+    return Status::IOError("cannot lock " + path, std::strerror(err));
+  }
+  Status s;
+  if (::unlink(path.c_str()) != 0) s = Status::IOError("cannot delete " + path, std::strerror(errno));
+  ::close(fd);
+  return s;
+}
+
+std::string NewDatabaseId() {
+  std::random_device random;  // getrandom(2)
+  char id[33];
+  std::snprintf(id, sizeof(id), "%08x%08x%08x%08x", random(), random(), random(), random());
+  return id;
 }
 
 }  // namespace jigsaw::pmem

@@ -13,6 +13,7 @@
 #ifndef JIGSAW_PMEM_POOL_H_
 #define JIGSAW_PMEM_POOL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,6 +40,11 @@ struct PoolOptions {
   bool create_if_missing = false;
   bool error_if_exists = false;
   std::string comparator_name;
+  // The database's identity (32 hex digits). A new pool records it; an
+  // existing pool that records another one is refused with InvalidArgument
+  // before anything is written. Empty: not checked, and a new pool records
+  // none.
+  std::string database_id;
   PmemEmulation emulation = PmemEmulation::kAuto;
   NvmTimingModel timing;  // validated by the caller
 };
@@ -54,15 +60,31 @@ struct Reservation {
 
 class Pool {
  public:
-  static constexpr uint32_t kFormatVersion = 1;
+  // 2: the root records the database id. Version-1 pools (no id) are
+  // opened and upgraded to 2 when the caller gives an id.
+  static constexpr uint32_t kFormatVersion = 2;
   static constexpr const char* kLayout = "jigsawdb";
   static constexpr uint64_t kMinPoolSize = uint64_t{16} << 20;
 
+  // What an existing pool says about itself, read without changing a byte.
+  struct Facts {
+    std::string database_id;  // "" for a version-1 pool or one whose creation never finished
+    bool has_manifest = false;  // a database has committed into it
+  };
+  // Inspects the pool at options.path through a copy-on-write mapping.
+  // Errors as Open's; NotFound if there is no file.
+  static Status Inspect(const PoolOptions& options, Facts* facts);
+
   // Opens or creates the pool. Errors: InvalidArgument (bad options, exists
-  // with error_if_exists, missing without create_if_missing, comparator
-  // mismatch), NotSupported (newer format version), Corruption (not a
-  // JigsawDB pool), IOError. A file that is not a JigsawDB pool is not
-  // modified.
+  // with error_if_exists, missing without create_if_missing, comparator or
+  // database id mismatch), NotSupported (newer format version), Corruption
+  // (not a JigsawDB pool: empty, truncated, foreign or damaged file), IOError
+  // (the pool is open in another process or handle -- libpmemobj's flock --,
+  // a read-only file system, no permission). A file that is not a JigsawDB
+  // pool is not modified. A new pool file is created under a temporary name
+  // ("<path>.creating") and renamed into place only when whole, so a crash
+  // never leaves a half-made pool at `path` (device-DAX nodes are formatted
+  // in place).
   static Status Open(const PoolOptions& options, std::unique_ptr<Pool>* pool);
   ~Pool();
 
@@ -72,7 +94,10 @@ class Pool {
   // How persists are made: "pmem", "emulated pmem (tmpfs)", "emulated pmem
   // (forced)" (flush + fence) or "msync".
   const std::string& persistence() const { return persistence_; }
+  // True if this Open created the pool file (or formatted the device).
   bool created() const { return created_; }
+  // The database id recorded in the root ("" if none).
+  std::string database_id() const;
 
   // Reserves `size` bytes, zeroed if `zero`. NoSpace if the pool is full.
   Status Reserve(ObjectType type, uint64_t size, bool zero, Reservation* reservation);
@@ -98,13 +123,19 @@ class Pool {
   std::vector<uint64_t> Objects(ObjectType type) const;
 
   uint64_t pool_size() const { return pool_size_; }
+  // Bytes of committed objects, in whole 256 KiB chunks (what the heap has
+  // given to them): counted at open and kept by Commit and Free. Cheap;
+  // reservations (committed or not) are not included.
+  uint64_t used_bytes() const { return used_bytes_.load(std::memory_order_relaxed); }
 
  private:
   Pool() = default;
   struct Root;
   static Status CheckRoot(const Root& root, const PoolOptions& options);
-  // Validates an existing pool through a copy-on-write mapping.
-  static Status InspectExistingPool(const PoolOptions& options);
+  // Creates a pool file at options.path through a temporary file.
+  static Status CreatePoolFile(const PoolOptions& options);
+  // Writes a new root (magic, version, comparator, id) in one transaction.
+  static Status InitialiseRoot(void* pop, Root* root, const PoolOptions& options);
 
   void* pop_ = nullptr;  // PMEMobjpool*
   uint64_t pool_uuid_lo_ = 0;
@@ -114,10 +145,15 @@ class Pool {
   std::unique_ptr<Region> region_;
   std::string persistence_;
   bool created_ = false;
+  std::atomic<uint64_t> used_bytes_{0};  // see used_bytes()
 };
 
-// Deletes the pool file (or, for a device-DAX path, leaves it).
+// Deletes the pool file (or, for a device-DAX path, leaves it). IOError if
+// the pool is open (libpmemobj holds a lock on it while it is).
 Status DestroyPool(const std::string& path);
+
+// The id of a new database: 32 random hex digits.
+std::string NewDatabaseId();
 
 }  // namespace jigsaw::pmem
 

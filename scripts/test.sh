@@ -26,7 +26,7 @@ section "unit tests under ASan + UBSan (clang), with fuzz targets"
 CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DJIGSAW_SANITIZE=address -DJIGSAW_BUILD_FUZZERS=ON -DJIGSAW_BUILD_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure | tee -a "$log"
 
 section "concurrency tests under ThreadSanitizer"

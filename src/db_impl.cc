@@ -16,8 +16,10 @@
 #include "format/keyset_block.h"
 #include "ssd/table.h"
 #include "pmem/device.h"
+#include "src/db_identity.h"
 #include "src/iterators.h"
 #include "src/persist_bug.h"
+#include "src/pool_sizing.h"
 #include "src/profile_clock.h"
 #include "src/write_batch_internal.h"
 
@@ -37,10 +39,6 @@ class SnapshotImpl final : public Snapshot {
   ~SnapshotImpl() override = default;
   const SequenceNumber sequence;
 };
-
-std::string PoolPath(const Options& options, const std::string& name) {
-  return options.pmem_path.empty() ? name + "/pool" : options.pmem_path;
-}
 
 Status ValidateOptions(const Options& o) {
   auto bad = [](const char* option, const char* rule) { return Status::InvalidArgument(option, rule); };
@@ -82,7 +80,18 @@ Status ValidateOptions(const Options& o) {
   if (o.ssd_block_size < (4 << 10) || o.ssd_block_size > (size_t{4} << 20)) {
     return bad("ssd_block_size", "must be between 4 KiB and 4 MiB");
   }
-  return emulation::ValidateTimingModel(o.nvm_timing);
+  if (o.wal_recovery_mode != WalRecoveryMode::kTolerateCorruptedTailRecords &&
+      o.wal_recovery_mode != WalRecoveryMode::kAbsoluteConsistency &&
+      o.wal_recovery_mode != WalRecoveryMode::kPointInTimeRecovery &&
+      o.wal_recovery_mode != WalRecoveryMode::kSkipAnyCorruptedRecords) {
+    return bad("wal_recovery_mode",
+               "must be kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery or "
+               "kSkipAnyCorruptedRecords");
+  }
+  Status s = emulation::ValidateTimingModel(o.nvm_timing);
+  if (!s.ok()) return s;
+  // Last: the rule reads the fields checked above (src/pool_sizing.h).
+  return CheckPoolSize(o);
 }
 
 uint64_t MaxBytesForLevel(const Options& o, int level) {
@@ -96,51 +105,168 @@ uint64_t MaxBytesForLevel(const Options& o, int level) {
 // ---------------------------------------------------------------------------
 // Open, recovery, close
 
+namespace {
+
+// The directories create_directories would make for `path`, outermost first.
+std::vector<std::filesystem::path> MissingDirectories(const std::filesystem::path& path) {
+  std::vector<std::filesystem::path> missing;
+  std::error_code ec;
+  for (std::filesystem::path p = path; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    missing.insert(missing.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+}  // namespace
+
 Status DB::Open(const Options& options, const std::string& name, std::unique_ptr<DB>* db) {
   db->reset();
   Status s = ValidateOptions(options);
   if (!s.ok()) return s;
   if (name.empty()) return Status::InvalidArgument("database name is empty");
-  std::error_code ec;
-  if (options.create_if_missing) std::filesystem::create_directories(name, ec);
-  if (ec) return Status::IOError("cannot create " + name, ec.message());
-  // Recovery may flush or compact: the profile's clock is calibrated first,
-  // so its first timed interval does not carry the calibration.
-  if (options.profile_compactions) ProfileClock::Calibrate();
-  auto impl = std::make_unique<DBImpl>(options, name);
-  s = impl->Recover();
-  if (!s.ok()) return s;
-  *db = std::move(impl);
-  return Status::OK();
-}
-
-Status DestroyDB(const std::string& name, const Options& options) {
-  Status s = pmem::DestroyPool(PoolPath(options, name));
-  if (!s.ok()) return s;
-  // The database's own files (SSD tables, disk-only WAL and manifest); other
-  // files in the directory stay.
   FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
-  std::vector<std::string> children;
-  if (fs->GetChildren(name, &children).ok()) {
-    for (const std::string& child : children) {
-      uint64_t number = 0;
-      char suffix[8] = {};
-      const bool numbered = std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) == 2 &&
-                            (std::strcmp(suffix, "jst") == 0 || std::strcmp(suffix, "log") == 0);
-      if (numbered || child == "MANIFEST" || child == "MANIFEST.tmp" || child == "LOCK") {
-        s = fs->RemoveFile(name + "/" + child);
-        if (!s.ok()) return s;
+
+  // What this open creates -- directories, files, the pool -- it removes
+  // again if it fails; nothing that was there before is touched.
+  const std::vector<std::filesystem::path> new_dirs = MissingDirectories(name);
+  if (!new_dirs.empty()) {
+    if (!options.create_if_missing) return Status::InvalidArgument(name, "does not exist (create_if_missing is false)");
+    std::error_code ec;
+    std::filesystem::create_directories(name, ec);
+    if (ec) return Status::IOError("cannot create " + name, ec.message());
+  }
+  const std::string lock_path = name + "/LOCK";
+  const bool lock_existed = fs->FileExists(lock_path);
+  std::unique_ptr<FileLock> lock;
+  OpenPlan plan;
+  s = fs->LockFile(lock_path, &lock);
+  if (s.ok()) s = PlanOpen(fs, options, name, &plan);
+  if (s.ok() && plan.clear_leftovers) {
+    // Debris of a disk-mode creation a crash interrupted: no MANIFEST ever
+    // named these files, and no write was acknowledged.
+    for (const std::string& child : plan.children_before) {
+      if (child != "LOCK" && child != "IDENTITY" && IsDatabaseFileName(child)) (void)fs->RemoveFile(name + "/" + child);
+    }
+  }
+  DatabaseIdentity identity = plan.identity;
+  if (s.ok() && plan.creating) {
+    identity.creating = true;
+    s = WriteIdentity(fs, name, identity);
+  }
+  bool created_pool = false;
+  if (s.ok()) {
+    // Recovery may flush or compact: the profile's clock is calibrated first,
+    // so its first timed interval does not carry the calibration.
+    if (options.profile_compactions) ProfileClock::Calibrate();
+    auto impl = std::make_unique<DBImpl>(options, name, identity.database_id);
+    s = impl->Recover();
+    created_pool = impl->created_pool();
+    if (s.ok() && (!plan.identity_exists || plan.creating || identity.pool_path != plan.identity.pool_path ||
+                   plan.identity.creating)) {
+      identity.creating = false;
+      s = WriteIdentity(fs, name, identity);
+    }
+    if (s.ok()) {
+      impl->HoldLock(std::move(lock));
+      *db = std::move(impl);
+      return Status::OK();
+    }
+  }
+  // Failed: remove what this open made (the lock is still held).
+  if (plan.creating) {
+    if (created_pool) (void)pmem::DestroyPool(PoolPathFor(options, name));
+    std::vector<std::string> children;
+    if (fs->GetChildren(name, &children).ok()) {
+      for (const std::string& child : children) {
+        const bool was_there = std::find(plan.children_before.begin(), plan.children_before.end(), child) !=
+                               plan.children_before.end();
+        if (!was_there && child != "LOCK" && IsDatabaseFileName(child)) (void)fs->RemoveFile(name + "/" + child);
       }
     }
   }
+  if (!lock_existed && lock != nullptr) (void)fs->RemoveFile(lock_path);
+  lock.reset();
+  for (auto it = new_dirs.rbegin(); it != new_dirs.rend(); ++it) {
+    std::error_code ec;
+    std::filesystem::remove(*it, ec);  // only if empty
+  }
+  return s;
+}
+
+Status DestroyDB(const std::string& name, const Options& options) {
+  FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
+  const std::string pool_path = PoolPathFor(options, name);
   std::error_code ec;
+  if (!std::filesystem::is_directory(name, ec)) {
+    // No directory: nothing is destroyed but a pool of a version without
+    // identities, which records no database id.
+    pmem::PoolOptions pool_options;
+    pool_options.path = pool_path;
+    pool_options.comparator_name = options.comparator->Name();
+    pmem::Pool::Facts facts;
+    Status s = pmem::Pool::Inspect(pool_options, &facts);
+    if (s.IsNotFound()) return Status::OK();
+    if (!s.ok()) return s;
+    if (!facts.database_id.empty()) {
+      return Status::InvalidArgument("pmem_path", pool_path + " is the pool of database " + facts.database_id +
+                                                      ", whose directory " + name + " does not exist");
+    }
+    return pmem::DestroyPool(pool_path);
+  }
+  // The same lock as DB::Open: a database in use is never destroyed.
+  std::unique_ptr<FileLock> lock;
+  Status s = fs->LockFile(name + "/LOCK", &lock);
+  if (!s.ok()) return s;
+  DatabaseIdentity identity;
+  s = ReadIdentity(fs, name, &identity);
+  const bool identified = s.ok();
+  if (!s.ok() && !s.IsNotFound()) return s;
+  if (!identified || identity.uses_pool) {
+    pmem::PoolOptions pool_options;
+    pool_options.path = pool_path;
+    pool_options.comparator_name = options.comparator->Name();
+    pool_options.database_id = identified ? identity.database_id : "";
+    pmem::Pool::Facts facts;
+    s = pmem::Pool::Inspect(pool_options, &facts);
+    if (s.ok() && !identified && !facts.database_id.empty() && facts.has_manifest) {
+      return Status::InvalidArgument("pmem_path", pool_path + " is the pool of database " + facts.database_id +
+                                                      ", whose directory is not " + name + " (it has no IDENTITY)");
+    }
+    // A damaged pool where the identity says this database's pool is goes
+    // too; a foreign file anywhere else stays.
+    const bool own_damaged_pool = s.IsCorruption() && identified && identity.pool_path == pool_path;
+    if (s.ok() || own_damaged_pool) {
+      s = pmem::DestroyPool(pool_path);
+      if (!s.ok()) return s;
+    } else if (!s.IsNotFound()) {
+      return s;
+    } else if (identified && identity.pool_path != pool_path && std::filesystem::exists(identity.pool_path, ec)) {
+      // Destroying the directory would strand the pool it names.
+      return Status::InvalidArgument("pmem_path", pool_path + " does not exist; " + name +
+                                                      "'s pool is at " + identity.pool_path);
+    }
+  }
+  // The database's own files (SSD tables, disk-only WAL and manifest, the
+  // identity); other files in the directory stay. LOCK goes last.
+  std::vector<std::string> children;
+  if (fs->GetChildren(name, &children).ok()) {
+    for (const std::string& child : children) {
+      if (child == "LOCK" || !IsDatabaseFileName(child)) continue;
+      s = fs->RemoveFile(name + "/" + child);
+      if (!s.ok()) return s;
+    }
+  }
+  (void)fs->RemoveFile(name + "/LOCK");
+  lock.reset();
   std::filesystem::remove(name, ec);  // only if empty; a user's files stay
   return Status::OK();
 }
 
-DBImpl::DBImpl(const Options& options, const std::string& name)
+DBImpl::DBImpl(const Options& options, const std::string& name, std::string database_id)
     : options_(options),
       name_(name),
+      database_id_(std::move(database_id)),
       ucmp_(options.comparator),
       fs_(options.file_system != nullptr ? options.file_system : FileSystem::Default()),
       block_cache_(std::make_unique<ssd::BlockCache>(options.block_cache_capacity)) {}
@@ -339,19 +465,31 @@ Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
 bool DBImpl::OutputToSsd(const Version& version, int output_level, uint64_t bytes) const {
   if (disk_mode()) return true;
   if (options_.storage_mode != StorageMode::kHybrid) return false;
-  const uint64_t budget = options_.pmem_budget != 0 ? options_.pmem_budget : options_.pmem_pool_size / 2;
+  // A pool that ran out of room for a compaction spills to SSD whatever the
+  // budget says: the SSD tier is the way out of a full pool.
+  if (pool_full_) return true;
+  // The budget, but never more than the pool holds for blocks: its heap less
+  // the standby and the WAL segments of every memtable (docs/sizing.md).
+  const uint64_t pool_size = pool_->pool_size();
+  const uint64_t wal_chunks = (1 + static_cast<uint64_t>(options_.max_immutable_memtables)) *
+                              ObjectChunks(WalSegmentCapacity(options_.memtable_size));
+  const uint64_t reserved_chunks = StandbyBytes(options_, pool_size) / kPoolChunk + wal_chunks + 2;
+  const uint64_t heap_chunks = PoolHeapChunks(pool_size);
+  const uint64_t room = heap_chunks > reserved_chunks ? (heap_chunks - reserved_chunks) * kPoolChunk : 0;
+  const uint64_t budget = std::min(options_.pmem_budget != 0 ? options_.pmem_budget : pool_size / 2, room);
   // A level stays in pmem only if it and every level above fit the budget
-  // at their target sizes, and the output fits what is left of it now.
+  // at their target sizes, and the output fits what is left of it now
+  // (counted in the pool chunks blocks occupy).
   uint64_t capacity = static_cast<uint64_t>(options_.level0_stop_trigger) * options_.memtable_size;
   for (int l = 1; l <= output_level; ++l) capacity += MaxBytesForLevel(options_, l);
   if (capacity > budget) return true;
   uint64_t pmem_bytes = 0;
   for (const auto& level : version.levels) {
     for (const BlockRef& b : level) {
-      if (b->residence == Residence::kPmem) pmem_bytes += b->size;
+      if (b->residence == Residence::kPmem) pmem_bytes += ObjectChunks(b->size) * kPoolChunk;
     }
   }
-  return pmem_bytes + bytes > budget;
+  return pmem_bytes + bytes + kPoolChunk > budget;
 }
 
 int64_t DBImpl::AddProfile(const PhaseProfile& profile) {
@@ -450,36 +588,27 @@ DBImpl::~DBImpl() {
   has_imm_ = false;
   mem_.reset();
   version_.reset();  // frees obsolete blocks no iterator holds
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+  pool_.reset();
+  lock_.reset();  // last: the database is closed
 }
 
 Status DBImpl::Recover() {
   pmem::PoolOptions pool_options;
-  pool_options.path = PoolPath(options_, name_);
+  pool_options.path = PoolPathFor(options_, name_);
   pool_options.size = options_.pmem_pool_size;
   pool_options.create_if_missing = options_.create_if_missing;
   pool_options.error_if_exists = options_.error_if_exists;
   pool_options.comparator_name = ucmp_->Name();
+  pool_options.database_id = database_id_;
   pool_options.emulation = options_.pmem_emulation;
   pool_options.timing = options_.nvm_timing;
   Status s;
   ManifestState file_state;
   bool file_manifest = false;
-  if (options_.storage_mode != StorageMode::kPmem || options_.create_if_missing) {
-    (void)fs_->CreateDirIfMissing(name_);
-  }
-  if (options_.storage_mode != StorageMode::kPmem) {
-    // SSD files live in the directory: one process at a time (in pmem mode
-    // the pool file is locked by libpmemobj).
-    const std::string lock_path = name_ + "/LOCK";
-    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) return Status::IOError(lock_path, std::strerror(errno));
-    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-      return Status::IOError(lock_path, "the database is open in another process or handle");
-    }
-  }
   io_ = ssd::ChooseIoEngine(options_.ssd_io, name_, &io_description_);
-  async_table_writes_ = io_->is_uring();
+  // io_uring table writes only when asked for: they measured no faster than
+  // pwrite (docs/decisions.md, "Bounded io_uring waits").
+  async_table_writes_ = options_.ssd_io == SsdIo::kUring && io_->is_uring();
   if (options_.file_system != nullptr) {
     io_description_ += "; table writes: through Options::file_system";
   } else {
@@ -508,6 +637,10 @@ Status DBImpl::Recover() {
   std::vector<uint64_t> old_wal_segments;
   std::vector<WalSegmentMeta> state_wals;
   std::set<uint64_t> live_logs;  // disk-only mode: log files the manifest lists
+  // Point-in-time recovery dropped logs: the recovery commit must replace
+  // them, or the next open would stop at the same damage and drop every
+  // write made after this one.
+  bool replay_stopped_early = false;
   const uint64_t manifest = disk_mode() ? (file_manifest ? 1 : 0) : pool_->manifest_offset();
   if (manifest != 0) {
     ManifestState state = file_state;
@@ -563,18 +696,34 @@ Status DBImpl::Recover() {
         if (std::sscanf(child.c_str(), "%" SCNu64 ".%4s", &number, suffix) != 2) continue;
         const bool stale_table = std::strcmp(suffix, "jst") == 0 && live_tables.count(number) == 0;
         const bool stale_log = disk_mode() && std::strcmp(suffix, "log") == 0 && live_logs.count(number) == 0;
-        if (stale_table || stale_log) (void)fs_->RemoveFile(name_ + "/" + child);
+        // Only numbers the manifest proves this database handed out: a
+        // file numbered at or past next_number is no file of its history
+        // (an uncommitted output's number is handed out again, and the file
+        // rewritten, or swept once a later commit passes it).
+        if ((stale_table || stale_log) && number < state.next_number) (void)fs_->RemoveFile(name_ + "/" + child);
       }
     }
     had_pending = !state.pending.empty();
     s = ResolvePendingCompactions(state.pending, &loaded, version.get(), &discarded);
     if (!s.ok()) return s;
-    // Replay the WAL segments, oldest first, into one memtable.
+    // Replay the WAL segments, oldest first, into one memtable. Damage is
+    // handled as options_.wal_recovery_mode says (docs/durability.md); no
+    // mode but kSkipAnyCorruptedRecords replays a log over a hole in an
+    // older one.
     state_wals = state.wal_segments;
-    for (const WalSegmentMeta& w : state.wal_segments) {
+    const WalRecoveryMode wal_mode = options_.wal_recovery_mode;
+    const WalDamage on_damage =
+        wal_mode == WalRecoveryMode::kSkipAnyCorruptedRecords ? WalDamage::kSkip : WalDamage::kStop;
+    const size_t wal_count = state.wal_segments.size();
+    size_t history_end = wal_count;  // point-in-time: logs from here on are not replayed
+    uint64_t replayed_records = 0;
+    std::string tolerated;  // damage the mode let pass, for jigsaw.wal-recovery
+    for (size_t i = 0; i < wal_count; ++i) {
+      const WalSegmentMeta& w = state.wal_segments[i];
       live.insert(w.offset);
       old_wal_segments.push_back(w.offset);
       live_logs.insert(w.number);
+      if (i >= history_end) continue;
       auto replay = [&](const Slice& record) {
         WriteBatch batch;
         Status r = WriteBatchInternal::SetContents(&batch, record);
@@ -585,15 +734,43 @@ Status DBImpl::Recover() {
         }
         return r;
       };
+      WalReadResult read;
+      std::string log_name = "WAL segment " + std::to_string(w.number);
       if (disk_mode()) {
-        s = ReadWalFile(fs_, LogPath(w.number), w.number, replay);
+        log_name = "WAL " + std::to_string(w.number) + " (" + LogPath(w.number) + ")";
+        s = ReadWalFile(fs_, LogPath(w.number), w.number, on_damage, replay, &read);
       } else {
-        uint64_t end = 0;
         s = ReadWalSegment(pool_->Direct(w.offset), std::min(w.capacity, pool_->ObjectSize(w.offset)), w.number,
-                           replay, &end);
+                           on_damage, replay, &read);
       }
       if (!s.ok()) return s;
+      replayed_records += read.records;
+      if (!read.damaged) continue;
+      const bool newest = i + 1 == wal_count;
+      const bool torn_tail = WalDamageIsTornTail(read, newest);
+      std::string damage = DescribeWalDamage(read);
+      if (torn_tail) {
+        damage += "; a torn tail";
+      } else if (!newest) {
+        damage += "; not the newest log (" + std::to_string(wal_count - 1 - i) + " newer)";
+      }
+      if (wal_mode == WalRecoveryMode::kAbsoluteConsistency ||
+          (wal_mode == WalRecoveryMode::kTolerateCorruptedTailRecords && !torn_tail)) {
+        return Status::Corruption(log_name, damage + (torn_tail ? " (any damage fails kAbsoluteConsistency)"
+                                                                : " (records after it cannot be replayed in order; "
+                                                                  "see Options::wal_recovery_mode)"));
+      }
+      if (!tolerated.empty()) tolerated += "\n";
+      tolerated += log_name + ": " + damage;
+      if (wal_mode == WalRecoveryMode::kPointInTimeRecovery && !torn_tail) {
+        history_end = i + 1;
+        replay_stopped_early = true;
+        tolerated += "; replay stopped there, dropping the rest of this log and " + std::to_string(wal_count - 1 - i) +
+                     " newer log(s)";
+      }
     }
+    wal_recovery_ = std::to_string(wal_count) + " log(s), " + std::to_string(replayed_records) + " record(s) replayed";
+    wal_recovery_ += tolerated.empty() ? "; no damage" : "; damage tolerated:\n" + tolerated;
     // Objects no manifest references: leftovers of a crash between a commit
     // and the frees that follow it.
     if (pool_ != nullptr) {
@@ -652,18 +829,20 @@ Status DBImpl::Recover() {
     if (block_reservation.action != nullptr) pool_->Cancel(&block_reservation);
     if (wal_reservation.action != nullptr) pool_->Cancel(&wal_reservation);
     if (!s.IsNoSpace() || manifest == 0) return s;
+    if (replay_stopped_early) {
+      return Status::NoSpace(s.message(), "the WAL replay stopped at damage (kPointInTimeRecovery) and the "
+                                          "recovered state cannot be committed in a full pool (opening it on "
+                                          "would lose later writes at the next open)");
+    }
     if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
     has_imm_ = !imm_.empty();
     pool_full_ = true;
   }
   if (pool_ != nullptr) {
     // Standby space: room for the largest compaction (L1 plus a stopped L0)
-    // and a memtable switch, between 1/8 and 1/4 of the pool.
-    uint64_t standby = options_.level1_size +
-                       static_cast<uint64_t>(options_.level0_stop_trigger) * (options_.block_size + (256 << 10)) +
-                       3 * options_.memtable_size;
-    standby = std::clamp<uint64_t>(standby, pool_->pool_size() / 8, pool_->pool_size() / 4);
-    standby_chunks_ = static_cast<size_t>(standby / (256 << 10));
+    // and a memtable switch, between 1/8 and 1/4 of the pool (the sizing
+    // rule counts the same, src/pool_sizing.h).
+    standby_chunks_ = static_cast<size_t>(StandbyBytes(options_, pool_->pool_size()) / kPoolChunk);
     RefillStandby();
   }
   const int node = options_.numa_node >= 0 ? options_.numa_node
@@ -692,13 +871,19 @@ Status DBImpl::ReserveObject(pmem::ObjectType type, uint64_t size, bool zero, pm
                              bool may_use_standby) {
   std::lock_guard<std::mutex> lock(standby_mutex_);
   if (!may_use_standby && standby_.size() < standby_chunks_) {
-    return Status::NoSpace("pmem pool full", "free space is held back for flush and compaction");
+    // Space freed since the last refill (a compaction's inputs, released
+    // by their last reader) goes back to the standby first; a write is
+    // refused only while the pool really lacks it.
+    RefillStandbyLocked();
+    if (standby_.size() < standby_chunks_) {
+      return PoolFullStatus("writes that need new pool space wait until the space held back is complete again",
+                            standby_.size());
+    }
   }
   Status s = pool_->Reserve(type, size, zero, reservation);
   // Release only as many standby chunks as this object needs, so that the
   // rest stays for the flushes and compaction steps that follow.
-  constexpr uint64_t kChunk = 256 << 10;
-  uint64_t release = (size + 16 + kChunk - 1) / kChunk;
+  uint64_t release = ObjectChunks(size);
   while (s.IsNoSpace() && may_use_standby && !standby_.empty()) {
     for (; release > 0 && !standby_.empty(); --release) {
       pool_->Cancel(&standby_.back());
@@ -707,7 +892,34 @@ Status DBImpl::ReserveObject(pmem::ObjectType type, uint64_t size, bool zero, pm
     s = pool_->Reserve(type, size, zero, reservation);
     release = 1;  // fragmentation: free one more chunk per retry
   }
+  if (s.IsNoSpace()) {
+    const char* what = type == pmem::ObjectType::kBlock        ? "block"
+                       : type == pmem::ObjectType::kWalSegment ? "WAL segment"
+                                                               : "manifest";
+    return PoolFullStatus("no room for a " + FormatBytes(ObjectChunks(size) * kPoolChunk) + " " + what,
+                          standby_.size());
+  }
   return s;
+}
+
+Status DBImpl::PoolFullStatus(const std::string& detail, size_t held_chunks) const {
+  return Status::NoSpace("pmem pool full", detail + "; " + FormatBytes(pool_->pool_size()) + " pool (" +
+                                               FormatBytes(PoolHeapChunks(pool_->pool_size()) * kPoolChunk) +
+                                               " for objects), " +
+                                               FormatBytes(pool_->used_bytes()) + " in use, " +
+                                               FormatBytes(held_chunks * kPoolChunk) +
+                                               " held back for flush and compaction; see docs/sizing.md");
+}
+
+Status DBImpl::PoolFullStatus(const std::string& detail) {
+  if (pool_ == nullptr) return Status::NoSpace(detail);  // disk-only mode: the file system's NoSpace says more
+  std::lock_guard<std::mutex> lock(standby_mutex_);
+  return PoolFullStatus(detail, standby_.size());
+}
+
+size_t DBImpl::StandbyHeld() {
+  std::lock_guard<std::mutex> lock(standby_mutex_);
+  return standby_.size();
 }
 
 std::string DBImpl::StandbyState() {
@@ -718,10 +930,13 @@ std::string DBImpl::StandbyState() {
 void DBImpl::RefillStandby() {
   if (pool_ == nullptr) return;
   std::lock_guard<std::mutex> lock(standby_mutex_);
-  constexpr uint64_t kChunk = (256 << 10) - 16;
+  RefillStandbyLocked();
+}
+
+void DBImpl::RefillStandbyLocked() {
   while (standby_.size() < standby_chunks_) {
     pmem::Reservation chunk;
-    if (!pool_->Reserve(pmem::ObjectType::kBlock, kChunk, /*zero=*/false, &chunk).ok()) return;
+    if (!pool_->Reserve(pmem::ObjectType::kBlock, kPoolChunk - kPoolChunkHeader, /*zero=*/false, &chunk).ok()) return;
     standby_.push_back(std::move(chunk));
   }
 }
@@ -738,9 +953,10 @@ Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation,
     *writer = std::move(file);
     return Status::OK();
   }
-  uint64_t capacity = options_.memtable_size + options_.memtable_size / 2;
-  capacity = std::max<uint64_t>(capacity, kWalHeaderSize + WalRecordSize(min_payload));
-  capacity = (capacity + 4095) & ~uint64_t{4095};
+  // 1.5 x memtable_size, trimmed to its pool chunks (src/pool_sizing.h), or
+  // what the first record needs.
+  uint64_t capacity = std::max<uint64_t>(WalSegmentCapacity(options_.memtable_size),
+                                         (kWalHeaderSize + WalRecordSize(min_payload) + 4095) & ~uint64_t{4095});
   Status s = ReserveObject(pmem::ObjectType::kWalSegment, capacity, /*zero=*/true, reservation, may_use_standby);
   if (!s.ok()) return s;
   meta->offset = reservation->offset;
@@ -788,7 +1004,7 @@ Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservat
   if (JIGSAW_PERSIST_BUG(kManifestAfterCommit)) pool_->region()->Persist(manifest.data, size);
   if (!s.ok()) {
     pool_->Cancel(&manifest);
-    return s;
+    return s.IsNoSpace() ? PoolFullStatus("no room for the redo log of a commit") : s;
   }
   manifest_offset_ = manifest.offset;
   manifest_generation_ = state.generation;
@@ -837,11 +1053,17 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
   bool allow_delay = true;
   for (;;) {
     if (!bg_error_.ok()) return bg_error_;
-    if (deletes_only && pool_full_ && wal_ != nullptr && wal_->HasRoom(payload)) {
-      return Status::OK();  // the segment's spare room takes deletes past the memtable limit
+    // A full pool (or disk): compaction has failed for want of room, or
+    // the standby is no longer complete.
+    const bool pool_tight = pool_full_ || (pool_ != nullptr && deletes_only && StandbyHeld() < standby_chunks_);
+    if (deletes_only && pool_full_ && pool_ == nullptr && wal_ != nullptr && wal_->HasRoom(payload)) {
+      // Disk-only mode: the log file takes deletes past the memtable limit.
+      // (In a pool they would make the memtable's L0 block bigger than the
+      // standby counts on; deletes switch memtables on the standby instead.)
+      return Status::OK();
     }
     const size_t l0 = version_->levels[0].size();
-    if (allow_delay && l0 >= static_cast<size_t>(options_.level0_slowdown_trigger)) {
+    if (allow_delay && l0 >= static_cast<size_t>(options_.level0_slowdown_trigger) && !(deletes_only && pool_tight)) {
       // Give compaction a millisecond per write rather than stopping later.
       ++slowdowns_;
       lock.unlock();
@@ -855,11 +1077,29 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
         wal_->HasRoom(payload)) {
       return Status::OK();
     }
-    if (imm_.size() >= static_cast<size_t>(options_.max_immutable_memtables) ||
-        l0 >= static_cast<size_t>(options_.level0_stop_trigger)) {
-      if (pool_full_) {
-        return space_error_.ok() ? Status::NoSpace("pmem pool full: flush and compaction cannot proceed")
-                                 : Status::NoSpace("flush and compaction cannot proceed", space_error_.ToString());
+    const bool imm_full = imm_.size() >= static_cast<size_t>(options_.max_immutable_memtables);
+    // Deletes pass a stopped L0 in a full pool (and are not slowed down
+    // above): its compaction cannot run, and deleting (then CompactRange)
+    // is how the pool is emptied.
+    const bool l0_stopped = l0 >= static_cast<size_t>(options_.level0_stop_trigger) && !(deletes_only && pool_tight);
+    if (imm_full || l0_stopped) {
+      // Wait, unless what the write waits for has failed for want of room:
+      // the flush of the frozen memtables, or the compaction of L0. In a
+      // full pool, writes give up at once -- except deletes in pmem-only
+      // mode, whose flush may use the standby and runs next on the
+      // background thread (in hybrid mode that thread may be held up by a
+      // pending compaction whose syncs hit a full device).
+      const bool flush_waits_for_room =
+          flush_failed_ || (pool_full_ && !(deletes_only && options_.storage_mode == StorageMode::kPmem));
+      if (imm_full && flush_waits_for_room) {
+        const std::string what = "the memtables are full and their flush found no room";
+        // The flush's own failure, or the one that filled the pool (or disk).
+        return flush_failed_ || space_error_.ok() ? PoolFullStatus(what)
+                                                  : Status::NoSpace(what, space_error_.message());
+      }
+      if (!imm_full && pool_full_) {
+        const std::string what = "L0 is full and its compaction found no room";
+        return space_error_.ok() ? PoolFullStatus(what) : Status::NoSpace(what, space_error_.message());
       }
       ++stops_;
       const auto start = std::chrono::steady_clock::now();
@@ -867,6 +1107,14 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
       stall_micros_ += static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
       continue;
+    }
+    if (deletes_only && pool_ != nullptr &&
+        StandbyHeld() < std::min<uint64_t>(standby_chunks_,
+                                           CompactRangeReserveChunks(options_) + DeleteCycleChunks(options_))) {
+      // Each memtable of deletes becomes an L0 block taken from the standby;
+      // what CompactRange needs to reclaim the deleted keys' space stays.
+      return PoolFullStatus("deletes have used the space held back for them; CompactRange reclaims the space of "
+                            "the deleted keys");
     }
     Status s = SwitchMemTable(payload, /*may_use_standby=*/deletes_only);
     if (!s.ok()) return s;
@@ -1111,9 +1359,10 @@ void DBImpl::BackgroundLoop() {
       // Automatic compactions leave the standby alone: it is kept for
       // flushes and for CompactRange, which must work in a full pool.
       Status s = RunCompaction(&job, /*may_use_standby=*/false);
+      job = CompactionJob();  // its inputs are freed now unless a reader holds them
       lock.lock();
       compaction_running_ = false;
-      if (s.ok()) RefillStandby();
+      RefillStandby();
       if (s.IsNoSpace()) {
         pool_full_ = true;  // writers waiting for compaction get NoSpace
         space_error_ = s;
@@ -1394,8 +1643,9 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     return Status::OK();
   };
 
-  constexpr uint64_t kChunk = 256 << 10;
-  const uint64_t chunk_limit = (options_.block_size + 16 + kChunk - 1) / kChunk * kChunk - 16;
+  // The whole pool chunks block_size fills (src/pool_sizing.h): a block of
+  // exactly block_size would spill 16 header bytes into one more chunk.
+  const uint64_t chunk_limit = OutputBlockChunks(options_.block_size) * kPoolChunk - kPoolChunkHeader;
   std::string current_key;
   uint32_t current_key_hash = 0;
   bool current_hash_carried = false;
@@ -1809,9 +2059,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   bg_cv_.notify_one();
   while (!imm_.empty() && bg_error_.ok() && !flush_failed_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
   if (!bg_error_.ok()) return bg_error_;
-  if (!imm_.empty()) {
-    return Status::NoSpace("pmem pool full: cannot flush the memtable", "standby chunks " + StandbyState());
-  }
+  if (!imm_.empty()) return PoolFullStatus("CompactRange cannot flush the memtable");
   // Level by level down to the last one. L0 blocks overlap, so they move
   // together; deeper levels move one block (with its overlaps) per step, so
   // that each step needs little free space and frees its inputs before the
@@ -1821,6 +2069,9 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
            (end == nullptr || ucmp_->Compare(b->smallest, *end) <= 0);
   };
   Status s;
+  // L0 blocks taken per step, oldest first: all of them unless a step did
+  // not fit the pool.
+  size_t l0_take = SIZE_MAX;
   for (int level = 0; level < kNumLevels - 1 && s.ok(); ++level) {
     for (;;) {
       CompactionJob job;
@@ -1829,9 +2080,13 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       const auto first = std::find_if(blocks.begin(), blocks.end(), in_range);
       if (first == blocks.end()) break;
       // L0 blocks overlap: moving one down while an older block holding the
-      // same key stays above it would let the older version win. All of L0
-      // moves together.
-      job.inputs[0] = level == 0 ? blocks : std::vector<BlockRef>{*first};
+      // same key stays above it would let the older version win. So L0
+      // moves from its oldest end (it is newest first): all of it, or in a
+      // full pool the oldest l0_take blocks -- everything left above them
+      // is newer, everything below older.
+      const size_t take = std::min(l0_take, blocks.size());
+      job.inputs[0] = level == 0 ? std::vector<BlockRef>(blocks.end() - static_cast<std::ptrdiff_t>(take), blocks.end())
+                                 : std::vector<BlockRef>{*first};
       if (level > 0) {  // neighbours sharing a boundary key move together
         auto it = first;
         while (it + 1 != blocks.end() && ucmp_->Compare((*it)->largest, (*(it + 1))->smallest) == 0) {
@@ -1842,8 +2097,9 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       AddOverlappingInputs(*version_, &job);
       // A split step writes its outputs and the remainder of its upper
       // blocks into the pool (an SSD output would need a pending-compaction
-      // record for two levels). In L0 its inputs are all of L0 (above), so
-      // their remainder is older than any block flushed meanwhile.
+      // record for two levels). In L0 its inputs are the oldest blocks
+      // (above), so their remainder is older than any block left in L0 or
+      // flushed meanwhile.
       const bool splittable = AllInPmem(job.inputs[0]) && !OutputToSsd(*version_, level + 1, InputBytes(job));
       lock.unlock();
       s = RunCompaction(&job, /*may_use_standby=*/true);
@@ -1871,6 +2127,11 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       RefillStandby();
       lock.lock();
       split_steps_ += split_steps;
+      if (s.IsNoSpace() && level == 0 && take > 1) {
+        l0_take = take / 2;  // retry with the older half of the blocks taken
+        s = Status::OK();
+        continue;
+      }
       if (!s.ok()) break;
     }
   }
@@ -1950,9 +2211,9 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     }
     *value = std::to_string(used);
   } else if (p == "jigsaw.pmem-device") {
-    *value = "pool " + PoolPath(options_, name_) + " (" + pool_->persistence() + ")" +
+    *value = "pool " + PoolPathFor(options_, name_) + " (" + pool_->persistence() + ")" +
              (pool_->timing() != nullptr ? " with an NVM timing model" : "") +
-             ", numa node " + std::to_string(pmem::NumaNodeForPath(PoolPath(options_, name_))) +
+             ", numa node " + std::to_string(pmem::NumaNodeForPath(PoolPathFor(options_, name_))) +
              ", background thread on node " + std::to_string(numa_node_) + "\n";
     for (const pmem::PmemDevice& d : pmem::ListPmemDevices()) {
       *value += d.namespace_name + " " + d.mode + " " + d.device_path + " " + std::to_string(d.size) +
@@ -1987,7 +2248,11 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
       *value += row;
     }
   } else if (p == "jigsaw.io") {
-    *value = io_description_;
+    const ssd::UringStallCounts stalls = ssd::UringStalls();
+    *value = io_description_ + "; io_uring rings given up in this process: table writes " +
+             std::to_string(stalls.table_writes) + ", reads " + std::to_string(stalls.reads);
+  } else if (p == "jigsaw.wal-recovery") {
+    *value = wal_recovery_;
   } else if (p == "jigsaw.block-cache") {
     *value = "capacity " + std::to_string(block_cache_->capacity()) + " usage " +
              std::to_string(block_cache_->usage()) + " hits " + std::to_string(block_cache_->hits()) + " misses " +

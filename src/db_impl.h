@@ -36,10 +36,15 @@ namespace jigsaw {
 
 class DBImpl final : public DB {
  public:
-  DBImpl(const Options& options, const std::string& name);
+  // database_id: the identity the pool must record (src/db_identity.h).
+  DBImpl(const Options& options, const std::string& name, std::string database_id);
   ~DBImpl() override;
 
   Status Recover();
+  // True if Recover created the pool file (a failed open removes it).
+  bool created_pool() const { return pool_ != nullptr && pool_->created(); }
+  // Takes the directory lock DB::Open acquired; released when the DB closes.
+  void HoldLock(std::unique_ptr<FileLock> lock) { lock_ = std::move(lock); }
 
   Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
@@ -103,9 +108,10 @@ class DBImpl final : public DB {
   std::shared_ptr<MemTable> NewMemTable() const;
 
   // --- write path (mutex_ held) ---
-  // deletes_only: the batch only deletes, so it may use the spare room of
-  // the WAL segment and the standby space (deleting is how a full pool is
-  // emptied).
+  // deletes_only: the batch only deletes, so in a full pool it may switch
+  // memtables on the standby down to what CompactRange needs, and passes a
+  // stopped L0 (deleting is how a full pool is emptied; docs/sizing.md). In
+  // disk-only mode it may use the log's spare room instead.
   Status MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload, bool deletes_only);
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
@@ -126,9 +132,17 @@ class DBImpl final : public DB {
   Status ReserveObject(pmem::ObjectType type, uint64_t size, bool zero, pmem::Reservation* reservation,
                        bool may_use_standby);
   // Re-reserves standby chunks until the standby is complete or the pool is
-  // out of space.
+  // out of space. The Locked variant needs standby_mutex_ held.
   void RefillStandby();
+  void RefillStandbyLocked();
   std::string StandbyState();  // "held/complete" chunks
+  size_t StandbyHeld();        // chunks held now
+  // NoSpace for a full pool: `detail` (what did not fit), then the pool's
+  // size, the bytes in use and the bytes held back (docs/sizing.md). The
+  // first form takes standby_mutex_; the second needs it held and is given
+  // the standby's chunks.
+  Status PoolFullStatus(const std::string& detail);
+  Status PoolFullStatus(const std::string& detail, size_t held_chunks) const;
   std::vector<WalSegmentMeta> LiveWalSegments() const;
 
   // --- background work ---
@@ -161,7 +175,9 @@ class DBImpl final : public DB {
   Status BuildTableFromMemTable(const MemTable& mem, BlockRef* block);
   Status OpenSsdTable(uint64_t number, int level, BlockRef* block);
   // Whether a compaction into `output_level` producing about `bytes` writes
-  // SSD tables (hybrid mode, pmem budget exhausted or level beyond it).
+  // SSD tables (hybrid mode: the pmem budget, capped at what the pool holds
+  // for blocks, exhausted or the level beyond it; or the pool full). mutex_
+  // held.
   bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const;
   static uint64_t InputBytes(const CompactionJob& job);  // bytes of all its input blocks
   static bool AllInPmem(const std::vector<BlockRef>& blocks);
@@ -214,6 +230,7 @@ class DBImpl final : public DB {
 
   const Options options_;
   const std::string name_;
+  const std::string database_id_;
   const Comparator* const ucmp_;
   std::unique_ptr<pmem::Pool> pool_;
 
@@ -247,13 +264,14 @@ class DBImpl final : public DB {
   size_t standby_chunks_ = 0;               // chunks of a complete standby
   std::thread bg_thread_;
   bool recovering_ = true;  // Recover() runs alone; cleared before threads start
-  int lock_fd_ = -1;        // flock on <db>/LOCK
+  std::unique_ptr<FileLock> lock_;  // <db>/LOCK, held while open
 
   // SSD tier and the durability tracker.
   FileSystem* const fs_;
   std::unique_ptr<ssd::BlockCache> block_cache_;
   std::unique_ptr<ssd::IoEngine> io_;  // read-ahead for SSD tables
   std::string io_description_;
+  std::string wal_recovery_ = "no log replayed (new database)";  // set by Recover; jigsaw.wal-recovery
   bool async_table_writes_ = false;  // tables written through io_uring
   std::deque<PendingCompaction> pending_;  // mutex_; oldest first
   bool tracker_stop_ = false;             // mutex_

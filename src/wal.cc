@@ -1,5 +1,6 @@
 #include "src/wal.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -14,11 +15,13 @@ namespace {
 constexpr uint64_t kWalMagic = 0x314C41575753474AULL;  // bytes "JGSWWAL1"
 constexpr uint32_t kWalVersion = 1;
 
-// Header: u64 magic | u32 version | u32 reserved | u64 number | u64 capacity.
+// Header: u64 magic | u32 version | u32 reserved | u64 number | u64 capacity
+// | u64 durable end.
 constexpr size_t kMagicOffset = 0;
 constexpr size_t kVersionOffset = 8;
 constexpr size_t kNumberOffset = 16;
 constexpr size_t kCapacityOffset = 24;
+constexpr size_t kDurableEndOffset = 32;
 
 uint32_t RecordCrc(uint64_t number, uint32_t length, const char* payload) {
   char prefix[12];
@@ -34,6 +37,7 @@ void WalWriter::Format(pmem::Region* region, char* segment, uint64_t capacity, u
   EncodeFixed32(segment + kVersionOffset, kWalVersion);
   EncodeFixed64(segment + kNumberOffset, number);
   EncodeFixed64(segment + kCapacityOffset, capacity);
+  EncodeFixed64(segment + kDurableEndOffset, kWalHeaderSize);
   region->Persist(segment, kWalHeaderSize);
 }
 
@@ -55,17 +59,36 @@ Status WalWriter::Append(const Slice& payload, bool sync) {
   EncodeFixed32(record + 4, length);
   EncodeFixed32(record, RecordCrc(number_, length, record + kWalRecordHeaderSize));
   offset_ += kWalRecordHeaderSize + padded;
-  return sync ? Sync() : Status::OK();
+  if (sync) PersistRecords();
+  return Status::OK();
 }
 
 #ifdef JIGSAW_PERSIST_BUG_HOOKS
 testing::PersistBug testing::persist_bug = testing::kNoPersistBug;
 #endif
 
-Status WalWriter::Sync() {
-  if (offset_ == synced_offset_) return Status::OK();
-  if (!JIGSAW_PERSIST_BUG(kDropWalPersist)) region_->Persist(segment_ + synced_offset_, offset_ - synced_offset_);
+void WalWriter::PersistRecords() {
+  if (offset_ == synced_offset_) return;
+  // The durable end may only name bytes an earlier fence made durable: the
+  // records flushed here may reach the medium in any order, or not at all,
+  // until the fence below completes.
+  char* durable_end = segment_ + kDurableEndOffset;
+  if (DecodeFixed64(durable_end) != synced_offset_) {
+    EncodeFixed64(durable_end, synced_offset_);
+    region_->Flush(durable_end, 8);
+  }
+  if (!JIGSAW_PERSIST_BUG(kDropWalPersist)) region_->Flush(segment_ + synced_offset_, offset_ - synced_offset_);
+  region_->Drain();
   synced_offset_ = offset_;
+}
+
+Status WalWriter::Sync() {
+  PersistRecords();
+  char* durable_end = segment_ + kDurableEndOffset;
+  if (DecodeFixed64(durable_end) != synced_offset_) {
+    EncodeFixed64(durable_end, synced_offset_);  // one aligned 8-byte store: old or new value after a crash
+    region_->Persist(durable_end, 8);
+  }
   return Status::OK();
 }
 
@@ -112,8 +135,8 @@ Status FileWalWriter::Sync() {
   return s;
 }
 
-Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number,
-                   const std::function<Status(const Slice&)>& record) {
+Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number, WalDamage on_damage,
+                   const std::function<Status(const Slice&)>& record, WalReadResult* result) {
   std::unique_ptr<RandomAccessFile> file;
   Status s = fs->NewRandomAccessFile(path, &file);
   if (!s.ok()) return s.IsNotFound() ? Status::Corruption("WAL " + path, "missing") : s;
@@ -121,38 +144,170 @@ Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number,
   Slice contents;
   s = file->Read(0, file->Size(), reinterpret_cast<char*>(buffer.data()), &contents);
   if (!s.ok()) return s;
-  uint64_t end = 0;
-  s = ReadWalSegment(contents.data(), contents.size(), number, record, &end);
-  if (!s.ok()) return Status::Corruption("WAL " + path, s.ToString());
-  return Status::OK();
+  s = ReadWalSegment(contents.data(), contents.size(), number, on_damage, record, result);
+  if (s.IsCorruption() || s.IsNotSupported()) return Status::Corruption("WAL " + path, s.message());
+  return s;
 }
 
-Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number,
-                      const std::function<Status(const Slice&)>& record, uint64_t* end) {
+namespace {
+
+// Work limit of the search for an intact record after damage, in bytes
+// checksummed: a damaged stretch of random bytes offers candidate lengths
+// up to the rest of the log at every 8-byte offset.
+uint64_t SearchBudget(uint64_t bytes) { return (uint64_t{64} << 20) + 16 * bytes; }
+
+// Intact at `offset`: a header whose length fits before `limit`, a payload
+// shaped like a WriteBatch (fixed64 sequence, nonzero fixed32 count), zero
+// padding and a CRC that verifies for this log's number. *length receives
+// the payload length; *checked adds the bytes checksummed.
+bool IntactRecordAt(const char* segment, uint64_t limit, uint64_t number, uint64_t offset, uint32_t* length,
+                    uint64_t* checked) {
+  if (offset + kWalRecordHeaderSize > limit) return false;
+  const uint32_t n = DecodeFixed32(segment + offset + 4);
+  if (n < 12 || n > limit - offset - kWalRecordHeaderSize) return false;
+  const char* payload = segment + offset + kWalRecordHeaderSize;
+  if (DecodeFixed32(payload + 8) == 0) return false;
+  const uint64_t padded = (uint64_t{n} + 7) & ~uint64_t{7};
+  if (offset + kWalRecordHeaderSize + padded > limit) return false;
+  for (uint64_t i = n; i < padded; ++i) {
+    if (payload[i] != 0) return false;
+  }
+  *checked += n;
+  if (DecodeFixed32(segment + offset) != RecordCrc(number, n, payload)) return false;
+  *length = n;
+  return true;
+}
+
+bool AllZero(const char* bytes, uint64_t n) {
+  static const char kZeros[4096] = {};
+  for (uint64_t i = 0; i < n; i += sizeof(kZeros)) {
+    if (std::memcmp(bytes + i, kZeros, std::min<uint64_t>(sizeof(kZeros), n - i)) != 0) return false;
+  }
+  return true;
+}
+
+// What is wrong with the record at `offset`, or "" if it is intact or the
+// log ends cleanly there (*clean_end).
+std::string CheckRecordAt(const char* segment, uint64_t limit, uint64_t number, uint64_t offset,
+                          bool* clean_end) {
+  *clean_end = false;
+  if (offset + kWalRecordHeaderSize > limit) {
+    *clean_end = AllZero(segment + offset, limit - offset);
+    return *clean_end ? "" : "partial record header";
+  }
+  const uint32_t crc = DecodeFixed32(segment + offset);
+  const uint32_t length = DecodeFixed32(segment + offset + 4);
+  if (length == 0) {
+    if (crc == 0 && AllZero(segment + offset, limit - offset)) {
+      *clean_end = true;
+      return "";
+    }
+    return crc == 0 ? "record header of zeros, with nonzero bytes after it" : "record length 0";
+  }
+  if (length > limit - offset - kWalRecordHeaderSize) {
+    return "record length " + std::to_string(length) + " runs past the end of the log";
+  }
+  if (crc != RecordCrc(number, length, segment + offset + kWalRecordHeaderSize)) return "bad CRC";
+  return "";
+}
+
+}  // namespace
+
+Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, WalDamage on_damage,
+                      const std::function<Status(const Slice&)>& record, WalReadResult* result) {
+  *result = WalReadResult();
+  const std::string name = "WAL segment " + std::to_string(number);
   if (capacity < kWalHeaderSize || DecodeFixed64(segment + kMagicOffset) != kWalMagic) {
-    return Status::Corruption("WAL segment " + std::to_string(number), "bad magic");
+    return Status::Corruption(name, "bad magic");
   }
-  if (DecodeFixed32(segment + kVersionOffset) != kWalVersion) {
-    return Status::NotSupported("WAL segment " + std::to_string(number), "unknown version");
-  }
+  if (DecodeFixed32(segment + kVersionOffset) != kWalVersion) return Status::NotSupported(name, "unknown version");
   if (DecodeFixed64(segment + kNumberOffset) != number || DecodeFixed64(segment + kCapacityOffset) > capacity) {
-    return Status::Corruption("WAL segment " + std::to_string(number), "header does not match the manifest");
+    return Status::Corruption(name, "header does not match the manifest");
   }
-  uint64_t offset = kWalHeaderSize;
   // Capacity 0: a log file, whose records run to its end.
   const uint64_t limit = DecodeFixed64(segment + kCapacityOffset) == 0 ? capacity
                                                                        : DecodeFixed64(segment + kCapacityOffset);
-  while (offset + kWalRecordHeaderSize <= limit) {
-    const uint32_t length = DecodeFixed32(segment + offset + 4);
-    if (length == 0 || length > limit - offset - kWalRecordHeaderSize) break;
-    const char* payload = segment + offset + kWalRecordHeaderSize;
-    if (DecodeFixed32(segment + offset) != RecordCrc(number, length, payload)) break;  // torn tail
-    Status s = record(Slice(payload, length));
-    if (!s.ok()) return s;
-    offset += WalRecordSize(length);
+  const uint64_t durable_end = DecodeFixed64(segment + kDurableEndOffset);
+  if (durable_end != 0 && (durable_end < kWalHeaderSize || durable_end > limit || durable_end % 8 != 0)) {
+    return Status::Corruption(name, "durable end " + std::to_string(durable_end) + " outside the segment");
   }
-  *end = offset;
+  result->durable_end = durable_end;
+  uint64_t offset = kWalHeaderSize;
+  uint64_t search_budget = SearchBudget(limit - offset);
+  uint64_t searched = 0;
+  for (;;) {
+    bool clean_end = false;
+    std::string damage = CheckRecordAt(segment, limit, number, offset, &clean_end);
+    // Zeros where bytes were durable are damage too (a lost or cleared line).
+    if (clean_end && offset < durable_end) damage = "zeros where a record was durable";
+    if (damage.empty()) {
+      if (clean_end) break;
+      const uint32_t length = DecodeFixed32(segment + offset + 4);
+      Status s = record(Slice(segment + offset + kWalRecordHeaderSize, length));
+      if (s.IsCorruption()) {
+        return Status::Corruption(name + ", record at offset " + std::to_string(offset), s.message());
+      }
+      if (!s.ok()) return s;
+      ++result->records;
+      offset += WalRecordSize(length);
+      result->end = offset;
+      continue;
+    }
+    // Damage: look for the next intact record of this log.
+    uint64_t next = 0;
+    bool incomplete = false;
+    for (uint64_t p = offset + 8; p + kWalRecordHeaderSize <= limit; p += 8) {
+      if (searched > search_budget) {
+        incomplete = true;
+        break;
+      }
+      uint32_t length = 0;
+      if (IntactRecordAt(segment, limit, number, p, &length, &searched)) {
+        next = p;
+        break;
+      }
+    }
+    if (!result->damaged) {
+      result->damaged = true;
+      result->damage_offset = offset;
+      result->damage = std::move(damage);
+      result->next_intact_offset = next;
+      result->search_incomplete = incomplete;
+    }
+    if (on_damage != WalDamage::kSkip || next == 0) break;
+    ++result->skipped_stretches;
+    result->skipped_bytes += next - offset;
+    offset = next;
+  }
   return Status::OK();
+}
+
+bool WalDamageIsTornTail(const WalReadResult& result, bool newest_log) {
+  if (!result.damaged) return false;
+  if (result.durable_end != 0) return result.damage_offset >= result.durable_end;
+  return newest_log && result.next_intact_offset == 0 && !result.search_incomplete;
+}
+
+std::string DescribeWalDamage(const WalReadResult& result) {
+  if (!result.damaged) return "no damage";
+  std::string text = result.damage + " at offset " + std::to_string(result.damage_offset);
+  if (result.next_intact_offset != 0) {
+    text += "; an intact record follows at offset " + std::to_string(result.next_intact_offset);
+  } else if (result.search_incomplete) {
+    text += "; the search for intact records after it stopped at its work limit";
+  } else {
+    text += "; no intact record follows";
+  }
+  if (result.durable_end != 0) {
+    text += result.damage_offset < result.durable_end
+                ? "; below the durable end " + std::to_string(result.durable_end)
+                : "; at or past the durable end " + std::to_string(result.durable_end) + " (never synced)";
+  }
+  if (result.skipped_stretches > 0) {
+    text += "; skipped " + std::to_string(result.skipped_stretches) + " damaged stretch(es), " +
+            std::to_string(result.skipped_bytes) + " bytes";
+  }
+  return text;
 }
 
 }  // namespace jigsaw

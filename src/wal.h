@@ -4,17 +4,20 @@
 // 64-byte header and then records, each
 //   u32 crc32c | u32 length | payload (a WriteBatch encoding) | zero pad to 8
 // where the CRC covers the segment number, the length and the payload. The
-// first record whose length is 0, does not fit, or fails its CRC ends the
-// segment.
+// header also keeps the segment's *durable end*: every byte before it was
+// durable before any byte after it was written.
 //
 // Durability: Append(..., sync=true) returns after the record (and every
-// earlier record of the segment) is persisted.
-// Thread-safety: a WalWriter is used under the DB's write lock.
+// earlier record of the segment) is persisted; Sync() also persists the
+// durable end up to the last record.
+// Thread-safety: a WalWriter is used under the DB's write lock; the readers
+// keep no state and must not run while their log is written.
 #ifndef JIGSAW_SRC_WAL_H_
 #define JIGSAW_SRC_WAL_H_
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "jigsaw/file_system.h"
 #include "jigsaw/slice.h"
@@ -53,9 +56,15 @@ class WalWriter final : public LogWriter {
 
   bool HasRoom(size_t payload) const override { return offset_ + WalRecordSize(payload) <= capacity_; }
   Status Append(const Slice& payload, bool sync) override;
+  // Persists every appended record, then the header's durable end (one more
+  // fence; called at a memtable switch and a clean close, not per write).
   Status Sync() override;
 
  private:
+  // Persists the records appended since the last persist, together with the
+  // header's durable end as of that last persist (one fence).
+  void PersistRecords();
+
   pmem::Region* const region_;
   char* const segment_;
   const uint64_t capacity_;
@@ -65,7 +74,8 @@ class WalWriter final : public LogWriter {
 };
 
 // The WAL of disk-only mode: the same header and records in a file
-// <db>/<number>.log (header capacity 0: records run to the end of the file).
+// <db>/<number>.log (header capacity 0: records run to the end of the file;
+// durable end 0: unknown).
 class FileWalWriter final : public LogWriter {
  public:
   static Status Create(FileSystem* fs, const std::string& path, uint64_t number,
@@ -84,16 +94,73 @@ class FileWalWriter final : public LogWriter {
   uint64_t syncs_ = 0;
 };
 
-// Replays a log file written by FileWalWriter (same contract as
-// ReadWalSegment).
-Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number,
-                   const std::function<Status(const Slice&)>& record);
+// What reading one log found. A log ends cleanly at a record header of
+// zeros with nothing but zeros after it (a segment's unused space), or at
+// the end of the file; any other record that is not intact is *damage*.
+struct WalReadResult {
+  // Offset after the last record passed to the callback: where a writer
+  // would continue.
+  uint64_t end = kWalHeaderSize;
+  // The segment header's durable end: every byte before it was durable
+  // before the crash. 0: unknown (log files, and segments written before
+  // the field existed).
+  uint64_t durable_end = 0;
+  // Records passed to the callback.
+  uint64_t records = 0;
+
+  // The first damage: its offset and what is wrong there.
+  bool damaged = false;
+  uint64_t damage_offset = 0;
+  std::string damage;
+  // The first intact record of this log after the damage (0: none found).
+  uint64_t next_intact_offset = 0;
+  // The search for an intact record after the damage gave up at its work
+  // limit (candidate lengths of up to the rest of the log, each one
+  // checksummed) before the end of the log: one may follow unseen.
+  bool search_incomplete = false;
+
+  // WalDamage::kSkip: damaged stretches skipped, and their bytes.
+  uint64_t skipped_stretches = 0;
+  uint64_t skipped_bytes = 0;
+};
+
+// What a reader does at damage.
+enum class WalDamage {
+  // Stops: records after the damage are not passed on (it still looks for
+  // one, to report it).
+  kStop,
+  // Skips to the next intact record (found at 8-byte alignment) and goes
+  // on; stops only where none is found.
+  kSkip,
+};
 
 // Validates a segment's header and calls `record` for each intact record in
-// order. *end receives the offset after the last intact record (where a
-// writer would continue). Corruption if the header is invalid.
-Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number,
-                      const std::function<Status(const Slice&)>& record, uint64_t* end);
+// order, handling damage as `on_damage` says and describing it in *result.
+// Corruption if the header is invalid; an error from `record` is returned
+// as is. Damage itself is not an error here: the caller decides
+// (WalDamageIsTornTail, DescribeWalDamage).
+Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, WalDamage on_damage,
+                      const std::function<Status(const Slice&)>& record, WalReadResult* result);
+
+// Replays a log file written by FileWalWriter (same contract as
+// ReadWalSegment; a missing file is Corruption).
+Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number, WalDamage on_damage,
+                   const std::function<Status(const Slice&)>& record, WalReadResult* result);
+
+// Whether the first damage of a log is a *torn tail*: bytes a crash may
+// legitimately have left unwritten, never acknowledged as durable.
+//  - Known durable end (pmem segments): damage at or after it. Unsynced
+//    records may reach pmem in any order (cache lines are flushed and
+//    evicted independently), so intact records after it do not make it
+//    mid-log damage -- none of them was durable either.
+//  - Unknown (log files, old segments): damage in the newest log with no
+//    intact record of that log after it. An older log was synced in full
+//    before the next one was created.
+bool WalDamageIsTornTail(const WalReadResult& result, bool newest_log);
+
+// "bad CRC at offset 4168; an intact record follows at offset 4304" and
+// the like, for Corruption messages.
+std::string DescribeWalDamage(const WalReadResult& result);
 
 }  // namespace jigsaw
 

@@ -1,6 +1,8 @@
 // The POSIX FileSystem: write(2)/pread(2), fdatasync, sync_file_range,
 // read-only mmap for Mapping(); table files written from buffers through
-// io_uring (liburing) or pwrite(2).
+// io_uring (liburing), with bounded waits, or pwrite(2).
+#include "ssd/posix_file_system.h"
+
 #include <dirent.h>
 #include <liburing.h>
 #include <fcntl.h>
@@ -9,14 +11,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "jigsaw/file_system.h"
 
 namespace jigsaw {
 
 namespace {
+
+using ssd::kDefaultUringWaitBound;
+namespace uring = ssd::uring;
 
 Status PosixError(const std::string& context, int err) {
   if (err == ENOSPC || err == EDQUOT) return Status::NoSpace(context, std::strerror(err));
@@ -100,6 +107,13 @@ class PosixWritableFile final : public WritableFile {
   uint64_t size_ = 0;
 };
 
+// What a POSIX file system shares with its table files.
+struct TableWriteSettings {
+  std::chrono::nanoseconds wait_bound{kDefaultUringWaitBound};
+  std::function<int(const std::string& path)> ring_target;  // PosixFileSystemOptions::ring_target_for_test
+  std::atomic<bool> uring_off{false};                      // set when a file gives its ring up
+};
+
 // A table file: appends gather in one of two 256 KiB buffers; a full buffer
 // is written at its offset while the other fills -- through io_uring, so the
 // kernel's copy into the page cache overlaps the caller's work, or by
@@ -107,14 +121,26 @@ class PosixWritableFile final : public WritableFile {
 // StartWriteback or Sync has written everything, the buffers and the ring
 // are released (a finished table waits open for the tracker's sync); a
 // later Append gets new buffers and pwrite.
+//
+// No wait for the ring lasts longer than the bound (twice it when the
+// kernel also ignores the cancel): a write not completed by then is written
+// again with pwrite, at its offset, from the same buffer (the kernel only
+// reads it), and the ring is given up (GiveUpRing). A buffer is never
+// written, reused or freed while the kernel may still read it.
 class PosixTableFile final : public WritableFile {
  public:
   static constexpr size_t kBufferSize = 256 << 10;
   static constexpr unsigned kBuffers = 2;
 
-  PosixTableFile(std::string path, int fd, bool async_io) : file_(std::move(path), fd) {
-    ring_ok_ = async_io && io_uring_queue_init(kBuffers, &ring_, 0) == 0;
-    ring_initialised_ = ring_ok_;
+  PosixTableFile(std::string path, int fd, bool async_io, std::shared_ptr<TableWriteSettings> settings)
+      : file_(std::move(path), fd), settings_(std::move(settings)) {
+    if (!async_io || settings_->uring_off.load(std::memory_order_relaxed)) return;
+    if (io_uring_queue_init(kBuffers, &ring_, 0) != 0) return;
+    ring_initialised_ = true;
+    if (!uring::HasBoundedWaits(ring_)) return;  // pwrite; Release() tears the ring down
+    ring_ok_ = true;
+    ring_fd_ = settings_->ring_target ? settings_->ring_target(file_.path()) : -1;
+    if (ring_fd_ < 0) ring_fd_ = fd;
   }
   ~PosixTableFile() override {
     (void)Drain();
@@ -178,7 +204,7 @@ class PosixTableFile final : public WritableFile {
     submitted_ += b.used;
     io_uring_sqe* sqe = ring_ok_ ? io_uring_get_sqe(&ring_) : nullptr;
     if (sqe != nullptr) {
-      io_uring_prep_write(sqe, file_.fd(), b.data.get(), static_cast<unsigned>(b.used), b.offset);
+      io_uring_prep_write(sqe, ring_fd_, b.data.get(), static_cast<unsigned>(b.used), b.offset);
       io_uring_sqe_set_data64(sqe, current_);
       int submitted;
       do {
@@ -187,7 +213,9 @@ class PosixTableFile final : public WritableFile {
       if (submitted == 1) {
         b.in_flight = true;
       } else {
-        ring_ok_ = false;  // the entry may linger in the ring: never submit again; pwrite it
+        // The entry may linger in the ring: never submit again; pwrite it.
+        ring_ok_ = false;
+        entry_may_linger_ = true;
       }
     }
     if (!b.in_flight) {
@@ -201,21 +229,17 @@ class PosixTableFile final : public WritableFile {
     return s.ok() ? error_ : s;
   }
 
-  // Reaps completions until `b` has none in flight. A short write is
-  // finished by pwrite; a failed one becomes error_.
+  // Reaps completions until `b` has none in flight, or gives the ring up
+  // when none comes within the bound. A short write is finished by pwrite;
+  // a failed one becomes error_.
   Status WaitFor(Buffer* b) {
+    const auto deadline = std::chrono::steady_clock::now() + settings_->wait_bound;
     while (b->in_flight) {
       io_uring_cqe* cqe = nullptr;
-      const int err = io_uring_wait_cqe(&ring_, &cqe);
-      if (err == -EINTR) continue;
+      const int err = uring::WaitUntil(&ring_, &cqe, deadline);
       if (err != 0) {
-        // Cannot reap: the kernel may still read the buffers, so they are
-        // never freed or reused (leaked deliberately).
-        for (Buffer& leaked : buffers_) (void)leaked.data.release();
-        leaked_ = true;
-        error_ = Status::IOError(file_.path(), std::string("io_uring wait: ") + std::strerror(-err));
-        ring_ok_ = false;
-        return error_;
+        GiveUpRing(err);
+        break;
       }
       Buffer& done = buffers_[io_uring_cqe_get_data64(cqe)];
       const int res = cqe->res;
@@ -233,11 +257,59 @@ class PosixTableFile final : public WritableFile {
     return error_;
   }
 
+  // A wait found no completion within the bound (or failed with `err`):
+  // cancels the writes in flight, waits up to another bound for the kernel
+  // to give them back, and writes every one of them again with pwrite at its
+  // offset (a write that did complete is rewritten with the same bytes). A
+  // buffer not given back is leaked: the kernel may still read it, and its
+  // write, if it ever happens, writes the same bytes. Then tears the ring
+  // down (its requests stay the kernel's), and counts and logs the event.
+  // The rest of the file, and later table files of the file system, use
+  // pwrite.
+  void GiveUpRing(int err) {
+    std::vector<uint64_t> pending;
+    for (unsigned i = 0; i < kBuffers; ++i) {
+      if (buffers_[i].in_flight) pending.push_back(i);
+    }
+    const std::vector<uint64_t> stalled = pending;
+    uring::CancelAndReap(&ring_, /*may_submit=*/!entry_may_linger_, &pending,
+                         std::chrono::steady_clock::now() + settings_->wait_bound,
+                         [this](uint64_t index, int) { buffers_[index].in_flight = false; });
+    size_t leaked = 0;
+    uint64_t stalled_bytes = 0;
+    for (const uint64_t index : stalled) {
+      Buffer& b = buffers_[index];
+      stalled_bytes += b.used;
+      Status s = file_.WriteAt(b.data.get(), b.used, b.offset);
+      if (!s.ok() && error_.ok()) error_ = s;
+      b.used = 0;
+      if (b.in_flight) {
+        (void)b.data.release();  // deliberately leaked: the kernel may still read it
+        b.in_flight = false;
+        ++leaked;
+      }
+    }
+    io_uring_queue_exit(&ring_);
+    ring_initialised_ = false;
+    ring_ok_ = false;
+    settings_->uring_off.store(true, std::memory_order_relaxed);
+    const std::string why =
+        err == -ETIME
+            ? "not completed within " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(settings_->wait_bound).count()) +
+                  " ms"
+            : std::string("wait failed: ") + std::strerror(-err);
+    uring::NoteStall(uring::StallKind::kTableWrite,
+                     std::to_string(stalled.size()) + " io_uring writes (" + std::to_string(stalled_bytes) +
+                         " bytes) to " + file_.path() + " " + why + "; written again with pwrite" +
+                         (error_.ok() ? "" : " (" + error_.ToString() + ")") + ", " + std::to_string(leaked) +
+                         " buffers of " + std::to_string(kBufferSize) +
+                         " bytes left to the kernel; this file system's table writes use pwrite from now on");
+  }
+
   // After a successful Drain nothing is in flight: frees the buffers and
-  // the ring (not after a failed reap, when the kernel may still read the
-  // buffers: they are leaked then).
+  // the ring.
   void Release() {
-    if (leaked_) return;
     for (Buffer& b : buffers_) {
       if (b.in_flight) return;
     }
@@ -252,7 +324,7 @@ class PosixTableFile final : public WritableFile {
 
   // Everything appended is written to the file (not synced).
   Status Drain() {
-    if (file_.fd() < 0 || leaked_) return error_;
+    if (file_.fd() < 0) return error_;
     Status s = SubmitCurrent();
     for (Buffer& b : buffers_) {
       Status w = WaitFor(&b);
@@ -262,15 +334,17 @@ class PosixTableFile final : public WritableFile {
   }
 
   FileDescriptor file_;  // declared first: closed after the ring and buffers are gone
+  const std::shared_ptr<TableWriteSettings> settings_;
   io_uring ring_{};
+  int ring_fd_ = -1;  // where the ring writes: the file's descriptor but for tests
   bool ring_initialised_ = false;
   bool ring_ok_ = false;
+  bool entry_may_linger_ = false;  // a failed submit may have left an entry in the ring
   Buffer buffers_[kBuffers];
   unsigned current_ = 0;
   uint64_t size_ = 0;       // bytes appended
   uint64_t submitted_ = 0;  // bytes handed to write
-  Status error_;         // first failed write
-  bool leaked_ = false;  // a completion could not be reaped: buffers abandoned
+  Status error_;            // first failed write
 };
 
 class PosixRandomAccessFile final : public RandomAccessFile {
@@ -313,6 +387,11 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 
 class PosixFileSystem final : public FileSystem {
  public:
+  explicit PosixFileSystem(ssd::PosixFileSystemOptions options) : table_writes_(std::make_shared<TableWriteSettings>()) {
+    table_writes_->wait_bound = options.uring_wait_bound;
+    table_writes_->ring_target = std::move(options.ring_target_for_test);
+  }
+
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(path, errno);
@@ -322,7 +401,7 @@ class PosixFileSystem final : public FileSystem {
   Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) override {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(path, errno);
-    *file = std::make_unique<PosixTableFile>(path, fd, async_io);
+    *file = std::make_unique<PosixTableFile>(path, fd, async_io, table_writes_);
     return Status::OK();
   }
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
@@ -384,13 +463,24 @@ class PosixFileSystem final : public FileSystem {
     return Status::OK();
   }
   bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+
+ private:
+  const std::shared_ptr<TableWriteSettings> table_writes_;
 };
 
 }  // namespace
 
 FileSystem* FileSystem::Default() {
-  static FileSystem* fs = new PosixFileSystem();
+  static FileSystem* fs = new PosixFileSystem(ssd::PosixFileSystemOptions());
   return fs;
 }
+
+namespace ssd {
+
+std::unique_ptr<FileSystem> NewPosixFileSystem(PosixFileSystemOptions options) {
+  return std::make_unique<PosixFileSystem>(std::move(options));
+}
+
+}  // namespace ssd
 
 }  // namespace jigsaw

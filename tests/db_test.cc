@@ -447,8 +447,8 @@ TEST(DBPoolFullTest, NoSpaceThenDeletesAndCompactionMakeRoomAgain) {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   // Deleting most keys, a thousand at a time with a compaction after each
-  // round, frees the space again: deletes use the WAL segment's spare room
-  // and the standby space, CompactRange compacts on the standby space.
+  // round, frees the space again: deletes switch memtables on the standby
+  // space, CompactRange compacts on the standby space.
   for (int start = 0; start < written; start += 1000) {
     for (int i = start; i < std::min(written, start + 1000); ++i) {
       if (i % 10 == 0) continue;

@@ -1,10 +1,15 @@
 // The POSIX FileSystem's table files (ssd/posix_file_system.cc): buffered
 // appends written through io_uring or pwrite reach the file complete and in
-// order, and a failed write is an error, never a crash.
+// order, a failed write is an error, never a crash, and an io_uring write
+// that never completes is given up and written again with pwrite.
+#include "ssd/posix_file_system.h"
+
 #include <sys/resource.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +17,9 @@
 #include <sstream>
 
 #include "jigsaw/file_system.h"
+#include "ssd/io_engine.h"
 #include "tests/db_test_util.h"
+#include "tests/full_pipe.h"
 
 namespace jigsaw {
 namespace {
@@ -100,6 +107,61 @@ TEST_P(PosixTableFileTest, AFailedWriteIsReturnedByALaterCall) {
 
 INSTANTIATE_TEST_SUITE_P(Writes, PosixTableFileTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "IoUring" : "Pwrite"; });
+
+// A stalled ring: the file system's rings write to a full pipe nobody
+// reads, so no table write through io_uring ever completes.
+class StalledRingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (ssd::NewUringEngine(4, &why) == nullptr) GTEST_SKIP() << "io_uring unavailable here: " << why;
+    ssd::PosixFileSystemOptions options;
+    options.uring_wait_bound = std::chrono::milliseconds(50);
+    options.ring_target_for_test = [this](const std::string&) {
+      ++rings_;
+      return pipe_.write_fd();
+    };
+    fs_ = ssd::NewPosixFileSystem(std::move(options));
+  }
+
+  test::FullPipe pipe_;  // outlives the file system
+  std::atomic<int> rings_{0};
+  std::unique_ptr<FileSystem> fs_;
+  test::ScratchDir dir_;
+};
+
+// The file gets every byte (through pwrite), the stall is counted once, and
+// the file system's next table file sets up no ring (it would stall too).
+TEST_F(StalledRingTest, AWriteThatNeverCompletesIsWrittenAgainWithPwrite) {
+  const std::string path = dir_.path() + "/table";
+  const uint64_t stalls = ssd::UringStalls().table_writes;
+  for (uint64_t round = 0; round < 2; ++round) {
+    std::unique_ptr<WritableFile> file;
+    ASSERT_TRUE(fs_->NewTableFile(path, /*async_io=*/true, &file).ok());
+    const std::string expected = AppendRandom(file.get(), round, 2 << 20);
+    Status s = file->Sync();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    s = file->Close();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(ReadAll(path) == expected) << "round " << round;
+    EXPECT_EQ(ssd::UringStalls().table_writes, stalls + 1) << "round " << round;
+  }
+  EXPECT_EQ(rings_.load(), 1);
+}
+
+// A file smaller than a buffer writes it through the ring only when drained
+// (here by the destructor): that wait is bounded too.
+TEST_F(StalledRingTest, DestroyingAFileWhoseLastWriteStallsWritesWhatWasAppended) {
+  const std::string path = dir_.path() + "/table";
+  const uint64_t stalls = ssd::UringStalls().table_writes;
+  {
+    std::unique_ptr<WritableFile> file;
+    ASSERT_TRUE(fs_->NewTableFile(path, /*async_io=*/true, &file).ok());
+    ASSERT_TRUE(file->Append(std::string(1000, 'a')).ok());
+  }
+  EXPECT_EQ(ReadAll(path), std::string(1000, 'a'));
+  EXPECT_EQ(ssd::UringStalls().table_writes, stalls + 1);
+}
 
 }  // namespace
 }  // namespace jigsaw

@@ -1,10 +1,12 @@
 // The SSD tier in the engine: NobLSM shadows and their recovery when a crash
 // loses unsynced compaction outputs, a full disk, damaged table files (hybrid
-// mode), and disk-only mode losing its page cache.
+// mode), disk-only mode losing its page cache, and a table write that never
+// completes.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +17,10 @@
 
 #include "jigsaw/db.h"
 #include "ssd/io_engine.h"
+#include "ssd/posix_file_system.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
+#include "tests/full_pipe.h"
 
 namespace jigsaw {
 namespace {
@@ -516,6 +520,62 @@ TEST(SsdTierTest, TrackerRetriesSyncsThatHitAFullDevice) {
   fs.DropUnsyncedData();  // everything that matters was synced
   ASSERT_TRUE(DB::Open(HybridOptions(&fs), dir.path(), &db).ok());
   ExpectContents(db.get(), model);
+}
+
+// A table write through io_uring that never completes (from some point the
+// file system's rings write to a full pipe nobody reads): the compaction
+// gives the ring up after the bound, writes its table with pwrite and
+// finishes; "jigsaw.io" counts the stall, later tables skip io_uring, and
+// the data survive a reopen.
+TEST(SsdTierTest, ACompactionFinishesWhenATableWriteNeverCompletes) {
+  std::string why;
+  if (ssd::NewUringEngine(4, &why) == nullptr) GTEST_SKIP() << "io_uring unavailable here: " << why;
+  test::ScratchDir dir;
+  test::FullPipe pipe;  // outlives the file system
+  std::atomic<bool> stall{false};
+  std::atomic<int> stalled_rings{0};
+  ssd::PosixFileSystemOptions fs_options;
+  fs_options.uring_wait_bound = std::chrono::milliseconds(50);
+  fs_options.ring_target_for_test = [&](const std::string&) {
+    if (!stall) return -1;
+    ++stalled_rings;
+    return pipe.write_fd();
+  };
+  std::unique_ptr<FileSystem> fs = ssd::NewPosixFileSystem(std::move(fs_options));
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  options.file_system = fs.get();
+  options.ssd_io = SsdIo::kUring;  // table writes through io_uring
+  std::map<std::string, std::string> model;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 20000, &model), 20000);
+  }
+  // Reopened, the log's entries are in an L0 table and the memtable is
+  // empty: every table written from here on is a compaction's.
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  const uint64_t flushes = std::stoull(Property(db.get(), "jigsaw.flushes"));
+  const uint64_t compactions = std::stoull(Property(db.get(), "jigsaw.compactions"));
+  const uint64_t stalls = ssd::UringStalls().table_writes;
+  stall = true;
+  const Status s = db->CompactRange(nullptr, nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GT(std::stoull(Property(db.get(), "jigsaw.compactions")), compactions);
+  EXPECT_EQ(std::stoull(Property(db.get(), "jigsaw.flushes")), flushes);
+  EXPECT_EQ(stalled_rings.load(), 1);  // the tables after the stalled one skip io_uring
+  EXPECT_EQ(ssd::UringStalls().table_writes, stalls + 1);
+  const std::string io = Property(db.get(), "jigsaw.io");
+  EXPECT_NE(io.find("table writes " + std::to_string(stalls + 1)), std::string::npos) << io;
+  ExpectContents(db.get(), model);
+  EXPECT_TRUE(db->VerifyIntegrity().ok());
+  WaitForTracker(db.get());
+  db.reset();
+  options.file_system = nullptr;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  ExpectContents(db.get(), model);
+  EXPECT_TRUE(db->VerifyIntegrity().ok());
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 #include <filesystem>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "format/coding.h"
 
 #include "tests/block_test_util.h"
 #include "tests/db_test_util.h"
@@ -26,18 +29,39 @@ class CountingRegion : public pmem::Region {
 };
 
 std::vector<std::string> ReadAll(const char* segment, uint64_t capacity, uint64_t number, Status* status,
-                                 uint64_t* end = nullptr) {
+                                 WalReadResult* result = nullptr, WalDamage on_damage = WalDamage::kStop) {
   std::vector<std::string> records;
-  uint64_t end_offset = 0;
+  WalReadResult read;
   *status = ReadWalSegment(
-      segment, capacity, number,
+      segment, capacity, number, on_damage,
       [&](const Slice& r) {
         records.push_back(r.ToString());
         return Status::OK();
       },
-      &end_offset);
-  if (end != nullptr) *end = end_offset;
+      &read);
+  if (result != nullptr) *result = read;
   return records;
+}
+
+// A payload shaped like a WriteBatch (fixed64 sequence, fixed32 count,
+// updates), as the search for intact records after damage expects.
+std::string BatchPayload(uint64_t sequence, size_t size) {
+  std::string payload(12 + size, static_cast<char>('a' + sequence % 26));
+  EncodeFixed64(payload.data(), sequence);
+  EncodeFixed32(payload.data() + 8, 1);
+  return payload;
+}
+
+// The offsets of a segment's first `n` records of the given payload sizes.
+std::vector<uint64_t> RecordOffsets(const std::vector<std::string>& payloads) {
+  std::vector<uint64_t> offsets;
+  uint64_t offset = kWalHeaderSize;
+  for (const std::string& p : payloads) {
+    offsets.push_back(offset);
+    offset += WalRecordSize(p.size());
+  }
+  offsets.push_back(offset);  // the end
+  return offsets;
 }
 
 TEST(WalTest, AppendAndReadBack) {
@@ -54,31 +78,43 @@ TEST(WalTest, AppendAndReadBack) {
   }
   EXPECT_EQ(region.drains, 1 + 10);  // the header, then every sync
   Status s;
-  uint64_t end = 0;
-  EXPECT_EQ(ReadAll(segment.data(), capacity, 9, &s, &end), written);
+  WalReadResult read;
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 9, &s, &read), written);
   ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+  EXPECT_EQ(read.records, written.size());
   // A writer reopened at the end continues the segment.
-  WalWriter more(&region, segment.data(), capacity, 9, end);
+  WalWriter more(&region, segment.data(), capacity, 9, read.end);
   ASSERT_TRUE(more.Append("tail", true).ok());
   written.push_back("tail");
   EXPECT_EQ(ReadAll(segment.data(), capacity, 9, &s), written);
 }
 
-TEST(WalTest, TornOrForeignTailEndsTheSegment) {
+TEST(WalTest, DamagedRecordStopsTheReadAndIsReported) {
   const uint64_t capacity = 16 << 10;
   test::AlignedBuffer segment(capacity);
   CountingRegion region;
   WalWriter::Format(&region, segment.data(), capacity, 3);
   WalWriter writer(&region, segment.data(), capacity, 3);
-  ASSERT_TRUE(writer.Append("first", true).ok());
-  ASSERT_TRUE(writer.Append("second record", true).ok());
-  ASSERT_TRUE(writer.Append("third", true).ok());
-  // Damage the payload of the second record: reading stops before it.
-  const uint64_t second = kWalHeaderSize + WalRecordSize(5);
-  segment.data()[second + kWalRecordHeaderSize + 2] ^= 1;
+  const std::vector<std::string> payloads = {BatchPayload(1, 5), BatchPayload(2, 13), BatchPayload(3, 5)};
+  for (const std::string& p : payloads) ASSERT_TRUE(writer.Append(p, true).ok());
+  const std::vector<uint64_t> at = RecordOffsets(payloads);
+  // Damage the payload of the second record: reading stops before it, and
+  // reports it with the intact third record after it.
+  segment.data()[at[1] + kWalRecordHeaderSize + 2] ^= 1;
   Status s;
-  EXPECT_EQ(ReadAll(segment.data(), capacity, 3, &s), std::vector<std::string>{"first"});
-  EXPECT_TRUE(s.ok());
+  WalReadResult read;
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 3, &s, &read), std::vector<std::string>{payloads[0]});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage, "bad CRC");
+  EXPECT_EQ(read.damage_offset, at[1]);
+  EXPECT_EQ(read.next_intact_offset, at[2]);
+  EXPECT_EQ(read.end, at[1]);
+  EXPECT_EQ(read.durable_end, at[2]);  // the third sync named what the second made durable
+  EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/true));
+  EXPECT_NE(DescribeWalDamage(read).find("bad CRC at offset " + std::to_string(at[1])), std::string::npos)
+      << DescribeWalDamage(read);
   // Records of another segment number never replay.
   EXPECT_TRUE(ReadAll(segment.data(), capacity, 4, &s).empty());
   EXPECT_TRUE(s.IsCorruption());
@@ -86,6 +122,156 @@ TEST(WalTest, TornOrForeignTailEndsTheSegment) {
   test::AlignedBuffer blank(capacity);
   ReadAll(blank.data(), capacity, 3, &s);
   EXPECT_TRUE(s.IsCorruption());
+}
+
+// The finding of issue 16: a flipped byte in the first record of a segment
+// whose writes were made durable (here by the Sync of a clean close) was
+// read as the end of the log, dropping the 200 records after it unreported.
+TEST(WalTest, FlippedByteInTheFirstRecordIsReportedWithItsOffset) {
+  const uint64_t capacity = 64 << 10;
+  test::AlignedBuffer segment(capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 7);
+  WalWriter writer(&region, segment.data(), capacity, 7);
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 201; ++i) {
+    payloads.push_back(BatchPayload(i + 1, 40));
+    ASSERT_TRUE(writer.Append(payloads.back(), /*sync=*/false).ok());
+  }
+  ASSERT_TRUE(writer.Sync().ok());
+  const std::vector<uint64_t> at = RecordOffsets(payloads);
+  segment.data()[kWalHeaderSize + kWalRecordHeaderSize + 20] ^= 0x10;
+  Status s;
+  WalReadResult read;
+  EXPECT_TRUE(ReadAll(segment.data(), capacity, 7, &s, &read).empty());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, kWalHeaderSize);
+  EXPECT_EQ(read.next_intact_offset, at[1]);
+  EXPECT_EQ(read.durable_end, at.back());  // Sync persisted the durable end up to the last record
+  EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/true));
+  EXPECT_NE(DescribeWalDamage(read).find("at offset 64"), std::string::npos) << DescribeWalDamage(read);
+
+  // Skipping damage replays the 200 records after it.
+  std::vector<std::string> rest(payloads.begin() + 1, payloads.end());
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 7, &s, &read, WalDamage::kSkip), rest);
+  EXPECT_TRUE(read.damaged);
+  EXPECT_EQ(read.skipped_stretches, 1u);
+  EXPECT_EQ(read.skipped_bytes, at[1] - at[0]);
+  EXPECT_EQ(read.end, at.back());
+}
+
+// What a power failure leaves of records that were never synced -- missing
+// or half-written, in any order, since unsynced cache lines reach pmem in
+// any order -- is a torn tail, not mid-log damage.
+TEST(WalTest, UnsyncedRecordsTornByAPowerFailureAreATornTail) {
+  const uint64_t capacity = 16 << 10;
+  test::AlignedBuffer segment(capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 5);
+  WalWriter writer(&region, segment.data(), capacity, 5);
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 6; ++i) {
+    payloads.push_back(BatchPayload(i + 1, 100));
+    ASSERT_TRUE(writer.Append(payloads.back(), /*sync=*/i == 1 || i == 2).ok());
+  }
+  // Records 0-2 were synced; the header names what the first sync made
+  // durable (records 0 and 1), as of the second.
+  const std::vector<uint64_t> at = RecordOffsets(payloads);
+  Status s;
+  WalReadResult read;
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 5, &s, &read), payloads);
+  EXPECT_FALSE(read.damaged);
+  EXPECT_EQ(read.durable_end, at[2]);
+
+  // Record 4 lost its last bytes, record 5 reached the medium whole.
+  std::memset(segment.data() + at[5] - 16, 0, 16);
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 5, &s, &read),
+            std::vector<std::string>(payloads.begin(), payloads.begin() + 4));
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[4]);
+  EXPECT_EQ(read.next_intact_offset, at[5]);
+  EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/true)) << DescribeWalDamage(read);
+  EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/false)) << DescribeWalDamage(read);
+
+  // Record 3's header never arrived but its payload did: torn too.
+  std::memset(segment.data() + at[3], 0, kWalRecordHeaderSize);
+  ReadAll(segment.data(), capacity, 5, &s, &read);
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[3]);
+  EXPECT_EQ(read.damage, "record header of zeros, with nonzero bytes after it");
+  EXPECT_TRUE(WalDamageIsTornTail(read, true));
+
+  // Nothing of records 3-5 arrived: the segment ends cleanly.
+  std::memset(segment.data() + at[3], 0, at[6] - at[3]);
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 5, &s, &read),
+            std::vector<std::string>(payloads.begin(), payloads.begin() + 3));
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+  EXPECT_EQ(read.end, at[3]);
+
+  // But a synced record that reads as zeros is damage, even at the end.
+  std::memset(segment.data() + at[1], 0, at[3] - at[1]);
+  ReadAll(segment.data(), capacity, 5, &s, &read);
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[1]);
+  EXPECT_EQ(read.damage, "zeros where a record was durable");
+  EXPECT_EQ(read.next_intact_offset, 0u);
+  EXPECT_FALSE(WalDamageIsTornTail(read, true)) << DescribeWalDamage(read);
+}
+
+// Without a durable end (log files; segments written before the field):
+// damage followed by an intact record, or in a log that is not the newest,
+// is mid-log damage; damage at the end of the newest log is a torn tail.
+TEST(WalTest, WithoutADurableEndOnlyTheNewestLogsLastDamageIsATornTail) {
+  const uint64_t capacity = 16 << 10;
+  test::AlignedBuffer segment(capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 2);
+  WalWriter writer(&region, segment.data(), capacity, 2);
+  const std::vector<std::string> payloads = {BatchPayload(1, 30), BatchPayload(2, 30), BatchPayload(3, 30)};
+  for (const std::string& p : payloads) ASSERT_TRUE(writer.Append(p, true).ok());
+  std::memset(segment.data() + 32, 0, 8);  // as written before the durable end existed
+  const std::vector<uint64_t> at = RecordOffsets(payloads);
+  segment.data()[at[1] + 4] ^= 1;  // the length of the middle record
+  Status s;
+  WalReadResult read;
+  ReadAll(segment.data(), capacity, 2, &s, &read);
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.durable_end, 0u);
+  EXPECT_EQ(read.damage_offset, at[1]);
+  EXPECT_EQ(read.next_intact_offset, at[2]);
+  EXPECT_FALSE(WalDamageIsTornTail(read, true));
+  segment.data()[at[1] + 4] ^= 1;
+  segment.data()[at[2] + 20] ^= 1;  // the last record
+  ReadAll(segment.data(), capacity, 2, &s, &read);
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[2]);
+  EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/true));
+  EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/false));
+}
+
+// A damaged stretch of bytes that look like long records does not make the
+// search for an intact record after it quadratic: it stops at its work
+// limit, and the damage then counts as possibly followed by one.
+TEST(WalTest, SearchAfterDamageIsBounded) {
+  const uint64_t capacity = 8 << 20;
+  test::AlignedBuffer segment(capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 4);
+  for (uint64_t p = kWalHeaderSize; p + 8 <= capacity; p += 8) {
+    EncodeFixed32(segment.data() + p, 0xdeadbeef);
+    EncodeFixed32(segment.data() + p + 4, 4 << 20);
+  }
+  std::memset(segment.data() + 32, 0, 8);  // no durable end: the search decides
+  Status s;
+  WalReadResult read;
+  ReadAll(segment.data(), capacity, 4, &s, &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(read.damaged);
+  EXPECT_TRUE(read.search_incomplete);
+  EXPECT_EQ(read.next_intact_offset, 0u);
+  EXPECT_FALSE(WalDamageIsTornTail(read, true));
+  EXPECT_NE(DescribeWalDamage(read).find("work limit"), std::string::npos) << DescribeWalDamage(read);
 }
 
 TEST(WalTest, FullSegmentRefusesRecords) {
@@ -106,33 +292,63 @@ TEST(WalTest, LogFileAppendsSyncsAndReadsBackUpToATornTail) {
   ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), path, 5, &writer).ok());
   std::vector<std::string> written;
   for (int i = 0; i < 50; ++i) {
-    written.push_back(std::string(static_cast<size_t>(1 + i * 37 % 500), static_cast<char>('a' + i % 26)));
+    written.push_back(BatchPayload(i + 1, static_cast<size_t>(1 + i * 37 % 500)));
     ASSERT_TRUE(writer->Append(written.back(), /*sync=*/i % 7 == 0).ok());
   }
   ASSERT_TRUE(writer->Sync().ok());
   EXPECT_EQ(writer->syncs(), 8u);  // i = 0, 7, ..., 49, then the final Sync
   writer.reset();
-  auto read = [&](uint64_t number, Status* status) {
+  WalReadResult read;
+  auto read_log = [&](uint64_t number, Status* status) {
     std::vector<std::string> records;
-    *status = ReadWalFile(FileSystem::Default(), path, number, [&](const Slice& r) {
-      records.push_back(r.ToString());
-      return Status::OK();
-    });
+    *status = ReadWalFile(
+        FileSystem::Default(), path, number, WalDamage::kStop,
+        [&](const Slice& r) {
+          records.push_back(r.ToString());
+          return Status::OK();
+        },
+        &read);
     return records;
   };
   Status s;
-  EXPECT_EQ(read(5, &s), written);
+  EXPECT_EQ(read_log(5, &s), written);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  // A torn last record: everything before it replays.
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+  EXPECT_EQ(read.durable_end, 0u);  // a log file keeps none
+  // A flipped byte in the first record: reported with its offset, and not a
+  // torn tail (intact records follow).
+  const std::vector<uint64_t> at = RecordOffsets(written);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(kWalHeaderSize + kWalRecordHeaderSize + 3));
+    f.put('\xff');
+  }
+  EXPECT_TRUE(read_log(5, &s).empty());
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, kWalHeaderSize);
+  EXPECT_EQ(read.next_intact_offset, at[1]);
+  EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/true));
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(kWalHeaderSize + kWalRecordHeaderSize + 3));
+    f.put(written[0][3]);
+  }
+  // A torn last record: everything before it replays, and it is a torn tail
+  // of the newest log only.
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 10);  // into the payload
   written.pop_back();
-  EXPECT_EQ(read(5, &s), written);
+  EXPECT_EQ(read_log(5, &s), written);
   EXPECT_TRUE(s.ok());
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[written.size()]);
+  EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/true));
+  EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/false));
   // Another number's log is refused; a missing log is Corruption.
-  read(6, &s);
+  read_log(6, &s);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   std::filesystem::remove(path);
-  read(5, &s);
+  read_log(5, &s);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
 

@@ -40,7 +40,13 @@ class JIGSAW_EXPORT DB {
  public:
   // Opens the database `name` (a directory that holds the database's files;
   // with the default Options::pmem_path, also the pool). On success *db owns
-  // the database; the DB is closed when it is destroyed.
+  // the database; the DB is closed when it is destroyed. The directory is
+  // locked first (<name>/LOCK): a database open elsewhere, in this process
+  // or another, is IOError ("in use by process N"). Options that disagree
+  // with what the database is -- storage mode, pool, comparator -- are
+  // InvalidArgument naming both sides, before anything is created or
+  // deleted (docs/durability.md, "Identity and locking"). A failed open
+  // removes what it created and nothing else.
   [[nodiscard]] static Status Open(const Options& options, const std::string& name, std::unique_ptr<DB>* db);
 
   DB() = default;
@@ -80,6 +86,10 @@ class JIGSAW_EXPORT DB {
   //   "jigsaw.stalls"           write slowdowns and stops, with time stalled
   //   "jigsaw.pmem-device"      pool path, whether it is pmem, NUMA placement,
   //                             and the pmem namespaces libndctl reports
+  //   "jigsaw.wal-recovery"     what this open's WAL replay found: logs and
+  //                             records replayed, and every damage the
+  //                             wal_recovery_mode tolerated (log, offset,
+  //                             what was dropped); not part of jigsaw.stats
   //   "jigsaw.stats"            all of the above
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 
@@ -93,8 +103,29 @@ class JIGSAW_EXPORT DB {
   [[nodiscard]] virtual Status VerifyIntegrity() = 0;
 };
 
-// Deletes the database `name` and its pool. The database must be closed.
+// Deletes the database `name`: its pool (only if the pool records this
+// database's id) and its own files in the directory; other files stay.
+// IOError while the database is open, in this process or another.
 [[nodiscard]] JIGSAW_EXPORT Status DestroyDB(const std::string& name, const Options& options);
+
+// Copies the database `from` into a new database `to`: the way out of a
+// full pool is a copy into a bigger one (docs/sizing.md).
+//
+// Offline: `from` must not be open anywhere (it is opened here, taking its
+// lock; a database in use gives IOError). `from_options` open it (its
+// create_if_missing and error_if_exists are ignored); `to_options` create
+// `to`, which must not exist (InvalidArgument otherwise). Every live
+// key/value pair of the latest state of `from` is written into `to`;
+// snapshots, sequence numbers and overwritten or deleted versions are not
+// copied, and `to` may use another storage mode, pool size or memtable
+// size. `from` keeps its contents (opening it may recover and compact it,
+// as any open does).
+//
+// On OK, both databases are closed and everything copied is durable in `to`
+// (its last write is a sync write). On any error the partial copy is
+// destroyed (DestroyDB) and the error returned, naming both databases.
+[[nodiscard]] JIGSAW_EXPORT Status CopyDB(const std::string& from, const Options& from_options,
+                                          const std::string& to, const Options& to_options);
 
 }  // namespace jigsaw
 

@@ -47,6 +47,12 @@ class JIGSAW_EXPORT RandomAccessFile {
   virtual int fd() const { return -1; }
 };
 
+// An exclusive lock on a file, held until the object is destroyed.
+class JIGSAW_EXPORT FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class JIGSAW_EXPORT FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -59,7 +65,9 @@ class JIGSAW_EXPORT FileSystem {
   // appends may be buffered and written in the background: they reach the
   // file by StartWriteback, Sync or Close, and an error of such a write is
   // returned by the next call. `async_io`: the POSIX file system writes its
-  // buffers through io_uring where it can, else pwrite(2). Default:
+  // buffers through io_uring where it can, else pwrite(2); a write not
+  // completed within a bound (5 s) is written again with pwrite, and its
+  // later table files use pwrite (docs/decisions.md). Default:
   // NewWritableFile.
   virtual Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) {
     (void)async_io;
@@ -78,6 +86,13 @@ class JIGSAW_EXPORT FileSystem {
   virtual Status SyncFile(const std::string& path) = 0;
   virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
   virtual bool FileExists(const std::string& path) = 0;
+  // Creates `path` if missing and locks it exclusively for this handle: a
+  // second LockFile of the same file -- from this process or another --
+  // fails with IOError ("in use by process N" when the holder is known),
+  // until *lock is destroyed. The holder's process id is written into the
+  // file. A read-only file system gives IOError. Default: flock(2) on the
+  // POSIX file, which wrappers inherit.
+  virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
 };
 
 }  // namespace jigsaw

@@ -54,15 +54,50 @@ enum class TableFormat {
   kClassic,
 };
 
-// How SSD table blocks are read ahead (batched reads).
+// How SSD table blocks are read ahead (batched reads), and table files
+// written.
 enum class SsdIo {
   // pread on tmpfs, io_uring elsewhere when the kernel allows it, else
-  // pread. Default.
+  // pread; table files written with pwrite. Default.
   kAuto,
-  // io_uring whenever it can be set up (pread if not).
+  // io_uring whenever it can be set up (pread if not), for reads and for
+  // table writes.
   kUring,
   // pread(2) only.
   kPread,
+};
+
+// What DB::Open does with a damaged WAL record (docs/durability.md, "WAL
+// damage and recovery modes"). A *torn tail* is damage a crash may leave
+// without any acknowledged write being lost: the records being written
+// when it came, never made durable (in the newest log; on pmem, anything
+// past the segment's durable end). Every other damage -- a changed byte in
+// a record that was durable, a damaged record with intact ones after it in
+// a log file, damage in a log that is not the newest -- means that writes
+// after it, possibly acknowledged with sync = true, cannot be replayed in
+// order.
+enum class WalRecoveryMode {
+  // A torn tail ends its log and is dropped; any other damage fails Open
+  // with Corruption naming the log and the byte offset, and nothing is
+  // changed. Never opens with a hole in the history of acknowledged
+  // writes. Default.
+  kTolerateCorruptedTailRecords,
+  // Any damage, even a torn tail, fails Open with Corruption. A power
+  // failure while writes are in flight usually leaves a torn tail, and the
+  // database then does not open in this mode: for checking a database that
+  // was closed cleanly.
+  kAbsoluteConsistency,
+  // Opens as of the point just before the first damage that is not a torn
+  // tail: that log's later records and every newer log are dropped. A
+  // consistent prefix of the history, possibly without writes that were
+  // acknowledged (also with sync = true).
+  kPointInTimeRecovery,
+  // Skips every damaged stretch and replays every intact record, of every
+  // log. Opens with as much data as possible, but not a prefix of the
+  // history: a later write may be kept without an earlier one it depended
+  // on, and a write a crash tore half-way is dropped while later ones stay.
+  // For salvaging data, not for running on.
+  kSkipAnyCorruptedRecords,
 };
 
 // Extra costs added to persistent-memory accesses to approximate a slower
@@ -109,14 +144,21 @@ struct JIGSAW_EXPORT Options {
   // Path of the persistent-memory pool file: a file on a DAX filesystem, a
   // device-DAX character device, or a file on tmpfs (/dev/shm) for
   // DRAM-emulated pmem. Empty (default): "<name>/pool" inside the database
-  // directory given to DB::Open.
+  // directory given to DB::Open, which must then be on tmpfs to create a
+  // database (elsewhere the pool would only be persisted by msync: name it
+  // explicitly). The pool records the database's id: a pool moved to
+  // another path may be named here; another database's pool is refused.
   std::string pmem_path;
   // Cache-line flush + fence or msync; see PmemEmulation. Default: kAuto.
   PmemEmulation pmem_emulation = PmemEmulation::kAuto;
   // Extra NVM costs for measurements on emulated pmem. Default: off.
   NvmTimingModel nvm_timing;
   // Size of the pool created when the database does not exist (ignored on
-  // open). At least 16 MiB. Default: 1 GiB.
+  // open). At least 16 MiB, and at least what memtable_size,
+  // max_immutable_memtables, level0_compaction_trigger and block_size need:
+  // with create_if_missing, DB::Open refuses a smaller one (InvalidArgument
+  // naming the smallest that fits) before creating anything. The rule, and
+  // how much data a pool holds: docs/sizing.md. Default: 1 GiB.
   uint64_t pmem_pool_size = uint64_t{1} << 30;
 
   // kPmem, kHybrid or kDisk. pmem-only and hybrid databases may be reopened
@@ -126,7 +168,9 @@ struct JIGSAW_EXPORT Options {
   StorageMode storage_mode = StorageMode::kPmem;
   // Hybrid: bytes of blocks the pmem levels may hold; a compaction whose
   // output would exceed it writes SSD tables instead. 0 (default): half of
-  // pmem_pool_size.
+  // pmem_pool_size. Never more than the pool holds for blocks (its size less
+  // libpmemobj's metadata, the standby space and the WAL segments); a
+  // compaction that finds the pool full writes SSD tables too.
   uint64_t pmem_budget = 0;
   // Target bytes of one KeySet block inside an SSD table (the unit the block
   // cache holds and a cache miss reads). 4 KiB .. 4 MiB. Default: 8 KiB.
@@ -145,15 +189,23 @@ struct JIGSAW_EXPORT Options {
   // write, sync): GetProperty("jigsaw.compaction-profile"). Off: no timing
   // code runs. Default: false.
   bool profile_compactions = false;
-  // Batched read-ahead of SSD table blocks: io_uring or pread. The choice
-  // made at open is reported by GetProperty("jigsaw.io"). Default: kAuto.
+  // Batched read-ahead of SSD table blocks: io_uring or pread; table writes
+  // through io_uring only with kUring. The choice made at open is reported
+  // by GetProperty("jigsaw.io"), with the io_uring rings given up because a
+  // wait on them exceeded its bound. Default: kAuto.
   SsdIo ssd_io = SsdIo::kAuto;
   // Verify the CRC of every SSD block read into the block cache. Without it
   // a damaged block still never makes a read go out of bounds, and
   // compactions (which read their inputs past the cache), DB::VerifyIntegrity
   // and recovery of pending compactions always verify.
+  // WAL damage at open is wal_recovery_mode's concern, not this option's.
   // Default: false (as LevelDB's paranoid_checks).
   bool paranoid_checks = false;
+  // What DB::Open does with a damaged WAL record; see WalRecoveryMode.
+  // Damage a mode tolerated is described by
+  // GetProperty("jigsaw.wal-recovery"). Default:
+  // kTolerateCorruptedTailRecords.
+  WalRecoveryMode wal_recovery_mode = WalRecoveryMode::kTolerateCorruptedTailRecords;
   // File system for SSD tables. nullptr (default): FileSystem::Default().
   // Must outlive the DB.
   FileSystem* file_system = nullptr;

@@ -1,0 +1,446 @@
+// WAL damage at DB::Open, end to end (issue 16, finding 5): a damaged
+// record that is not the torn tail of the newest log fails Open with
+// Corruption naming the log and the offset, unless Options::wal_recovery_mode
+// tolerates it; no mode but kSkipAnyCorruptedRecords replays a newer log
+// over a hole in an older one (docs/durability.md, "WAL damage and recovery
+// modes").
+//
+// The WAL is damaged on the medium between a close and the next open: in
+// the pool file (pmem mode) or in the <db>/<n>.log file (disk-only mode).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "jigsaw/db.h"
+#include "jigsaw/file_system.h"
+#include "tests/db_test_util.h"
+
+namespace jigsaw {
+namespace {
+
+constexpr int kKeys = 200;
+constexpr uint64_t kLogHeaderSize = 64;  // docs/wal.md
+
+std::string Key(int i) {
+  char key[16];
+  std::snprintf(key, sizeof(key), "key%05d", i);
+  return key;
+}
+
+std::string Value(int i) { return "value" + std::to_string(i) + std::string(60, 'v'); }
+
+uint32_t LoadU32(const std::string& bytes, uint64_t at) {
+  uint32_t v = 0;
+  std::memcpy(&v, bytes.data() + at, sizeof(v));  // little-endian, as the engine writes
+  return v;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void XorByte(const std::string& path, uint64_t offset, char mask) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ mask));
+}
+
+// One log on the medium: the file holding it, where its header starts in
+// that file, its number, and the offsets of its records within the log.
+struct LogOnMedium {
+  std::string file;
+  uint64_t base = 0;
+  uint64_t number = 0;
+  std::vector<uint64_t> records;
+};
+
+// The records of the log whose header is at `base` of `bytes`: lengths
+// followed from the first record up to a zero length or the end.
+std::vector<uint64_t> RecordOffsets(const std::string& bytes, uint64_t base, uint64_t limit) {
+  std::vector<uint64_t> records;
+  for (uint64_t at = kLogHeaderSize; base + at + 8 <= limit;) {
+    const uint32_t length = LoadU32(bytes, base + at + 4);
+    if (length == 0 || base + at + 8 + length > limit) break;
+    records.push_back(at);
+    at += 8 + ((uint64_t{length} + 7) & ~uint64_t{7});
+  }
+  return records;
+}
+
+// The WAL segments in a pool file: headers with the WAL magic at 8-byte
+// aligned offsets, as docs/wal.md lays them out.
+std::vector<LogOnMedium> SegmentsInPool(const std::string& pool) {
+  const std::string bytes = ReadFile(pool);
+  std::vector<LogOnMedium> logs;
+  for (uint64_t at = 0; at + kLogHeaderSize <= bytes.size(); at += 8) {
+    if (std::memcmp(bytes.data() + at, "JGSWWAL1", 8) != 0) continue;
+    LogOnMedium log;
+    log.file = pool;
+    log.base = at;
+    std::memcpy(&log.number, bytes.data() + at + 16, 8);
+    uint64_t capacity = 0;
+    std::memcpy(&capacity, bytes.data() + at + 24, 8);
+    log.records = RecordOffsets(bytes, at, std::min<uint64_t>(bytes.size(), at + capacity));
+    logs.push_back(log);
+  }
+  return logs;
+}
+
+// The log files of a disk-mode database, oldest first.
+std::vector<LogOnMedium> LogFiles(const std::string& db) {
+  std::vector<LogOnMedium> logs;
+  for (const auto& entry : std::filesystem::directory_iterator(db)) {
+    if (entry.path().extension() != ".log") continue;
+    LogOnMedium log;
+    log.file = entry.path().string();
+    log.number = std::stoull(entry.path().stem().string());
+    const std::string bytes = ReadFile(log.file);
+    log.records = RecordOffsets(bytes, 0, bytes.size());
+    logs.push_back(log);
+  }
+  std::sort(logs.begin(), logs.end(), [](const LogOnMedium& a, const LogOnMedium& b) { return a.number < b.number; });
+  return logs;
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class WalRecoveryTest : public ::testing::TestWithParam<StorageMode> {
+ protected:
+  std::string db() const { return dir_.path() + "/db"; }
+
+  Options BaseOptions() const {
+    Options options = test::SmallOptions();
+    options.storage_mode = GetParam();
+    return options;
+  }
+
+  // Writes keys [0, kKeys), one record each, and closes the database
+  // cleanly (the WAL keeps them: nothing is flushed). Returns the one log.
+  LogOnMedium WriteAndClose(bool sync) {
+    {
+      std::unique_ptr<DB> db;
+      Status s = DB::Open(BaseOptions(), this->db(), &db);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (!s.ok()) return {};
+      WriteOptions wo;
+      wo.sync = sync;
+      for (int i = 0; i < kKeys; ++i) EXPECT_TRUE(db->Put(wo, Key(i), Value(i)).ok());
+    }
+    return OnlyLog();
+  }
+
+  LogOnMedium OnlyLog() {
+    std::vector<LogOnMedium> logs = GetParam() == StorageMode::kDisk ? LogFiles(db()) : SegmentsInPool(db() + "/pool");
+    EXPECT_EQ(logs.size(), 1u);
+    if (logs.empty()) return {};
+    EXPECT_EQ(logs[0].records.size(), static_cast<size_t>(kKeys));
+    return logs[0];
+  }
+
+  std::string LogName(const LogOnMedium& log) const {
+    return GetParam() == StorageMode::kDisk ? "WAL " + std::to_string(log.number) + " (" + log.file + ")"
+                                            : "WAL segment " + std::to_string(log.number);
+  }
+
+  Status Reopen(WalRecoveryMode mode, std::unique_ptr<DB>* db) {
+    Options options = BaseOptions();
+    options.create_if_missing = false;
+    options.wal_recovery_mode = mode;
+    return DB::Open(options, this->db(), db);
+  }
+
+  // Keys [0, kKeys) that the database holds.
+  static std::vector<bool> Present(DB* db) {
+    std::vector<bool> present(kKeys);
+    for (int i = 0; i < kKeys; ++i) {
+      std::string value;
+      const Status s = db->Get(ReadOptions(), Key(i), &value);
+      EXPECT_TRUE(s.ok() || s.IsNotFound()) << s.ToString();
+      present[i] = s.ok();
+      if (s.ok()) {
+        EXPECT_EQ(value, Value(i));
+      }
+    }
+    return present;
+  }
+
+  test::ScratchDir dir_;
+};
+
+// The finding: a flipped byte in one record of a log whose writes were
+// durable (a clean close) silently dropped every record after it.
+TEST_P(WalRecoveryTest, DamagedRecordWithRecordsAfterItFailsOpenNamingLogAndOffset) {
+  const LogOnMedium log = WriteAndClose(/*sync=*/false);
+  ASSERT_EQ(log.records.size(), static_cast<size_t>(kKeys));
+  const uint64_t damaged = log.records[0];  // the first record
+  XorByte(log.file, log.base + damaged + 8 + 14, 0x40);
+  std::unique_ptr<DB> db;
+  const Status s = Reopen(WalRecoveryMode::kTolerateCorruptedTailRecords, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), LogName(log) + ": ")) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "bad CRC at offset " + std::to_string(damaged))) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "intact record follows at offset " + std::to_string(log.records[1])))
+      << s.ToString();
+  // Nothing was changed: the same open fails the same way again.
+  const Status again = Reopen(WalRecoveryMode::kTolerateCorruptedTailRecords, &db);
+  EXPECT_EQ(again.ToString(), s.ToString());
+}
+
+TEST_P(WalRecoveryTest, EachModeHandlesADamagedRecordInTheMiddleAsDocumented) {
+  const LogOnMedium log = WriteAndClose(/*sync=*/false);
+  ASSERT_EQ(log.records.size(), static_cast<size_t>(kKeys));
+  constexpr int kDamaged = 120;
+  const uint64_t damaged = log.records[kDamaged];
+  XorByte(log.file, log.base + damaged + 8 + 14, 0x40);
+  std::unique_ptr<DB> db;
+  // kAbsoluteConsistency: Corruption, like the default.
+  Status s = Reopen(WalRecoveryMode::kAbsoluteConsistency, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "offset " + std::to_string(damaged))) << s.ToString();
+  EXPECT_EQ(db, nullptr);
+
+  // kPointInTimeRecovery: everything before the damaged record, nothing
+  // after it; the property says what was dropped.
+  ASSERT_TRUE(Reopen(WalRecoveryMode::kPointInTimeRecovery, &db).ok());
+  const std::vector<bool> present = Present(db.get());
+  for (int i = 0; i < kKeys; ++i) EXPECT_EQ(present[i], i < kDamaged) << Key(i);
+  std::string report;
+  ASSERT_TRUE(db->GetProperty("jigsaw.wal-recovery", &report));
+  EXPECT_TRUE(Contains(report, LogName(log) + ": bad CRC at offset " + std::to_string(damaged))) << report;
+  EXPECT_TRUE(Contains(report, "replay stopped there")) << report;
+  EXPECT_TRUE(db->VerifyIntegrity().ok());
+  db.reset();
+  // The point-in-time state is now the database's: it opens in the default
+  // mode, with the same contents.
+  ASSERT_TRUE(Reopen(WalRecoveryMode::kTolerateCorruptedTailRecords, &db).ok());
+  EXPECT_EQ(Present(db.get()), present);
+  ASSERT_TRUE(db->GetProperty("jigsaw.wal-recovery", &report));
+  EXPECT_TRUE(Contains(report, "no damage")) << report;
+}
+
+TEST_P(WalRecoveryTest, SkipAnyCorruptedRecordsKeepsEverythingIntact) {
+  const LogOnMedium log = WriteAndClose(/*sync=*/false);
+  ASSERT_EQ(log.records.size(), static_cast<size_t>(kKeys));
+  constexpr int kDamaged = 120;
+  XorByte(log.file, log.base + log.records[kDamaged] + 8 + 14, 0x40);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(Reopen(WalRecoveryMode::kSkipAnyCorruptedRecords, &db).ok());
+  const std::vector<bool> present = Present(db.get());
+  for (int i = 0; i < kKeys; ++i) EXPECT_EQ(present[i], i != kDamaged) << Key(i);
+  std::string report;
+  ASSERT_TRUE(db->GetProperty("jigsaw.wal-recovery", &report));
+  EXPECT_TRUE(Contains(report, "skipped 1 damaged stretch")) << report;
+}
+
+// A crash in the middle of a write leaves a torn tail: dropped without a
+// report, but for kAbsoluteConsistency.
+TEST_P(WalRecoveryTest, TornTailOfTheNewestLogIsDroppedUnlessAbsoluteConsistency) {
+  const LogOnMedium log = WriteAndClose(/*sync=*/false);
+  ASSERT_EQ(log.records.size(), static_cast<size_t>(kKeys));
+  const uint64_t last = log.records.back();
+  if (GetParam() == StorageMode::kDisk) {
+    // The append of the last record was cut short.
+    std::filesystem::resize_file(log.file, last + 8 + 10);
+  } else {
+    // A power failure before the last record was synced: the header's
+    // durable end still before it, and part of its bytes never arrived.
+    uint64_t durable_end = last;
+    std::fstream f(log.file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(log.base + 32));
+    f.write(reinterpret_cast<const char*>(&durable_end), 8);
+    f.seekp(static_cast<std::streamoff>(log.base + last + 8 + 16));
+    const char zeros[16] = {};
+    f.write(zeros, sizeof(zeros));
+  }
+  std::unique_ptr<DB> db;
+  Status s = Reopen(WalRecoveryMode::kAbsoluteConsistency, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "offset " + std::to_string(last) + "; no intact record follows")) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "a torn tail")) << s.ToString();
+  for (WalRecoveryMode mode : {WalRecoveryMode::kTolerateCorruptedTailRecords, WalRecoveryMode::kPointInTimeRecovery}) {
+    db.reset();
+    s = Reopen(mode, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const std::vector<bool> present = Present(db.get());
+    for (int i = 0; i < kKeys; ++i) EXPECT_EQ(present[i], i < kKeys - 1) << Key(i);
+  }
+}
+
+// The WAL damage must be reported also after a crash (no clean close), for
+// writes acknowledged with sync = true.
+TEST_P(WalRecoveryTest, DamageAfterAKillIsReportedForSyncWrites) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<DB> db;
+    if (!DB::Open(BaseOptions(), this->db(), &db).ok()) _exit(3);
+    WriteOptions sync;
+    sync.sync = true;
+    for (int i = 0; i < kKeys; ++i) {
+      if (!db->Put(sync, Key(i), Value(i)).ok()) _exit(4);
+    }
+    _exit(0);  // no close: the database is left as a crash leaves it
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const LogOnMedium log = OnlyLog();
+  ASSERT_EQ(log.records.size(), static_cast<size_t>(kKeys));
+  XorByte(log.file, log.base + log.records[0] + 8 + 14, 0x40);
+  std::unique_ptr<DB> db;
+  const Status s = Reopen(WalRecoveryMode::kTolerateCorruptedTailRecords, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), LogName(log) + ": bad CRC at offset " + std::to_string(log.records[0])))
+      << s.ToString();
+}
+
+TEST_P(WalRecoveryTest, AnUnknownModeIsRefused) {
+  Options options = BaseOptions();
+  options.wal_recovery_mode = static_cast<WalRecoveryMode>(42);
+  std::unique_ptr<DB> db;
+  const Status s = DB::Open(options, this->db(), &db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "wal_recovery_mode")) << s.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, WalRecoveryTest, ::testing::Values(StorageMode::kPmem, StorageMode::kDisk),
+                         test::ModeName);
+
+// A file system whose table files cannot be created: flushes fail, so the
+// frozen memtable's log stays beside the new one.
+class NoTablesFileSystem final : public FileSystem {
+ public:
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".jst") == 0) {
+      return Status::IOError(path, "table files refused by the test");
+    }
+    return base_->NewWritableFile(path, file);
+  }
+  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
+    return base_->NewRandomAccessFile(path, file);
+  }
+  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
+  Status RenameFile(const std::string& from, const std::string& to) override { return base_->RenameFile(from, to); }
+  Status GetChildren(const std::string& dir, std::vector<std::string>* names) override {
+    return base_->GetChildren(dir, names);
+  }
+  Status CreateDirIfMissing(const std::string& dir) override { return base_->CreateDirIfMissing(dir); }
+  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
+  Status SyncFile(const std::string& path) override { return base_->SyncFile(path); }
+  Status GetFileSize(const std::string& path, uint64_t* size) override { return base_->GetFileSize(path, size); }
+  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
+
+ private:
+  FileSystem* const base_ = FileSystem::Default();
+};
+
+// Disk-only mode, two logs: damage in the older one must not let the newer
+// one be replayed over the hole (the finding's worse case: the old code
+// stopped the older log at the damage and replayed the newer log).
+TEST(WalRecoveryTwoLogsTest, NewerLogIsNeverReplayedOverAHoleInTheOlderOne) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/db";
+  NoTablesFileSystem no_tables;
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  int written = 0;       // keys [0, written) were acknowledged
+  int first_newer = -1;  // the first key in the newer log
+  {
+    options.file_system = &no_tables;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, path, &db).ok());
+    for (int i = 0; i < 100000; ++i) {
+      // The flush of the frozen memtable fails, and writes fail after it.
+      if (!db->Put(WriteOptions(), Key(i), Value(i) + std::string(400, 'p')).ok()) break;
+      written = i + 1;
+      if (first_newer < 0 && LogFiles(path).size() == 2) first_newer = i;
+      if (first_newer >= 0 && i >= first_newer + 20) break;
+    }
+  }
+  ASSERT_GE(first_newer, 0) << "the memtable never switched";
+  const std::vector<LogOnMedium> logs = LogFiles(path);
+  ASSERT_EQ(logs.size(), 2u);
+  ASSERT_EQ(logs[0].records.size(), static_cast<size_t>(first_newer));
+  ASSERT_EQ(logs[1].records.size(), static_cast<size_t>(written - first_newer));
+  ASSERT_GT(written - first_newer, 0);
+  const int damaged_key = first_newer / 2;
+  const uint64_t damaged = logs[0].records[damaged_key];
+  XorByte(logs[0].file, damaged + 8 + 14, 0x40);
+
+  options.file_system = nullptr;
+  options.create_if_missing = false;
+  std::unique_ptr<DB> db;
+  // Default: Corruption naming the older log, its path and the offset.
+  Status s = DB::Open(options, path, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "WAL " + std::to_string(logs[0].number) + " (" + logs[0].file + ")"))
+      << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "offset " + std::to_string(damaged))) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "not the newest log")) << s.ToString();
+
+  // Point in time: the older log up to the damage, nothing of the newer.
+  options.wal_recovery_mode = WalRecoveryMode::kPointInTimeRecovery;
+  ASSERT_TRUE(DB::Open(options, path, &db).ok());
+  for (int i = 0; i < written; ++i) {
+    std::string value;
+    const Status g = db->Get(ReadOptions(), Key(i), &value);
+    EXPECT_EQ(g.ok(), i < damaged_key) << Key(i) << ": " << g.ToString();
+  }
+  std::string report;
+  ASSERT_TRUE(db->GetProperty("jigsaw.wal-recovery", &report));
+  EXPECT_TRUE(Contains(report, "1 newer log(s)")) << report;
+}
+
+// Skip-any replays the newer log too, without the damaged record.
+TEST(WalRecoveryTwoLogsTest, SkipAnyReplaysTheNewerLogAroundTheHole) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/db";
+  NoTablesFileSystem no_tables;
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  int written = 0;
+  int first_newer = -1;
+  {
+    options.file_system = &no_tables;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, path, &db).ok());
+    for (int i = 0; i < 100000; ++i) {
+      if (!db->Put(WriteOptions(), Key(i), Value(i) + std::string(400, 'p')).ok()) break;
+      written = i + 1;
+      if (first_newer < 0 && LogFiles(path).size() == 2) first_newer = i;
+      if (first_newer >= 0 && i >= first_newer + 20) break;
+    }
+  }
+  ASSERT_GE(first_newer, 0);
+  const std::vector<LogOnMedium> logs = LogFiles(path);
+  ASSERT_EQ(logs.size(), 2u);
+  const int damaged_key = first_newer / 2;
+  XorByte(logs[0].file, logs[0].records[damaged_key] + 8 + 14, 0x40);
+  options.file_system = nullptr;
+  options.create_if_missing = false;
+  options.wal_recovery_mode = WalRecoveryMode::kSkipAnyCorruptedRecords;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, path, &db).ok());
+  for (int i = 0; i < written; ++i) {
+    std::string value;
+    const Status g = db->Get(ReadOptions(), Key(i), &value);
+    EXPECT_EQ(g.ok(), i != damaged_key) << Key(i) << ": " << g.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace jigsaw
