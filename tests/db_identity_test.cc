@@ -24,6 +24,7 @@
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"
 #include "tests/db_test_util.h"
+#include "tests/forwarding_fs.h"
 
 namespace jigsaw {
 namespace {
@@ -265,7 +266,7 @@ TEST_P(IdentityTest, KillDuringCreationNeverLeavesAnUnopenableDatabase) {
 }
 
 // A file system whose device is full: every append fails with NoSpace.
-class FullDiskFileSystem final : public FileSystem {
+class FullDiskFileSystem final : public test::ForwardingFileSystem {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     std::unique_ptr<WritableFile> base_file;
@@ -273,19 +274,6 @@ class FullDiskFileSystem final : public FileSystem {
     if (s.ok()) *file = std::make_unique<FullFile>(std::move(base_file));
     return s;
   }
-  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
-    return base_->NewRandomAccessFile(path, file);
-  }
-  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
-  Status RenameFile(const std::string& from, const std::string& to) override { return base_->RenameFile(from, to); }
-  Status GetChildren(const std::string& dir, std::vector<std::string>* names) override {
-    return base_->GetChildren(dir, names);
-  }
-  Status CreateDirIfMissing(const std::string& dir) override { return base_->CreateDirIfMissing(dir); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  Status SyncFile(const std::string& path) override { return base_->SyncFile(path); }
-  Status GetFileSize(const std::string& path, uint64_t* size) override { return base_->GetFileSize(path, size); }
-  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
 
  private:
   class FullFile final : public WritableFile {
@@ -299,7 +287,6 @@ class FullDiskFileSystem final : public FileSystem {
    private:
     std::unique_ptr<WritableFile> base_;
   };
-  FileSystem* const base_ = FileSystem::Default();
 };
 
 // A failed open removes what it created -- directories, lock and identity

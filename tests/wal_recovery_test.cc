@@ -24,6 +24,7 @@
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"
 #include "tests/db_test_util.h"
+#include "tests/forwarding_fs.h"
 
 namespace jigsaw {
 namespace {
@@ -322,7 +323,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, WalRecoveryTest, ::testing::Values(StorageMode::
 
 // A file system whose table files cannot be created: flushes fail, so the
 // frozen memtable's log stays beside the new one.
-class NoTablesFileSystem final : public FileSystem {
+class NoTablesFileSystem final : public test::ForwardingFileSystem {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".jst") == 0) {
@@ -330,22 +331,6 @@ class NoTablesFileSystem final : public FileSystem {
     }
     return base_->NewWritableFile(path, file);
   }
-  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
-    return base_->NewRandomAccessFile(path, file);
-  }
-  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
-  Status RenameFile(const std::string& from, const std::string& to) override { return base_->RenameFile(from, to); }
-  Status GetChildren(const std::string& dir, std::vector<std::string>* names) override {
-    return base_->GetChildren(dir, names);
-  }
-  Status CreateDirIfMissing(const std::string& dir) override { return base_->CreateDirIfMissing(dir); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  Status SyncFile(const std::string& path) override { return base_->SyncFile(path); }
-  Status GetFileSize(const std::string& path, uint64_t* size) override { return base_->GetFileSize(path, size); }
-  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
-
- private:
-  FileSystem* const base_ = FileSystem::Default();
 };
 
 // Disk-only mode, two logs: damage in the older one must not let the newer
