@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pmem/pool.h"
+#include "src/filename.h"
 
 namespace jigsaw {
 
@@ -38,11 +39,11 @@ bool IsHexId(const std::string& id) {
   return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-// Numbered table or log file: "<digits>.jst" / "<digits>.log".
-bool IsNumberedFile(const std::string& name, const char* suffix) {
-  const size_t dot = name.find('.');
-  return dot != std::string::npos && dot > 0 && name.substr(dot + 1) == suffix &&
-         name.find_first_not_of("0123456789") == dot;
+// A numbered table or log file.
+bool IsTableOrLog(const std::string& name) {
+  FileType type;
+  uint64_t number;
+  return ParseFileName(name, &type, &number) && (type == FileType::kTable || type == FileType::kLog);
 }
 
 bool OnTmpfs(const std::string& dir) {
@@ -53,8 +54,9 @@ bool OnTmpfs(const std::string& dir) {
 }  // namespace
 
 bool IsDatabaseFileName(const std::string& name) {
-  return IsNumberedFile(name, "jst") || IsNumberedFile(name, "log") || name == "MANIFEST" ||
-         name == "MANIFEST.tmp" || name == kIdentityFile || name == "IDENTITY.tmp" || name == "LOCK";
+  FileType type;
+  uint64_t number;
+  return ParseFileName(name, &type, &number);
 }
 
 std::string PoolPathFor(const Options& options, const std::string& dir) {
@@ -133,7 +135,7 @@ Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, 
   bool has_files = false;  // tables or logs
   for (const std::string& child : plan->children_before) {
     if (child == "MANIFEST") has_manifest = true;
-    if (IsNumberedFile(child, "jst") || IsNumberedFile(child, "log")) has_files = true;
+    if (IsTableOrLog(child)) has_files = true;
   }
   const bool pool_mode = options.storage_mode != StorageMode::kDisk;
   const std::string pool_path = PoolPathFor(options, dir);

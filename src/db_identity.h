@@ -61,8 +61,7 @@ struct OpenPlan {
 // database elsewhere). Changes nothing. InvalidArgument names both sides.
 Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, OpenPlan* plan);
 
-// File names this engine creates in a database directory: numbered tables
-// (.jst) and logs (.log), MANIFEST, IDENTITY, LOCK and their temporaries.
+// A file this engine creates in a database directory (src/filename.h).
 bool IsDatabaseFileName(const std::string& name);
 
 }  // namespace jigsaw

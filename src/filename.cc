@@ -1,0 +1,55 @@
+#include "src/filename.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace jigsaw {
+
+namespace {
+
+std::string NumberedFileName(const std::string& dir, uint64_t number, const char* suffix) {
+  char name[40];
+  std::snprintf(name, sizeof(name), "/%06" PRIu64 ".%s", number, suffix);
+  return dir + name;
+}
+
+}  // namespace
+
+std::string TableFileName(const std::string& dir, uint64_t number) { return NumberedFileName(dir, number, "jst"); }
+std::string LogFileName(const std::string& dir, uint64_t number) { return NumberedFileName(dir, number, "log"); }
+
+bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
+  *number = 0;
+  if (name == "MANIFEST") {
+    *type = FileType::kManifest;
+  } else if (name == "MANIFEST.tmp") {
+    *type = FileType::kManifestTemp;
+  } else if (name == "IDENTITY") {
+    *type = FileType::kIdentity;
+  } else if (name == "IDENTITY.tmp") {
+    *type = FileType::kIdentityTemp;
+  } else if (name == "LOCK") {
+    *type = FileType::kLock;
+  } else {
+    const size_t dot = name.find('.');
+    if (dot == 0 || dot == std::string::npos || dot > 20 || name.find_first_not_of("0123456789") != dot) return false;
+    const std::string suffix = name.substr(dot + 1);
+    if (suffix == "jst") {
+      *type = FileType::kTable;
+    } else if (suffix == "log") {
+      *type = FileType::kLog;
+    } else {
+      return false;
+    }
+    uint64_t value = 0;
+    for (size_t i = 0; i < dot; ++i) {
+      const uint64_t digit = static_cast<uint64_t>(name[i] - '0');
+      if (value > (UINT64_MAX - digit) / 10) return false;
+      value = value * 10 + digit;
+    }
+    *number = value;
+  }
+  return true;
+}
+
+}  // namespace jigsaw

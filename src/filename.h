@@ -1,0 +1,35 @@
+// The names of a database directory's files, in one place: building a path
+// and telling what a name is. docs/ssd_format.md, manifest.md, wal.md and
+// identity.md specify the files themselves.
+//
+// Thread-safety: pure functions.
+#ifndef JIGSAW_SRC_FILENAME_H_
+#define JIGSAW_SRC_FILENAME_H_
+
+#include <cstdint>
+#include <string>
+
+namespace jigsaw {
+
+enum class FileType {
+  kTable,         // <number>.jst, an SSD table
+  kLog,           // <number>.log, a disk-mode WAL
+  kManifest,      // MANIFEST (disk mode)
+  kManifestTemp,  // MANIFEST.tmp
+  kIdentity,      // IDENTITY
+  kIdentityTemp,  // IDENTITY.tmp
+  kLock,          // LOCK
+};
+
+// <dir>/<number, 6 digits or more>.jst
+std::string TableFileName(const std::string& dir, uint64_t number);
+// <dir>/<number, 6 digits or more>.log
+std::string LogFileName(const std::string& dir, uint64_t number);
+
+// True if `name` (a directory entry, not a path) is a file this engine
+// creates; *type and, for tables and logs, *number say which.
+bool ParseFileName(const std::string& name, FileType* type, uint64_t* number);
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_SRC_FILENAME_H_
