@@ -179,7 +179,10 @@ Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, 
                                                       identity.database_id + ")");
     }
     plan->creating = !facts.has_manifest;
-    plan->identity.pool_path = pool_path;  // the pool may have moved; its id says it is this database's
+    if (plan->identity.pool_path != pool_path) {
+      plan->identity.pool_path = pool_path;  // the pool moved; its id says it is this database's
+      plan->identity_outdated = true;
+    }
     return Status::OK();
   }
   if (!s.IsNotFound()) return s;

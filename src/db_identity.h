@@ -47,6 +47,7 @@ std::string PoolPathFor(const Options& options, const std::string& dir);
 struct OpenPlan {
   DatabaseIdentity identity;   // the database's (a new id when creating)
   bool identity_exists = false;  // IDENTITY was there before this open
+  bool identity_outdated = false;  // it names another pool path: rewrite it once open
   bool creating = false;       // no committed database yet: this open makes one
   // A creation a crash interrupted left numbered files without a MANIFEST
   // (disk mode): the open deletes them before creating.

@@ -142,8 +142,7 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
     auto impl = std::make_unique<DBImpl>(options, name, identity.database_id);
     s = impl->Recover();
     created_pool = impl->created_pool();
-    if (s.ok() && (!plan.identity_exists || plan.creating || identity.pool_path != plan.identity.pool_path ||
-                   plan.identity.creating)) {
+    if (s.ok() && (!plan.identity_exists || plan.creating || plan.identity_outdated || plan.identity.creating)) {
       identity.creating = false;
       s = WriteIdentity(fs, name, identity);
     }

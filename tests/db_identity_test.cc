@@ -156,6 +156,9 @@ TEST_P(IdentityTest, AnotherPoolIsRefused) {
   options = ModeOptions();
   options.pmem_path = moved;
   ExpectIntact(options, db_path(), kKeys);
+  std::ifstream identity(db_path() + "/IDENTITY");
+  const std::string text((std::istreambuf_iterator<char>(identity)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("pool_path: " + moved), std::string::npos) << text;
 }
 
 TEST_P(IdentityTest, SecondOpenIsInUseNotCorruption) {

@@ -333,32 +333,39 @@ class NoTablesFileSystem final : public test::ForwardingFileSystem {
   }
 };
 
+// Disk mode: writes until the memtable has switched to a second log and
+// 20 keys are in it, through a file system on which the frozen memtable's
+// flush fails, so both logs stay. Keys [0, *written) were acknowledged;
+// *first_newer is the first key in the newer log.
+void WriteTwoLogs(Options options, const std::string& path, int* written, int* first_newer) {
+  NoTablesFileSystem no_tables;
+  options.file_system = &no_tables;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, path, &db).ok());
+  for (int i = 0; i < 100000; ++i) {
+    // The flush of the frozen memtable fails, and writes fail after it.
+    if (!db->Put(WriteOptions(), Key(i), Value(i) + std::string(400, 'p')).ok()) break;
+    *written = i + 1;
+    if (*first_newer < 0 && LogFiles(path).size() == 2) *first_newer = i;
+    if (*first_newer >= 0 && i >= *first_newer + 20) break;
+  }
+  db.reset();
+  ASSERT_GE(*first_newer, 0) << "the memtable never switched";
+  ASSERT_EQ(LogFiles(path).size(), 2u);
+}
+
 // Disk-only mode, two logs: damage in the older one must not let the newer
 // one be replayed over the hole (the finding's worse case: the old code
 // stopped the older log at the damage and replayed the newer log).
 TEST(WalRecoveryTwoLogsTest, NewerLogIsNeverReplayedOverAHoleInTheOlderOne) {
   test::ScratchDir dir;
   const std::string path = dir.path() + "/db";
-  NoTablesFileSystem no_tables;
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kDisk;
   int written = 0;       // keys [0, written) were acknowledged
   int first_newer = -1;  // the first key in the newer log
-  {
-    options.file_system = &no_tables;
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, path, &db).ok());
-    for (int i = 0; i < 100000; ++i) {
-      // The flush of the frozen memtable fails, and writes fail after it.
-      if (!db->Put(WriteOptions(), Key(i), Value(i) + std::string(400, 'p')).ok()) break;
-      written = i + 1;
-      if (first_newer < 0 && LogFiles(path).size() == 2) first_newer = i;
-      if (first_newer >= 0 && i >= first_newer + 20) break;
-    }
-  }
-  ASSERT_GE(first_newer, 0) << "the memtable never switched";
+  ASSERT_NO_FATAL_FAILURE(WriteTwoLogs(options, path, &written, &first_newer));
   const std::vector<LogOnMedium> logs = LogFiles(path);
-  ASSERT_EQ(logs.size(), 2u);
   ASSERT_EQ(logs[0].records.size(), static_cast<size_t>(first_newer));
   ASSERT_EQ(logs[1].records.size(), static_cast<size_t>(written - first_newer));
   ASSERT_GT(written - first_newer, 0);
@@ -366,7 +373,6 @@ TEST(WalRecoveryTwoLogsTest, NewerLogIsNeverReplayedOverAHoleInTheOlderOne) {
   const uint64_t damaged = logs[0].records[damaged_key];
   XorByte(logs[0].file, damaged + 8 + 14, 0x40);
 
-  options.file_system = nullptr;
   options.create_if_missing = false;
   std::unique_ptr<DB> db;
   // Default: Corruption naming the older log, its path and the offset.
@@ -394,28 +400,14 @@ TEST(WalRecoveryTwoLogsTest, NewerLogIsNeverReplayedOverAHoleInTheOlderOne) {
 TEST(WalRecoveryTwoLogsTest, SkipAnyReplaysTheNewerLogAroundTheHole) {
   test::ScratchDir dir;
   const std::string path = dir.path() + "/db";
-  NoTablesFileSystem no_tables;
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kDisk;
-  int written = 0;
-  int first_newer = -1;
-  {
-    options.file_system = &no_tables;
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, path, &db).ok());
-    for (int i = 0; i < 100000; ++i) {
-      if (!db->Put(WriteOptions(), Key(i), Value(i) + std::string(400, 'p')).ok()) break;
-      written = i + 1;
-      if (first_newer < 0 && LogFiles(path).size() == 2) first_newer = i;
-      if (first_newer >= 0 && i >= first_newer + 20) break;
-    }
-  }
-  ASSERT_GE(first_newer, 0);
+  int written = 0;       // keys [0, written) were acknowledged
+  int first_newer = -1;  // the first key in the newer log
+  ASSERT_NO_FATAL_FAILURE(WriteTwoLogs(options, path, &written, &first_newer));
   const std::vector<LogOnMedium> logs = LogFiles(path);
-  ASSERT_EQ(logs.size(), 2u);
   const int damaged_key = first_newer / 2;
   XorByte(logs[0].file, logs[0].records[damaged_key] + 8 + 14, 0x40);
-  options.file_system = nullptr;
   options.create_if_missing = false;
   options.wal_recovery_mode = WalRecoveryMode::kSkipAnyCorruptedRecords;
   std::unique_ptr<DB> db;
