@@ -1,7 +1,7 @@
 #include "format/block.h"
 
 #include "format/classic_block.h"
-#include "format/coding.h"
+#include "util/coding.h"
 #include "format/keyset_block.h"
 
 namespace jigsaw {

@@ -16,6 +16,7 @@
 
 #include "format/bloom.h"
 #include "format/dbformat.h"
+#include "format/internal_iterator.h"
 #include "jigsaw/comparator.h"
 #include "jigsaw/slice.h"
 #include "jigsaw/status.h"
@@ -104,58 +105,6 @@ struct BlockLookup {
   Slice value;  // points into the block; empty for deletions
 };
 
-// Iterates a block in internal-key order. Slices returned by user_key() and
-// value() stay valid until the iterator moves or is destroyed (the KeySet
-// format: until the block bytes are released).
-// Thread-safety: one thread at a time per iterator.
-class BlockIterator {
- public:
-  virtual ~BlockIterator() = default;
-
-  bool Valid() const { return valid_; }
-  virtual void SeekToFirst() = 0;
-  virtual void SeekToLast() = 0;
-  // Positions at the first entry with (user key, sequence) >= (user_key,
-  // sequence) in internal-key order: the newest version of user_key visible
-  // at `sequence`, or the next key.
-  virtual void Seek(const Slice& user_key, SequenceNumber sequence = kMaxSequenceNumber) = 0;
-  virtual void Next() = 0;  // requires Valid()
-  virtual void Prev() = 0;  // requires Valid()
-
-  // The current entry; require Valid(). The accessors are not virtual: every
-  // move stores the current entry here, so reading it costs no dispatch.
-  Slice user_key() const { return user_key_; }
-  SequenceNumber sequence() const { return TagSequence(tag_); }
-  ValueType type() const { return TagType(tag_); }
-  uint64_t tag() const { return tag_; }  // sequence << 8 | type
-  Slice value() const { return value_; }
-  // bloom::KeyHash(user_key()): read from the entry where the format stores
-  // it (KeySet blocks, the memtable), computed otherwise.
-  uint32_t key_hash() const { return has_key_hash_ ? key_hash_ : bloom::KeyHash(user_key_); }
-  // True if key_hash() is read, not computed (costs nothing).
-  bool carries_key_hash() const { return has_key_hash_; }
-  // Corruption if a damaged entry was met; the iterator is then !Valid().
-  virtual Status status() const = 0;
-
- protected:
-  // Copies the current entry of `source` (which must be Valid()): for
-  // iterators that forward another iterator's entries.
-  void SetEntryFrom(const BlockIterator& source) {
-    user_key_ = source.user_key_;
-    value_ = source.value_;
-    tag_ = source.tag_;
-    key_hash_ = source.key_hash_;
-    has_key_hash_ = source.has_key_hash_;
-  }
-
-  bool valid_ = false;
-  bool has_key_hash_ = false;  // key_hash_ holds the current key's hash
-  uint32_t key_hash_ = 0;
-  Slice user_key_;
-  Slice value_;
-  uint64_t tag_ = 0;
-};
-
 // A read-only view of one block. Does not own the bytes: `contents` must stay
 // valid and unchanged while the reader or any of its iterators is alive.
 // Thread-safety: const methods may be called concurrently.
@@ -178,7 +127,7 @@ class BlockReader {
   // block has no such entry, Corruption if a damaged entry was met.
   virtual Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const = 0;
 
-  virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
+  virtual std::unique_ptr<InternalIterator> NewIterator() const = 0;
 
   // Deep O(n) check of every entry, of the order and of the format's index
   // structures. Used by consistency checks and tests; readers do not need it

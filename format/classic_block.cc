@@ -4,8 +4,8 @@
 #include <cassert>
 #include <cstring>
 
-#include "format/checksum.h"
-#include "format/coding.h"
+#include "util/checksum.h"
+#include "util/coding.h"
 
 namespace jigsaw::classic {
 
@@ -124,7 +124,7 @@ class Reader final : public BlockReader {
   BlockFormat format() const override { return BlockFormat::kClassic; }
   uint64_t num_entries() const override { return num_entries_; }
   Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const override;
-  std::unique_ptr<BlockIterator> NewIterator() const override;
+  std::unique_ptr<InternalIterator> NewIterator() const override;
   Status Validate() const override;
 
   const char* data_;
@@ -134,7 +134,7 @@ class Reader final : public BlockReader {
   const Comparator* const comparator_;
 };
 
-class Iterator final : public BlockIterator {
+class Iterator final : public InternalIterator {
  public:
   explicit Iterator(const Reader* reader)
       : r_(reader), current_(reader->restarts_offset_), next_(reader->restarts_offset_) {}
@@ -296,7 +296,7 @@ class Iterator final : public BlockIterator {
   friend class Reader;
 };
 
-std::unique_ptr<BlockIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
+std::unique_ptr<InternalIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
 
 Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const {
   Iterator it(this);

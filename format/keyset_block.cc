@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "format/checksum.h"
-#include "format/coding.h"
+#include "util/checksum.h"
+#include "util/coding.h"
 
 namespace jigsaw::keyset {
 
@@ -327,7 +327,7 @@ class Reader final : public BlockReader {
   BlockFormat format() const override { return BlockFormat::kKeySet; }
   uint64_t num_entries() const override { return count_; }
   Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const override;
-  std::unique_ptr<BlockIterator> NewIterator() const override;
+  std::unique_ptr<InternalIterator> NewIterator() const override;
   Status Validate() const override;
 
   bool LoadEntry(uint32_t index, EntryView* entry) const { return s_.LoadEntry(index, entry); }
@@ -639,7 +639,7 @@ Status Reader::Validate() const {
 
 namespace {
 
-class Iterator final : public BlockIterator {
+class Iterator final : public InternalIterator {
  public:
   explicit Iterator(const Reader* reader)
       : reader_(reader), sections_(reader->sections()), count_(reader->num_entries()), index_(count_) {}
@@ -695,7 +695,7 @@ class Iterator final : public BlockIterator {
 
 }  // namespace
 
-std::unique_ptr<BlockIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
+std::unique_ptr<InternalIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
 
 Status OpenReader(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader) {
   return Reader::Open(contents, options, reader);

@@ -332,8 +332,8 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
   }
   pool->region_ = std::make_unique<PmemRegion>(cpu_flush);
   if (options.timing.enabled()) {
-    pool->timing_ = std::make_unique<emulation::NvmTiming>(options.timing);
-    pool->region_ = std::make_unique<emulation::TimingRegion>(std::move(pool->region_), pool->timing_.get());
+    pool->timing_ = std::make_unique<pmem::NvmTiming>(options.timing);
+    pool->region_ = std::make_unique<pmem::TimingRegion>(std::move(pool->region_), pool->timing_.get());
   }
 
   const size_t root_size = pmemobj_root_size(pop);

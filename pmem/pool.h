@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "emulation/nvm_timing.h"
+#include "pmem/nvm_timing.h"
 #include "jigsaw/options.h"
 #include "jigsaw/slice.h"
 #include "jigsaw/status.h"
@@ -90,7 +90,7 @@ class Pool {
 
   Region* region() { return region_.get(); }
   // The timing model, or nullptr when it is off.
-  emulation::NvmTiming* timing() { return timing_.get(); }
+  pmem::NvmTiming* timing() { return timing_.get(); }
   // How persists are made: "pmem", "emulated pmem (tmpfs)", "emulated pmem
   // (forced)" (flush + fence) or "msync".
   const std::string& persistence() const { return persistence_; }
@@ -141,7 +141,7 @@ class Pool {
   uint64_t pool_uuid_lo_ = 0;
   uint64_t pool_size_ = 0;
   Root* root_ = nullptr;
-  std::unique_ptr<emulation::NvmTiming> timing_;  // before region_: it uses it
+  std::unique_ptr<pmem::NvmTiming> timing_;  // before region_: it uses it
   std::unique_ptr<Region> region_;
   std::string persistence_;
   bool created_ = false;

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <utility>
 
-#include "format/checksum.h"
-#include "format/coding.h"
-#include "src/profile_clock.h"
+#include "util/checksum.h"
+#include "util/coding.h"
+#include "util/profile_clock.h"
 
 namespace jigsaw::ssd {
 
@@ -434,7 +434,7 @@ Status SsdTable::Validate() const {
 // runs of adjacent blocks, up to kScanWindowBytes, with one read into a
 // window of its own and serves blocks in place from there -- no per-block
 // buffer, no cache insert evicting blocks that readers use.
-class SsdTable::Iter final : public BlockIterator {
+class SsdTable::Iter final : public InternalIterator {
  public:
   // decode: see Table::NewScanIterator; may be null.
   Iter(const SsdTable* table, bool scan, SampledPhase* decode = nullptr)
@@ -573,12 +573,12 @@ class SsdTable::Iter final : public BlockIterator {
   std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
   uint32_t window_first_ = 0, window_end_ = 0;
   CachedBlockRef block_;  // declared after window_: released before it
-  std::unique_ptr<BlockIterator> iter_;
+  std::unique_ptr<InternalIterator> iter_;
   Status status_;
 };
 
-std::unique_ptr<BlockIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this, false); }
-std::unique_ptr<BlockIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
+std::unique_ptr<InternalIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this, false); }
+std::unique_ptr<InternalIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
   return std::make_unique<Iter>(this, true, decode);
 }
 

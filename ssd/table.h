@@ -24,7 +24,7 @@
 #include "jigsaw/file_system.h"
 #include "ssd/block_cache.h"
 #include "ssd/io_engine.h"
-#include "src/table.h"
+#include "table/table.h"
 
 namespace jigsaw::ssd {
 
@@ -59,7 +59,7 @@ class TableBuilder {
                BlockFormat format = BlockFormat::kKeySet);
 
   // Entries in strictly increasing internal-key order. `key_hash` is
-  // bloom::KeyHash(user_key) (BlockIterator::key_hash() carries it along).
+  // bloom::KeyHash(user_key) (InternalIterator::key_hash() carries it along).
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
              uint32_t key_hash);
   // The same, hashing the key here: for entries that carry no hash (classic
@@ -154,8 +154,8 @@ class SsdTable final : public Table {
                      const std::string& path, std::unique_ptr<SsdTable>* table);
 
   Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const override;
-  std::unique_ptr<BlockIterator> NewIterator() const override;
-  std::unique_ptr<BlockIterator> NewScanIterator(SampledPhase* decode) const override;
+  std::unique_ptr<InternalIterator> NewIterator() const override;
+  std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
   uint64_t num_entries() const override { return entries_; }
   Status Validate() const override;
 

@@ -51,7 +51,7 @@ class BlockTest : public ::testing::TestWithParam<BlockFormat> {
     ASSERT_EQ(i, 0u);
   }
 
-  static void ExpectAt(const BlockIterator& it, const TestEntry& e) {
+  static void ExpectAt(const InternalIterator& it, const TestEntry& e) {
     ASSERT_EQ(it.user_key().ToString(), e.user_key);
     ASSERT_EQ(it.sequence(), e.sequence);
     ASSERT_EQ(it.type(), e.type);

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "format/checksum.h"
-#include "format/coding.h"
+#include "util/checksum.h"
+#include "util/coding.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw {

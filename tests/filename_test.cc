@@ -1,6 +1,6 @@
 // src/filename.h: paths built and names parsed agree, and nothing else is
 // taken for a database file.
-#include "src/filename.h"
+#include "db/filename.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <random>
 
-#include "src/iterators.h"
+#include "db/iterators.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw {
@@ -49,7 +49,7 @@ TEST(MergingIteratorTest, RandomMovesMatchTheMergedModel) {
     for (const auto& e : model) parts[rng() % n_blocks].push_back(e);
     std::vector<test::AlignedBuffer> buffers(n_blocks);
     std::vector<std::unique_ptr<BlockReader>> readers(n_blocks);
-    std::vector<std::unique_ptr<BlockIterator>> children;
+    std::vector<std::unique_ptr<InternalIterator>> children;
     for (size_t b = 0; b < n_blocks; ++b) {
       size_t size = 0;
       ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, parts[b], BlockBuilderOptions(), &buffers[b], &size).ok());

@@ -1,4 +1,4 @@
-#include "src/key_prefix.h"
+#include "util/key_prefix.h"
 
 #include <gtest/gtest.h>
 

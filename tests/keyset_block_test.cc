@@ -8,8 +8,8 @@
 #include <random>
 
 #include "format/bloom.h"
-#include "format/checksum.h"
-#include "format/coding.h"
+#include "util/checksum.h"
+#include "util/coding.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw {

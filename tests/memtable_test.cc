@@ -1,4 +1,4 @@
-#include "src/memtable.h"
+#include "db/memtable.h"
 
 #include <gtest/gtest.h>
 

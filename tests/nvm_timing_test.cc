@@ -1,5 +1,5 @@
 // The NVM timing model (emulation/nvm_timing.h) and its options.
-#include "emulation/nvm_timing.h"
+#include "pmem/nvm_timing.h"
 
 #include <chrono>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "jigsaw/db.h"
 #include "tests/db_test_util.h"
 
-namespace jigsaw::emulation {
+namespace jigsaw::pmem {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -142,4 +142,4 @@ TEST(NvmTimingTest, DatabaseWorksUnderTheOptaneModel) {
 }
 
 }  // namespace
-}  // namespace jigsaw::emulation
+}  // namespace jigsaw::pmem

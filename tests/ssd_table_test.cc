@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/block_test_util.h"
-#include "format/checksum.h"
+#include "util/checksum.h"
 #include "tests/db_test_util.h"
 
 namespace jigsaw::ssd {
@@ -43,7 +43,7 @@ Status OpenTable(const std::string& path, BlockCache* cache, bool mmap, std::uni
 
 // Iterates forward (every entry equal to the model's, in order) and back to
 // the start; the iterator ends positioned before the first entry.
-void ExpectIteratesLikeTheModel(BlockIterator* it, const std::vector<TestEntry>& entries) {
+void ExpectIteratesLikeTheModel(InternalIterator* it, const std::vector<TestEntry>& entries) {
   size_t i = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
     ASSERT_LT(i, entries.size());

@@ -1,4 +1,4 @@
-#include "src/version.h"
+#include "db/version.h"
 
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ TEST(ManifestTest, EveryDamageIsDetected) {
 TEST(VersionTest, OverlappingAndLevelBytes) {
   Version v;
   auto block = [](const char* smallest, const char* largest, uint64_t size) {
-    auto b = std::make_shared<BlockMeta>();
+    auto b = std::make_shared<TableMeta>();
     b->smallest = smallest;
     b->largest = largest;
     b->size = size;

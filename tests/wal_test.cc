@@ -1,4 +1,4 @@
-#include "src/wal.h"
+#include "db/wal.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "format/coding.h"
+#include "util/coding.h"
 
 #include "tests/block_test_util.h"
 #include "tests/db_test_util.h"

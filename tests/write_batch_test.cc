@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "jigsaw/db.h"
-#include "src/memtable.h"
-#include "src/write_batch_internal.h"
+#include "db/memtable.h"
+#include "db/write_batch_internal.h"
 
 namespace jigsaw {
 namespace {

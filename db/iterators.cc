@@ -1,10 +1,10 @@
-#include "src/iterators.h"
+#include "db/iterators.h"
 
 #include <algorithm>
 #include <cassert>
 #include <string>
 
-#include "src/key_prefix.h"
+#include "util/key_prefix.h"
 
 namespace jigsaw {
 
@@ -17,9 +17,9 @@ namespace {
 // Merges children in internal-key order. With the bytewise comparator each
 // child's current key is summarised by its prefix (src/key_prefix.h), so
 // choosing the next entry mostly compares integers.
-class MergingIterator final : public BlockIterator {
+class MergingIterator final : public InternalIterator {
  public:
-  MergingIterator(const Comparator* comparator, std::vector<std::unique_ptr<BlockIterator>> children)
+  MergingIterator(const Comparator* comparator, std::vector<std::unique_ptr<InternalIterator>> children)
       : comparator_(comparator),
         use_heads_(comparator == BytewiseComparator()),
         children_(std::move(children)),
@@ -85,7 +85,7 @@ class MergingIterator final : public BlockIterator {
       const SequenceNumber sequence = TagSequence(tag_);
       for (size_t i = 0; i < children_.size(); ++i) {
         if (i == current_) continue;
-        BlockIterator* child = children_[i].get();
+        InternalIterator* child = children_[i].get();
         child->Seek(key, sequence);  // first entry after the current one
         if (child->Valid()) {
           child->Prev();
@@ -120,8 +120,8 @@ class MergingIterator final : public BlockIterator {
   static int CompareTags(uint64_t a, uint64_t b) { return a > b ? -1 : a < b ? 1 : 0; }  // newer first
   // <0, 0, >0 as child a's entry sorts before, with, after child b's.
   int Compare(size_t a, size_t b) const {
-    const BlockIterator* x = children_[a].get();
-    const BlockIterator* y = children_[b].get();
+    const InternalIterator* x = children_[a].get();
+    const InternalIterator* y = children_[b].get();
     if (use_heads_) {
       const int r = CompareWithPrefixes(x->user_key(), heads_[a], y->user_key(), heads_[b]);
       return r != 0 ? r : CompareTags(x->tag(), y->tag());
@@ -155,7 +155,7 @@ class MergingIterator final : public BlockIterator {
 
   const Comparator* const comparator_;
   const bool use_heads_;  // bytewise order: heads order keys up to ties
-  std::vector<std::unique_ptr<BlockIterator>> children_;
+  std::vector<std::unique_ptr<InternalIterator>> children_;
   std::vector<KeyPrefix> heads_;  // heads_[i]: prefix of child i's key while it is Valid()
   size_t current_ = kNone;
   std::vector<size_t> order_;  // forward: the valid children, smallest entry first
@@ -165,9 +165,9 @@ class MergingIterator final : public BlockIterator {
 
 // ---------------------------------------------------------------------------
 
-class LevelIterator final : public BlockIterator {
+class LevelIterator final : public InternalIterator {
  public:
-  LevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks, bool scan, SampledPhase* decode)
+  LevelIterator(const Comparator* comparator, std::vector<TableRef> blocks, bool scan, SampledPhase* decode)
       : comparator_(comparator), blocks_(std::move(blocks)), scan_(scan), decode_(decode) {}
 
   void SeekToFirst() override {
@@ -249,11 +249,11 @@ class LevelIterator final : public BlockIterator {
   }
 
   const Comparator* const comparator_;
-  const std::vector<BlockRef> blocks_;
+  const std::vector<TableRef> blocks_;
   const bool scan_;  // tables read by scan iterators (compaction inputs)
   SampledPhase* const decode_;  // for the scan iterators; may be null
   size_t index_ = 0;
-  std::unique_ptr<BlockIterator> block_iter_;
+  std::unique_ptr<InternalIterator> block_iter_;
   Status status_;
 };
 
@@ -261,8 +261,8 @@ class LevelIterator final : public BlockIterator {
 
 class DBIter final : public Iterator {
  public:
-  DBIter(const Comparator* comparator, std::unique_ptr<BlockIterator> internal, SequenceNumber sequence,
-         std::vector<std::shared_ptr<const void>> pins, const emulation::NvmTiming* timing, int pmem_sources)
+  DBIter(const Comparator* comparator, std::unique_ptr<InternalIterator> internal, SequenceNumber sequence,
+         std::vector<std::shared_ptr<const void>> pins, const pmem::NvmTiming* timing, int pmem_sources)
       : comparator_(comparator),
         bytewise_(comparator == BytewiseComparator()),
         iter_(std::move(internal)),
@@ -405,10 +405,10 @@ class DBIter final : public Iterator {
 
   const Comparator* const comparator_;
   const bool bytewise_;
-  std::unique_ptr<BlockIterator> iter_;
+  std::unique_ptr<InternalIterator> iter_;
   const SequenceNumber sequence_;
   std::vector<std::shared_ptr<const void>> pins_;
-  const emulation::NvmTiming* const timing_;
+  const pmem::NvmTiming* const timing_;
   const int pmem_sources_;
   bool valid_ = false;
   bool forward_ = true;
@@ -421,16 +421,16 @@ class DBIter final : public Iterator {
 
 }  // namespace
 
-std::unique_ptr<BlockIterator> NewMergingIterator(const Comparator* comparator,
-                                                  std::vector<std::unique_ptr<BlockIterator>> children) {
+std::unique_ptr<InternalIterator> NewMergingIterator(const Comparator* comparator,
+                                                  std::vector<std::unique_ptr<InternalIterator>> children) {
   return std::make_unique<MergingIterator>(comparator, std::move(children));
 }
 
 namespace {
 
-class TimedIterator final : public BlockIterator {
+class TimedIterator final : public InternalIterator {
  public:
-  TimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase) : base_(std::move(base)), phase_(phase) {}
+  TimedIterator(std::unique_ptr<InternalIterator> base, SampledPhase* phase) : base_(std::move(base)), phase_(phase) {}
   // Positioning is rare and may open a block: timed exactly. Steps are sampled.
   void SeekToFirst() override {
     phase_->RunExact([&] { base_->SeekToFirst(); });
@@ -462,7 +462,7 @@ class TimedIterator final : public BlockIterator {
     }
   }
 
-  std::unique_ptr<BlockIterator> base_;
+  std::unique_ptr<InternalIterator> base_;
   SampledPhase* const phase_;
 };
 
@@ -470,9 +470,9 @@ class TimedIterator final : public BlockIterator {
 
 namespace {
 
-class KeyRangeIterator final : public BlockIterator {
+class KeyRangeIterator final : public InternalIterator {
  public:
-  KeyRangeIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> base, const std::string* after,
+  KeyRangeIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> base, const std::string* after,
                    const std::string* upto)
       : comparator_(comparator), base_(std::move(base)), after_(after), upto_(upto) {}
 
@@ -525,34 +525,34 @@ class KeyRangeIterator final : public BlockIterator {
   }
 
   const Comparator* const comparator_;
-  std::unique_ptr<BlockIterator> base_;
+  std::unique_ptr<InternalIterator> base_;
   const std::string* const after_;
   const std::string* const upto_;
 };
 
 }  // namespace
 
-std::unique_ptr<BlockIterator> NewKeyRangeIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> base,
+std::unique_ptr<InternalIterator> NewKeyRangeIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> base,
                                                    const std::string* after, const std::string* upto) {
   return std::make_unique<KeyRangeIterator>(comparator, std::move(base), after, upto);
 }
 
-std::unique_ptr<BlockIterator> NewTimedIterator(std::unique_ptr<BlockIterator> base, SampledPhase* phase) {
+std::unique_ptr<InternalIterator> NewTimedIterator(std::unique_ptr<InternalIterator> base, SampledPhase* phase) {
   return std::make_unique<TimedIterator>(std::move(base), phase);
 }
 
-std::unique_ptr<BlockIterator> NewLevelIterator(const Comparator* comparator, std::vector<BlockRef> blocks) {
+std::unique_ptr<InternalIterator> NewLevelIterator(const Comparator* comparator, std::vector<TableRef> blocks) {
   return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/false, nullptr);
 }
 
-std::unique_ptr<BlockIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<BlockRef> blocks,
+std::unique_ptr<InternalIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<TableRef> blocks,
                                                     SampledPhase* decode) {
   return std::make_unique<LevelIterator>(comparator, std::move(blocks), /*scan=*/true, decode);
 }
 
-std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<BlockIterator> internal,
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
-                                        const emulation::NvmTiming* timing, int pmem_sources) {
+                                        const pmem::NvmTiming* timing, int pmem_sources) {
   return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), timing, pmem_sources);
 }
 

@@ -1,10 +1,10 @@
-#include "emulation/nvm_timing.h"
+#include "pmem/nvm_timing.h"
 
 #include <chrono>
 #include <cmath>
 #include <vector>
 
-namespace jigsaw::emulation {
+namespace jigsaw::pmem {
 
 namespace {
 
@@ -100,4 +100,4 @@ void TimingRegion::MemcpyNoDrain(void* dest, const void* src, size_t len) {
   if (len != 0) pending.ranges.emplace_back(dest, len);
 }
 
-}  // namespace jigsaw::emulation
+}  // namespace jigsaw::pmem

@@ -6,8 +6,8 @@
 // allocated in pmem while any Version or iterator holds it: when it has been
 // dropped from the current version (MarkObsolete) and its last reference goes,
 // its pmem object is freed.
-#ifndef JIGSAW_SRC_VERSION_H_
-#define JIGSAW_SRC_VERSION_H_
+#ifndef JIGSAW_DB_VERSION_H_
+#define JIGSAW_DB_VERSION_H_
 
 #include <array>
 #include <atomic>
@@ -18,7 +18,7 @@
 
 #include "format/block.h"
 #include "pmem/pool.h"
-#include "src/table.h"
+#include "table/table.h"
 
 namespace jigsaw {
 
@@ -28,18 +28,18 @@ inline constexpr int kNumLevels = 7;
 // file of KeySet blocks on the SSD tier (<db>/<number>.jst).
 enum class Residence : uint8_t { kPmem = 0, kSsd = 1 };
 
-struct BlockMeta;
+struct TableMeta;
 
 // Releases the storage of a block that left the LSM tree (pmem object freed,
 // table file deleted) once nothing references it any more.
-class BlockDisposer {
+class TableDisposer {
  public:
-  virtual ~BlockDisposer() = default;
-  virtual void Dispose(const BlockMeta& block) = 0;
+  virtual ~TableDisposer() = default;
+  virtual void Dispose(const TableMeta& block) = 0;
 };
 
 // One unit of a level: a KeySet block in pmem or an SSD table.
-struct BlockMeta {
+struct TableMeta {
   uint64_t number = 0;  // unique, increasing in creation order
   Residence residence = Residence::kPmem;
   uint64_t offset = 0;  // pmem: pool object holding the block
@@ -50,26 +50,26 @@ struct BlockMeta {
   uint64_t entries = 0;
   std::unique_ptr<Table> table;
 
-  BlockDisposer* disposer = nullptr;
+  TableDisposer* disposer = nullptr;
   std::atomic<bool> obsolete{false};
-  ~BlockMeta();  // disposes of the storage if obsolete
+  ~TableMeta();  // disposes of the storage if obsolete
 };
-using BlockRef = std::shared_ptr<BlockMeta>;
+using TableRef = std::shared_ptr<TableMeta>;
 
 // Opens a committed or just-built pmem block: table plus key range.
-Status LoadBlock(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                 int level, bool verify_checksum, BlockRef* block);
+Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
+                 int level, bool verify_checksum, TableRef* block);
 // Wraps an open SSD table.
-BlockRef MakeSsdBlock(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
+TableRef MakeSsdTable(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries);
 
 struct Version {
   // L0: newest block first (blocks may overlap). L1+: sorted by key, disjoint.
-  std::array<std::vector<BlockRef>, kNumLevels> levels;
+  std::array<std::vector<TableRef>, kNumLevels> levels;
 
   uint64_t LevelBytes(int level) const;
   // Blocks of `level` whose user-key range intersects [smallest, largest].
-  std::vector<BlockRef> Overlapping(const Comparator* ucmp, int level, const Slice& smallest,
+  std::vector<TableRef> Overlapping(const Comparator* ucmp, int level, const Slice& smallest,
                                     const Slice& largest) const;
 };
 
@@ -110,4 +110,4 @@ Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state)
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_VERSION_H_
+#endif  // JIGSAW_DB_VERSION_H_

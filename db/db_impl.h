@@ -8,8 +8,8 @@
 // Background thread: flushes immutable memtables to L0 KeySet blocks in pmem
 // and runs leveled compactions. Every change of the persistent state is one
 // atomic manifest commit (pmem::Pool::Commit).
-#ifndef JIGSAW_SRC_DB_IMPL_H_
-#define JIGSAW_SRC_DB_IMPL_H_
+#ifndef JIGSAW_DB_DB_IMPL_H_
+#define JIGSAW_DB_DB_IMPL_H_
 
 #include <atomic>
 #include <chrono>
@@ -28,9 +28,9 @@
 #include "pmem/pool.h"
 #include "ssd/block_cache.h"
 #include "ssd/io_engine.h"
-#include "src/memtable.h"
-#include "src/version.h"
-#include "src/wal.h"
+#include "db/memtable.h"
+#include "db/version.h"
+#include "db/wal.h"
 
 namespace jigsaw {
 
@@ -66,7 +66,7 @@ class DBImpl final : public DB {
   };
   struct CompactionJob {
     int level = 0;  // inputs from level and level + 1, output to level + 1
-    std::vector<BlockRef> inputs[2];
+    std::vector<TableRef> inputs[2];
     // A split step (CompactRange in a full pool): only keys <= split_key
     // move to level + 1 -- inputs[1] must end at or before it -- and the
     // rest of inputs[0] is rewritten at `level`, in one commit. pmem only:
@@ -91,15 +91,15 @@ class DBImpl final : public DB {
   struct PendingCompaction {
     int64_t profile = -1;  // index in profiles_, or -1
     int output_level = 0;
-    std::vector<BlockRef> outputs;
-    std::vector<BlockRef> shadows;
+    std::vector<TableRef> outputs;
+    std::vector<TableRef> shadows;
     std::vector<std::unique_ptr<WritableFile>> files;  // the outputs, open for fdatasync
   };
   // Releases pool objects and table files of blocks that left the tree.
-  class Disposer final : public BlockDisposer {
+  class Disposer final : public TableDisposer {
    public:
     explicit Disposer(DBImpl* db) : db_(db) {}
-    void Dispose(const BlockMeta& block) override;
+    void Dispose(const TableMeta& block) override;
 
    private:
     DBImpl* const db_;
@@ -157,7 +157,7 @@ class DBImpl final : public DB {
   // BackgroundLoop retries) is returned: the compaction must stop too.
   // mutex_ not held.
   Status FlushImmutablesDuringCompaction(uint64_t* nanos);
-  Status BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block, pmem::Reservation* reservation);
+  Status BuildBlockFromMemTable(const MemTable& mem, int level, TableRef* block, pmem::Reservation* reservation);
   SequenceNumber SmallestSnapshot() const;  // mutex_ held
 
   // --- SSD tier ---
@@ -172,21 +172,21 @@ class DBImpl final : public DB {
   Status ReadManifestFile(ManifestState* state, bool* exists);
   Status WriteManifestFile(const ManifestState& state);
   // Disk-only mode's flush: an L0 SSD table, synced inline.
-  Status BuildTableFromMemTable(const MemTable& mem, BlockRef* block);
-  Status OpenSsdTable(uint64_t number, int level, BlockRef* block);
+  Status BuildTableFromMemTable(const MemTable& mem, TableRef* block);
+  Status OpenSsdTable(uint64_t number, int level, TableRef* block);
   // Whether a compaction into `output_level` producing about `bytes` writes
   // SSD tables (hybrid mode: the pmem budget, capped at what the pool holds
   // for blocks, exhausted or the level beyond it; or the pool full). mutex_
   // held.
   bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const;
   static uint64_t InputBytes(const CompactionJob& job);  // bytes of all its input blocks
-  static bool AllInPmem(const std::vector<BlockRef>& blocks);
+  static bool AllInPmem(const std::vector<TableRef>& blocks);
   // Merges `inputs` into new blocks of `output_level`: pmem blocks, or SSD
   // tables (each file left open in *files, synced only if sync_tables).
   // With `profile`, adds encode, write and inline sync time to it.
-  Status WriteCompactionOutputs(BlockIterator* merged, int output_level, bool to_ssd, bool sync_tables,
+  Status WriteCompactionOutputs(InternalIterator* merged, int output_level, bool to_ssd, bool sync_tables,
                                 SequenceNumber smallest_snapshot, const Version* base, bool may_use_standby,
-                                std::vector<BlockRef>* blocks, std::vector<pmem::Reservation>* reservations,
+                                std::vector<TableRef>* blocks, std::vector<pmem::Reservation>* reservations,
                                 std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile = nullptr);
   // Appends a finished profile (mutex_ held); returns its index.
   int64_t AddProfile(const PhaseProfile& profile);
@@ -198,11 +198,11 @@ class DBImpl final : public DB {
   // Recovery of compactions a crash left pending: keeps outputs that are
   // intact (and syncs them), redoes the others from their shadows.
   Status ResolvePendingCompactions(const std::vector<ManifestState::PendingCompaction>& pending,
-                                   std::map<uint64_t, BlockRef>* loaded, Version* version,
-                                   std::vector<BlockRef>* discarded);
+                                   std::map<uint64_t, TableRef>* loaded, Version* version,
+                                   std::vector<TableRef>* discarded);
   // Widens [*smallest, *largest] to cover `blocks`; *any: the range holds a
   // block already (false: it is empty).
-  void ExtendRange(const std::vector<BlockRef>& blocks, std::string* smallest, std::string* largest,
+  void ExtendRange(const std::vector<TableRef>& blocks, std::string* smallest, std::string* largest,
                    bool* any) const;
   // job->inputs[1]: the blocks of level + 1 overlapping job->inputs[0].
   void AddOverlappingInputs(const Version& version, CompactionJob* job) const;
@@ -222,10 +222,10 @@ class DBImpl final : public DB {
   bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const;
   // The blocks of a sorted, disjoint run (a level, or one L0 block) whose key
   // range may hold `key` -- several when its versions span blocks.
-  std::span<const BlockRef> Candidates(std::span<const BlockRef> run, const Slice& key) const;
+  std::span<const TableRef> Candidates(std::span<const TableRef> run, const Slice& key) const;
   // Looks `key` up in one block or table; *done when it decides the key
   // (OK with *value, NotFound for a deletion, or an error).
-  Status TableGet(const BlockMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
+  Status TableGet(const TableMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
                   bool* done) const;
 
   const Options options_;
@@ -298,4 +298,4 @@ class DBImpl final : public DB {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_DB_IMPL_H_
+#endif  // JIGSAW_DB_DB_IMPL_H_

@@ -1,4 +1,4 @@
-#include "src/filename.h"
+#include "db/filename.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "format/checksum.h"
+#include "util/checksum.h"
 
 #include <isa-l/crc.h>
 

@@ -1,10 +1,10 @@
-#include "src/memtable.h"
+#include "db/memtable.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "format/bloom.h"
-#include "format/coding.h"
+#include "util/coding.h"
 #include "format/keyset_block.h"
 
 namespace jigsaw {
@@ -200,7 +200,7 @@ bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, s
   return true;
 }
 
-class MemTableIterator final : public BlockIterator {
+class MemTableIterator final : public InternalIterator {
  public:
   explicit MemTableIterator(const MemTable* table) : table_(table) {}
 
@@ -230,6 +230,6 @@ class MemTableIterator final : public BlockIterator {
   const char* node_ = nullptr;
 };
 
-std::unique_ptr<BlockIterator> MemTable::NewIterator() const { return std::make_unique<MemTableIterator>(this); }
+std::unique_ptr<InternalIterator> MemTable::NewIterator() const { return std::make_unique<MemTableIterator>(this); }
 
 }  // namespace jigsaw

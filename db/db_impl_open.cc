@@ -11,15 +11,15 @@
 #include <map>
 #include <set>
 
-#include "format/coding.h"
+#include "util/coding.h"
 #include "pmem/device.h"
-#include "src/db_identity.h"
-#include "src/db_impl.h"
-#include "src/filename.h"
-#include "src/iterators.h"
-#include "src/pool_sizing.h"
-#include "src/profile_clock.h"
-#include "src/write_batch_internal.h"
+#include "db/db_identity.h"
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/iterators.h"
+#include "db/pool_sizing.h"
+#include "util/profile_clock.h"
+#include "db/write_batch_internal.h"
 #include "ssd/table.h"
 
 namespace jigsaw {
@@ -74,7 +74,7 @@ Status ValidateOptions(const Options& o) {
                "must be kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery or "
                "kSkipAnyCorruptedRecords");
   }
-  Status s = emulation::ValidateTimingModel(o.nvm_timing);
+  Status s = pmem::ValidateTimingModel(o.nvm_timing);
   if (!s.ok()) return s;
   // Last: the rule reads the fields checked above (src/pool_sizing.h).
   return CheckPoolSize(o);
@@ -390,12 +390,12 @@ Status DBImpl::Recover() {
   auto version = std::make_shared<Version>();
   auto recovered = NewMemTable();
   std::set<uint64_t> live_tables;    // SSD tables the manifest references
-  std::vector<BlockRef> discarded;   // storage to release once the recovery commit is durable
+  std::vector<TableRef> discarded;   // storage to release once the recovery commit is durable
   // Unless that commit happens, the manifest on media still names it: keep it.
   struct KeepUnlessCommitted {
-    std::vector<BlockRef>* blocks;
+    std::vector<TableRef>* blocks;
     ~KeepUnlessCommitted() {
-      for (BlockRef& b : *blocks) b->obsolete = false;
+      for (TableRef& b : *blocks) b->obsolete = false;
     }
   } keep_discarded{&discarded};
   bool had_pending = false;
@@ -421,12 +421,12 @@ Status DBImpl::Recover() {
     live.insert(manifest);
     std::set<uint64_t> pending_outputs;
     for (const auto& p : state.pending) pending_outputs.insert(p.outputs.begin(), p.outputs.end());
-    std::map<uint64_t, BlockRef> loaded;
+    std::map<uint64_t, TableRef> loaded;
     for (const auto& b : state.blocks) {
-      BlockRef block;
+      TableRef block;
       if (b.residence == Residence::kPmem) {
         live.insert(b.offset);
-        s = LoadBlock(pool_.get(), ucmp_, b.number, b.offset, b.size, b.level, /*verify_checksum=*/true, &block);
+        s = OpenPmemTable(pool_.get(), ucmp_, b.number, b.offset, b.size, b.level, /*verify_checksum=*/true, &block);
         if (s.ok()) block->disposer = &disposer_;
       } else {
         live_tables.insert(b.number);
@@ -551,7 +551,7 @@ Status DBImpl::Recover() {
   // flushed while it ran, and numbered after them).
   for (int level = 1; level < kNumLevels; ++level) {
     std::sort(version->levels[level].begin(), version->levels[level].end(),
-              [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+              [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
   }
   s = Status::OK();
 
@@ -564,7 +564,7 @@ Status DBImpl::Recover() {
   std::vector<pmem::Reservation*> reservations;
   pmem::Reservation block_reservation;
   pmem::Reservation wal_reservation;
-  BlockRef block;
+  TableRef block;
   if (recovered->num_entries() > 0) {
     s = disk_mode() ? BuildTableFromMemTable(*recovered, &block)
                     : BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
@@ -623,12 +623,12 @@ Status DBImpl::Recover() {
 }
 
 Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::PendingCompaction>& pending,
-                                         std::map<uint64_t, BlockRef>* loaded, Version* version,
-                                         std::vector<BlockRef>* discarded) {
+                                         std::map<uint64_t, TableRef>* loaded, Version* version,
+                                         std::vector<TableRef>* discarded) {
   // A shadow's storage is released after the recovery commit: a stand-in
   // block without a reader carries it to the disposer.
   auto discard_shadow = [&](const ManifestState::BlockEntry& e) {
-    auto b = std::make_shared<BlockMeta>();
+    auto b = std::make_shared<TableMeta>();
     b->number = e.number;
     b->residence = e.residence;
     b->offset = e.offset;
@@ -658,12 +658,12 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
     }
     // Redo the compaction from its shadows, keeping every version and
     // tombstone (no snapshot or deeper level is consulted), synced inline.
-    std::vector<BlockRef> inputs;
-    std::vector<std::unique_ptr<BlockIterator>> children;
+    std::vector<TableRef> inputs;
+    std::vector<std::unique_ptr<InternalIterator>> children;
     for (const auto& shadow : p.shadows) {
-      BlockRef b;
+      TableRef b;
       Status s = shadow.residence == Residence::kPmem
-                     ? LoadBlock(pool_.get(), ucmp_, shadow.number, shadow.offset, shadow.size, shadow.level, true, &b)
+                     ? OpenPmemTable(pool_.get(), ucmp_, shadow.number, shadow.offset, shadow.size, shadow.level, true, &b)
                      : OpenSsdTable(shadow.number, shadow.level, &b);
       if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
       b->disposer = &disposer_;
@@ -671,7 +671,7 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
       inputs.push_back(std::move(b));
     }
     auto merged = NewMergingIterator(ucmp_, std::move(children));
-    std::vector<BlockRef> outputs;
+    std::vector<TableRef> outputs;
     std::vector<pmem::Reservation> reservations;
     std::vector<std::unique_ptr<WritableFile>> files;
     Status s = WriteCompactionOutputs(merged.get(), p.output_level, /*to_ssd=*/true, /*sync_tables=*/true,
@@ -692,7 +692,7 @@ Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::Pendin
     }
     level.insert(level.end(), outputs.begin(), outputs.end());
     ++redone_compactions_;
-    for (BlockRef& b : inputs) {
+    for (TableRef& b : inputs) {
       b->obsolete = true;
       discarded->push_back(std::move(b));
     }

@@ -7,8 +7,8 @@
 // path) with any number of concurrent readers (Get, iterators), without
 // locks: links are published with release stores and read with acquire
 // loads. Nodes are never removed while the memtable lives.
-#ifndef JIGSAW_SRC_MEMTABLE_H_
-#define JIGSAW_SRC_MEMTABLE_H_
+#ifndef JIGSAW_DB_MEMTABLE_H_
+#define JIGSAW_DB_MEMTABLE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -18,8 +18,8 @@
 
 #include "format/block.h"
 #include "format/dbformat.h"
-#include "src/arena.h"
-#include "src/key_prefix.h"
+#include "util/arena.h"
+#include "util/key_prefix.h"
 
 namespace jigsaw {
 
@@ -41,7 +41,7 @@ class MemTable {
   bool Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const;
 
   // Iterates in internal-key order. The memtable must outlive the iterator.
-  std::unique_ptr<BlockIterator> NewIterator() const;
+  std::unique_ptr<InternalIterator> NewIterator() const;
 
   // Bytes allocated for nodes and values.
   size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
@@ -99,4 +99,4 @@ class MemTable {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_MEMTABLE_H_
+#endif  // JIGSAW_DB_MEMTABLE_H_

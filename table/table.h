@@ -3,15 +3,15 @@
 // The engine reads both through this interface.
 //
 // Thread-safety: const methods may be called concurrently.
-#ifndef JIGSAW_SRC_TABLE_H_
-#define JIGSAW_SRC_TABLE_H_
+#ifndef JIGSAW_TABLE_TABLE_H_
+#define JIGSAW_TABLE_TABLE_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "format/block.h"
-#include "src/profile_clock.h"
+#include "util/profile_clock.h"
 
 namespace jigsaw {
 
@@ -23,7 +23,7 @@ class Table {
   // Corruption or IOError if it cannot be read.
   virtual Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const = 0;
   // Iterates all entries. The iterator keeps what it reads alive.
-  virtual std::unique_ptr<BlockIterator> NewIterator() const = 0;
+  virtual std::unique_ptr<InternalIterator> NewIterator() const = 0;
   // The same, for one forward pass over the whole table (compaction inputs):
   // it may read ahead in large runs, leaves caches alone and verifies the
   // checksum of every block it reads from a file (Corruption stops the pass;
@@ -32,7 +32,7 @@ class Table {
   // iterator), the time of the block format's own work -- opening blocks,
   // stepping their iterators -- is charged to it: the compaction profile's
   // decode phase.
-  virtual std::unique_ptr<BlockIterator> NewScanIterator(SampledPhase* decode) const = 0;
+  virtual std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const = 0;
   virtual uint64_t num_entries() const = 0;
   // Deep O(n) check of every block.
   virtual Status Validate() const = 0;
@@ -40,4 +40,4 @@ class Table {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_TABLE_H_
+#endif  // JIGSAW_TABLE_TABLE_H_

@@ -12,8 +12,8 @@
 // durable end up to the last record.
 // Thread-safety: a WalWriter is used under the DB's write lock; the readers
 // keep no state and must not run while their log is written.
-#ifndef JIGSAW_SRC_WAL_H_
-#define JIGSAW_SRC_WAL_H_
+#ifndef JIGSAW_DB_WAL_H_
+#define JIGSAW_DB_WAL_H_
 
 #include <cstdint>
 #include <functional>
@@ -164,4 +164,4 @@ std::string DescribeWalDamage(const WalReadResult& result);
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_WAL_H_
+#endif  // JIGSAW_DB_WAL_H_

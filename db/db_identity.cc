@@ -1,4 +1,4 @@
-#include "src/db_identity.h"
+#include "db/db_identity.h"
 
 #include <sys/statfs.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "pmem/pool.h"
-#include "src/filename.h"
+#include "db/filename.h"
 
 namespace jigsaw {
 

@@ -1,7 +1,7 @@
 // CRC32C (Castagnoli), the checksum of every JigsawDB on-media format.
 // Backed by Intel ISA-L's crc32_iscsi (hardware-accelerated where available).
-#ifndef JIGSAW_FORMAT_CHECKSUM_H_
-#define JIGSAW_FORMAT_CHECKSUM_H_
+#ifndef JIGSAW_UTIL_CHECKSUM_H_
+#define JIGSAW_UTIL_CHECKSUM_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,4 +16,4 @@ inline uint32_t Value(const char* data, size_t n) { return Extend(0, data, n); }
 
 }  // namespace jigsaw::crc32c
 
-#endif  // JIGSAW_FORMAT_CHECKSUM_H_
+#endif  // JIGSAW_UTIL_CHECKSUM_H_

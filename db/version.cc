@@ -1,10 +1,10 @@
-#include "src/version.h"
+#include "db/version.h"
 
 #include <cstring>
 
-#include "format/checksum.h"
-#include "format/coding.h"
-#include "src/iterators.h"
+#include "util/checksum.h"
+#include "util/coding.h"
+#include "db/iterators.h"
 
 namespace jigsaw {
 
@@ -22,8 +22,8 @@ class PmemTable final : public Table {
     if (result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
     return Status::OK();
   }
-  std::unique_ptr<BlockIterator> NewIterator() const override { return reader_->NewIterator(); }
-  std::unique_ptr<BlockIterator> NewScanIterator(SampledPhase* decode) const override {
+  std::unique_ptr<InternalIterator> NewIterator() const override { return reader_->NewIterator(); }
+  std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
     auto it = reader_->NewIterator();
     return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
   }
@@ -36,14 +36,14 @@ class PmemTable final : public Table {
 
 }  // namespace
 
-BlockMeta::~BlockMeta() {
+TableMeta::~TableMeta() {
   table.reset();
   if (obsolete.load(std::memory_order_acquire) && disposer != nullptr) disposer->Dispose(*this);
 }
 
-BlockRef MakeSsdBlock(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
+TableRef MakeSsdTable(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries) {
-  auto block = std::make_shared<BlockMeta>();
+  auto block = std::make_shared<TableMeta>();
   block->number = number;
   block->residence = Residence::kSsd;
   block->size = file_size;
@@ -55,13 +55,13 @@ BlockRef MakeSsdBlock(uint64_t number, uint64_t file_size, int level, std::uniqu
   return block;
 }
 
-Status LoadBlock(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                 int level, bool verify_checksum, BlockRef* result) {
+Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
+                 int level, bool verify_checksum, TableRef* result) {
   const char* data = pool->Direct(offset);
   if (data == nullptr || size > pool->ObjectSize(offset)) {
     return Status::Corruption("block " + std::to_string(number), "size exceeds its pmem object");
   }
-  auto block = std::make_shared<BlockMeta>();
+  auto block = std::make_shared<TableMeta>();
   block->number = number;
   block->offset = offset;
   block->size = size;
@@ -88,14 +88,14 @@ Status LoadBlock(pmem::Pool* pool, const Comparator* comparator, uint64_t number
 
 uint64_t Version::LevelBytes(int level) const {
   uint64_t bytes = 0;
-  for (const BlockRef& b : levels[level]) bytes += b->size;
+  for (const TableRef& b : levels[level]) bytes += b->size;
   return bytes;
 }
 
-std::vector<BlockRef> Version::Overlapping(const Comparator* ucmp, int level, const Slice& smallest,
+std::vector<TableRef> Version::Overlapping(const Comparator* ucmp, int level, const Slice& smallest,
                                            const Slice& largest) const {
-  std::vector<BlockRef> result;
-  for (const BlockRef& b : levels[level]) {
+  std::vector<TableRef> result;
+  for (const TableRef& b : levels[level]) {
     if (ucmp->Compare(b->largest, smallest) >= 0 && ucmp->Compare(b->smallest, largest) <= 0) result.push_back(b);
   }
   return result;

@@ -1,6 +1,6 @@
 // Engine-side access to a WriteBatch's encoding (sequence number, raw bytes).
-#ifndef JIGSAW_SRC_WRITE_BATCH_INTERNAL_H_
-#define JIGSAW_SRC_WRITE_BATCH_INTERNAL_H_
+#ifndef JIGSAW_DB_WRITE_BATCH_INTERNAL_H_
+#define JIGSAW_DB_WRITE_BATCH_INTERNAL_H_
 
 #include "format/dbformat.h"
 #include "jigsaw/write_batch.h"
@@ -29,4 +29,4 @@ class WriteBatchInternal {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_WRITE_BATCH_INTERNAL_H_
+#endif  // JIGSAW_DB_WRITE_BATCH_INTERNAL_H_

@@ -7,8 +7,8 @@
 //
 // Thread-safety: all methods may be called concurrently. The bandwidth cap
 // is shared by all threads (one medium); latencies are per calling thread.
-#ifndef JIGSAW_EMULATION_NVM_TIMING_H_
-#define JIGSAW_EMULATION_NVM_TIMING_H_
+#ifndef JIGSAW_PMEM_NVM_TIMING_H_
+#define JIGSAW_PMEM_NVM_TIMING_H_
 
 #include <atomic>
 #include <cstddef>
@@ -19,7 +19,7 @@
 #include "jigsaw/status.h"
 #include "pmem/region.h"
 
-namespace jigsaw::emulation {
+namespace jigsaw::pmem {
 
 inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kMediaWriteUnit = 256;
@@ -64,6 +64,6 @@ class TimingRegion final : public pmem::Region {
   NvmTiming* const timing_;
 };
 
-}  // namespace jigsaw::emulation
+}  // namespace jigsaw::pmem
 
-#endif  // JIGSAW_EMULATION_NVM_TIMING_H_
+#endif  // JIGSAW_PMEM_NVM_TIMING_H_

@@ -3,8 +3,8 @@
 //
 // Thread-safety: Allocate is called by one thread at a time (the memtable's
 // writer); MemoryUsage may be read concurrently.
-#ifndef JIGSAW_SRC_ARENA_H_
-#define JIGSAW_SRC_ARENA_H_
+#ifndef JIGSAW_UTIL_ARENA_H_
+#define JIGSAW_UTIL_ARENA_H_
 
 #include <atomic>
 #include <cstddef>
@@ -55,4 +55,4 @@ class Arena {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_ARENA_H_
+#endif  // JIGSAW_UTIL_ARENA_H_

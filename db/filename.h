@@ -3,8 +3,8 @@
 // identity.md specify the files themselves.
 //
 // Thread-safety: pure functions.
-#ifndef JIGSAW_SRC_FILENAME_H_
-#define JIGSAW_SRC_FILENAME_H_
+#ifndef JIGSAW_DB_FILENAME_H_
+#define JIGSAW_DB_FILENAME_H_
 
 #include <cstdint>
 #include <string>
@@ -32,4 +32,4 @@ bool ParseFileName(const std::string& name, FileType* type, uint64_t* number);
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_FILENAME_H_
+#endif  // JIGSAW_DB_FILENAME_H_

@@ -1,9 +1,9 @@
 #include "jigsaw/write_batch.h"
 
-#include "format/coding.h"
+#include "util/coding.h"
 #include "jigsaw/db.h"
-#include "src/memtable.h"
-#include "src/write_batch_internal.h"
+#include "db/memtable.h"
+#include "db/write_batch_internal.h"
 
 namespace jigsaw {
 

@@ -9,8 +9,8 @@
 // the options against both before anything is created or deleted.
 //
 // Thread-safety: free functions, no shared state.
-#ifndef JIGSAW_SRC_DB_IDENTITY_H_
-#define JIGSAW_SRC_DB_IDENTITY_H_
+#ifndef JIGSAW_DB_DB_IDENTITY_H_
+#define JIGSAW_DB_DB_IDENTITY_H_
 
 #include <memory>
 #include <string>
@@ -67,4 +67,4 @@ bool IsDatabaseFileName(const std::string& name);
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_DB_IDENTITY_H_
+#endif  // JIGSAW_DB_DB_IDENTITY_H_

@@ -1,12 +1,12 @@
-#include "src/wal.h"
+#include "db/wal.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "format/checksum.h"
-#include "format/coding.h"
-#include "src/persist_bug.h"
+#include "util/checksum.h"
+#include "util/coding.h"
+#include "db/persist_bug.h"
 
 namespace jigsaw {
 

@@ -7,8 +7,8 @@
 // per-entry phases are sampled (SampledPhase): a pseudo-random 1 in 16 calls
 // is timed and the sum scaled up, and the clock's own cost is measured and
 // taken out (docs/benchmarks.md, "How the profiler measures").
-#ifndef JIGSAW_SRC_PROFILE_CLOCK_H_
-#define JIGSAW_SRC_PROFILE_CLOCK_H_
+#ifndef JIGSAW_UTIL_PROFILE_CLOCK_H_
+#define JIGSAW_UTIL_PROFILE_CLOCK_H_
 
 #include <algorithm>
 #include <array>
@@ -168,4 +168,4 @@ class SampledPhase {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_PROFILE_CLOCK_H_
+#endif  // JIGSAW_UTIL_PROFILE_CLOCK_H_

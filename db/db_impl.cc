@@ -1,4 +1,4 @@
-#include "src/db_impl.h"
+#include "db/db_impl.h"
 
 #include <unistd.h>
 
@@ -10,17 +10,17 @@
 #include <filesystem>
 #include <set>
 
-#include "format/coding.h"
+#include "util/coding.h"
 #include "format/keyset_block.h"
 #include "ssd/table.h"
 #include "pmem/device.h"
-#include "src/db_identity.h"
-#include "src/filename.h"
-#include "src/iterators.h"
-#include "src/persist_bug.h"
-#include "src/pool_sizing.h"
-#include "src/profile_clock.h"
-#include "src/write_batch_internal.h"
+#include "db/db_identity.h"
+#include "db/filename.h"
+#include "db/iterators.h"
+#include "db/persist_bug.h"
+#include "db/pool_sizing.h"
+#include "util/profile_clock.h"
+#include "db/write_batch_internal.h"
 
 namespace jigsaw {
 
@@ -47,7 +47,7 @@ uint64_t MaxBytesForLevel(const Options& o, int level) {
 
 }  // namespace
 
-void DBImpl::Disposer::Dispose(const BlockMeta& block) {
+void DBImpl::Disposer::Dispose(const TableMeta& block) {
   if (block.residence == Residence::kPmem) {
     db_->pool_->Free(block.offset);
   } else {
@@ -63,7 +63,7 @@ void DBImpl::DeleteLogs(const std::vector<WalSegmentMeta>& logs) {
   for (const WalSegmentMeta& w : logs) (void)fs_->RemoveFile(LogPath(w.number));  // leftovers: collected at open
 }
 
-Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
+Status DBImpl::BuildTableFromMemTable(const MemTable& mem, TableRef* block) {
   uint64_t number;
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
@@ -127,7 +127,7 @@ Status DBImpl::BuildTableFromMemTable(const MemTable& mem, BlockRef* block) {
 
 std::string DBImpl::TablePath(uint64_t number) const { return TableFileName(name_, number); }
 
-Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
+Status DBImpl::OpenSsdTable(uint64_t number, int level, TableRef* block) {
   const std::string path = TablePath(number);
   std::unique_ptr<RandomAccessFile> file;
   Status s = fs_->NewRandomAccessFile(path, &file);
@@ -145,7 +145,7 @@ Status DBImpl::OpenSsdTable(uint64_t number, int level, BlockRef* block) {
   if (table->num_entries() == 0) return Status::Corruption("table " + path, "empty");
   const std::string smallest = table->smallest(), largest = table->largest();
   const uint64_t entries = table->num_entries(), size = table->file_size();
-  *block = MakeSsdBlock(number, size, level, std::move(table), smallest, largest, entries);
+  *block = MakeSsdTable(number, size, level, std::move(table), smallest, largest, entries);
   (*block)->disposer = &disposer_;
   return Status::OK();
 }
@@ -173,7 +173,7 @@ bool DBImpl::OutputToSsd(const Version& version, int output_level, uint64_t byte
   if (capacity > budget) return true;
   uint64_t pmem_bytes = 0;
   for (const auto& level : version.levels) {
-    for (const BlockRef& b : level) {
+    for (const TableRef& b : level) {
       if (b->residence == Residence::kPmem) pmem_bytes += ObjectChunks(b->size) * kPoolChunk;
     }
   }
@@ -230,7 +230,7 @@ void DBImpl::TrackerLoop() {
     pending_.pop_front();
     s = CommitManifest(*version_, {}, {}, /*may_use_standby=*/true);
     if (s.ok()) {
-      for (const BlockRef& b : done.shadows) b->obsolete.store(true, std::memory_order_release);
+      for (const TableRef& b : done.shadows) b->obsolete.store(true, std::memory_order_release);
     } else {
       // The record on media still lists the compaction as pending: keep it
       // (and its shadows) and retry the commit; at shutdown recovery
@@ -371,15 +371,15 @@ Status DBImpl::CommitManifest(const Version& version, std::vector<pmem::Reservat
   state.next_number = next_number_;
   state.wal_segments = LiveWalSegments();
   for (int level = 0; level < kNumLevels; ++level) {
-    for (const BlockRef& b : version.levels[level]) {
+    for (const TableRef& b : version.levels[level]) {
       state.blocks.push_back({b->offset, b->size, b->number, level, b->residence});
     }
   }
   for (const PendingCompaction& p : pending_) {
     ManifestState::PendingCompaction entry;
     entry.output_level = p.output_level;
-    for (const BlockRef& b : p.outputs) entry.outputs.push_back(b->number);
-    for (const BlockRef& b : p.shadows) entry.shadows.push_back({b->offset, b->size, b->number, b->level, b->residence});
+    for (const TableRef& b : p.outputs) entry.outputs.push_back(b->number);
+    for (const TableRef& b : p.shadows) entry.shadows.push_back({b->offset, b->size, b->number, b->level, b->residence});
     state.pending.push_back(std::move(entry));
   }
   if (disk_mode()) {
@@ -575,8 +575,8 @@ bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* v
   return found;
 }
 
-std::span<const BlockRef> DBImpl::Candidates(std::span<const BlockRef> run, const Slice& key) const {
-  auto first = std::lower_bound(run.begin(), run.end(), key, [&](const BlockRef& b, const Slice& k) {
+std::span<const TableRef> DBImpl::Candidates(std::span<const TableRef> run, const Slice& key) const {
+  auto first = std::lower_bound(run.begin(), run.end(), key, [&](const TableRef& b, const Slice& k) {
     return ucmp_->Compare(b->largest, k) < 0;
   });
   auto last = first;
@@ -584,7 +584,7 @@ std::span<const BlockRef> DBImpl::Candidates(std::span<const BlockRef> run, cons
   return {first, last};
 }
 
-Status DBImpl::TableGet(const BlockMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
+Status DBImpl::TableGet(const TableMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
                         bool* done) const {
   if (block.residence == Residence::kPmem && pool_ != nullptr && pool_->timing() != nullptr) {
     pool_->timing()->ChargeRandomRead();
@@ -604,13 +604,13 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   bool done = false;
   const auto& level0 = view.version->levels[0];
   for (size_t i = 0; i < level0.size(); ++i) {  // newest first; they may overlap
-    for (const BlockRef& block : Candidates({&level0[i], 1}, key)) {
+    for (const TableRef& block : Candidates({&level0[i], 1}, key)) {
       s = TableGet(*block, key, view.sequence, value, &done);
       if (done) return s;
     }
   }
   for (int level = 1; level < kNumLevels; ++level) {
-    for (const BlockRef& block : Candidates(view.version->levels[level], key)) {
+    for (const TableRef& block : Candidates(view.version->levels[level], key)) {
       s = TableGet(*block, key, view.sequence, value, &done);
       if (done) return s;
     }
@@ -628,17 +628,17 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
     if (!MemTablesGet(view, keys[i], &(*values)[i], &statuses[i])) pending.push_back(i);
   }
   // Runs in the order a Get searches them: each L0 block, then each level.
-  std::vector<std::span<const BlockRef>> runs;
-  for (const BlockRef& block : view.version->levels[0]) runs.emplace_back(&block, 1);
+  std::vector<std::span<const TableRef>> runs;
+  for (const TableRef& block : view.version->levels[0]) runs.emplace_back(&block, 1);
   for (int level = 1; level < kNumLevels; ++level) runs.emplace_back(view.version->levels[level]);
 
   // Batching reads pays only where they run in parallel; with pread a Get
   // reads the same blocks one by one anyway.
   const bool batch_reads = io_->is_uring();
   std::vector<ssd::BlockFetch> fetches;
-  std::vector<std::span<const BlockRef>> candidates;  // per pending key
+  std::vector<std::span<const TableRef>> candidates;  // per pending key
   std::vector<size_t> undecided;
-  for (std::span<const BlockRef> run : runs) {
+  for (std::span<const TableRef> run : runs) {
     if (pending.empty()) break;
     if (run.empty()) continue;
     candidates.clear();
@@ -646,7 +646,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
     if (batch_reads) {  // one batch of reads for every SSD block this run's lookups need
       fetches.clear();
       for (size_t k = 0; k < pending.size(); ++k) {
-        for (const BlockRef& block : candidates[k]) {
+        for (const TableRef& block : candidates[k]) {
           if (block->residence == Residence::kSsd) {
             static_cast<const ssd::SsdTable*>(block->table.get())->PlanGet(keys[pending[k]], &fetches);
           }
@@ -659,7 +659,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
     for (size_t k = 0; k < pending.size(); ++k) {
       const size_t i = pending[k];
       bool done = false;
-      for (const BlockRef& block : candidates[k]) {
+      for (const TableRef& block : candidates[k]) {
         statuses[i] = TableGet(*block, keys[i], view.sequence, &(*values)[i], &done);
         if (done) break;
       }
@@ -675,7 +675,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
-  std::vector<std::unique_ptr<BlockIterator>> children;
+  std::vector<std::unique_ptr<InternalIterator>> children;
   std::vector<std::shared_ptr<const void>> pins;
   children.push_back(view.mem->NewIterator());
   pins.push_back(view.mem);
@@ -684,7 +684,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     pins.push_back(imm);
   }
   int pmem_sources = 0;
-  for (const BlockRef& block : view.version->levels[0]) {
+  for (const TableRef& block : view.version->levels[0]) {
     children.push_back(block->table->NewIterator());
     ++pmem_sources;
   }
@@ -772,7 +772,7 @@ void DBImpl::BackgroundLoop() {
   }
 }
 
-Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* block,
+Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, TableRef* block,
                                       pmem::Reservation* reservation) {
   // Size the block exactly, then copy the entries into it: keys and values
   // are copied, index fields become value offsets, links are recomputed.
@@ -805,7 +805,7 @@ Status DBImpl::BuildBlockFromMemTable(const MemTable& mem, int level, BlockRef* 
   if (s.ok()) s = builder.Finish(&block_size);
   if (s.ok()) {
     if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) pool_->region()->Persist(reservation->data, block_size);
-    s = LoadBlock(pool_.get(), ucmp_, number, reservation->offset, block_size, level, false, block);
+    s = OpenPmemTable(pool_.get(), ucmp_, number, reservation->offset, block_size, level, false, block);
     if (s.ok()) (*block)->disposer = &disposer_;
   }
   if (!s.ok()) pool_->Cancel(reservation);
@@ -849,7 +849,7 @@ Status DBImpl::FlushOldestImmutable() {
     if (imm_.empty()) return Status::OK();
     imm = imm_.front();
   }
-  BlockRef block;
+  TableRef block;
   pmem::Reservation reservation;
   if (imm.mem->num_entries() > 0) {
     Status s = disk_mode() ? BuildTableFromMemTable(*imm.mem, &block)
@@ -929,9 +929,9 @@ bool DBImpl::PickCompaction(CompactionJob* job) {
   return true;
 }
 
-void DBImpl::ExtendRange(const std::vector<BlockRef>& blocks, std::string* smallest, std::string* largest,
+void DBImpl::ExtendRange(const std::vector<TableRef>& blocks, std::string* smallest, std::string* largest,
                          bool* any) const {
-  for (const BlockRef& b : blocks) {
+  for (const TableRef& b : blocks) {
     if (!*any || ucmp_->Compare(b->smallest, *smallest) < 0) *smallest = b->smallest;
     if (!*any || ucmp_->Compare(b->largest, *largest) > 0) *largest = b->largest;
     *any = true;
@@ -952,9 +952,9 @@ bool DBImpl::IsBaseLevelForKey(const Version& version, int level, const Slice& u
   return true;
 }
 
-Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, bool to_ssd, bool sync_tables,
+Status DBImpl::WriteCompactionOutputs(InternalIterator* merged, int output_level, bool to_ssd, bool sync_tables,
                                       SequenceNumber smallest_snapshot, const Version* base,
-                                      bool may_use_standby, std::vector<BlockRef>* blocks,
+                                      bool may_use_standby, std::vector<TableRef>* blocks,
                                       std::vector<pmem::Reservation>* reservations,
                                       std::vector<std::unique_ptr<WritableFile>>* files, PhaseProfile* profile) {
   // Profiling: encode = the block format's work (the builders' Add and
@@ -994,8 +994,8 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
       pool_->region()->MemcpyNoDrain(reservation.data, buffer.data(), size);
       pool_->region()->Drain();
     });
-    BlockRef block;
-    st = LoadBlock(pool_.get(), ucmp_, next_number(), reservation.offset, size, output_level, false, &block);
+    TableRef block;
+    st = OpenPmemTable(pool_.get(), ucmp_, next_number(), reservation.offset, size, output_level, false, &block);
     reservations->push_back(std::move(reservation));
     if (!st.ok()) return st;
     block->disposer = &disposer_;
@@ -1032,7 +1032,7 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     }
     files->push_back(std::move(file));
     if (!st.ok()) return st;
-    BlockRef block;
+    TableRef block;
     st = OpenSsdTable(table_number, output_level, &block);
     if (!st.ok()) return st;
     blocks->push_back(std::move(block));
@@ -1140,7 +1140,7 @@ Status DBImpl::WriteCompactionOutputs(BlockIterator* merged, int output_level, b
     profile->sync_ns += sync.EstimatedNanos();
     profile->instrumentation_ns +=
         encode.InstrumentationNanos() + write.InstrumentationNanos() + sync.InstrumentationNanos();
-    for (const BlockRef& b : *blocks) profile->bytes_out += b->size;
+    for (const TableRef& b : *blocks) profile->bytes_out += b->size;
     profile->entries += entries;
   }
   return s;
@@ -1154,7 +1154,7 @@ void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Co
   auto conflicts = [&] {
     for (const PendingCompaction& p : pending_) {
       // It would consume an output that a crash could still lose.
-      for (const BlockRef& out : p.outputs) {
+      for (const TableRef& out : p.outputs) {
         for (const auto& inputs : job.inputs) {
           if (std::find(inputs.begin(), inputs.end(), out) != inputs.end()) return true;
         }
@@ -1163,7 +1163,7 @@ void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Co
       // keeps every tombstone, so its output can be wider than the
       // original's and must not meet newer blocks of the same level.
       if (any && p.output_level == job.level + 1) {
-        for (const BlockRef& shadow : p.shadows) {
+        for (const TableRef& shadow : p.shadows) {
           if (ucmp_->Compare(shadow->largest, smallest) >= 0 && ucmp_->Compare(shadow->smallest, largest) <= 0) {
             return true;
           }
@@ -1180,14 +1180,14 @@ void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Co
 uint64_t DBImpl::InputBytes(const CompactionJob& job) {
   uint64_t bytes = 0;
   for (const auto& inputs : job.inputs) {
-    for (const BlockRef& b : inputs) bytes += b->size;
+    for (const TableRef& b : inputs) bytes += b->size;
   }
   return bytes;
 }
 
-bool DBImpl::AllInPmem(const std::vector<BlockRef>& blocks) {
+bool DBImpl::AllInPmem(const std::vector<TableRef>& blocks) {
   return std::all_of(blocks.begin(), blocks.end(),
-                     [](const BlockRef& b) { return b->residence == Residence::kPmem; });
+                     [](const TableRef& b) { return b->residence == Residence::kPmem; });
 }
 
 Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
@@ -1219,11 +1219,11 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   // flight (an L0 compaction has a dozen L1 tables).
   SampledPhase* const decode_phase = profiling ? &decode : nullptr;
   auto merge_inputs = [&](int levels) {
-    std::vector<std::unique_ptr<BlockIterator>> children;
+    std::vector<std::unique_ptr<InternalIterator>> children;
     for (int which = 0; which < levels; ++which) {
-      const std::vector<BlockRef>& inputs = job->inputs[which];
+      const std::vector<TableRef>& inputs = job->inputs[which];
       if (job->level + which == 0) {
-        for (const BlockRef& b : inputs) children.push_back(b->table->NewScanIterator(decode_phase));
+        for (const TableRef& b : inputs) children.push_back(b->table->NewScanIterator(decode_phase));
       } else if (!inputs.empty()) {
         children.push_back(NewLevelScanIterator(ucmp_, inputs, decode_phase));
       }
@@ -1238,14 +1238,14 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     merged = NewKeyRangeIterator(ucmp_, std::move(merged), nullptr, &job->split_key);
   }
 
-  std::vector<BlockRef> outputs;
+  std::vector<TableRef> outputs;
   std::vector<pmem::Reservation> reservations;
   std::vector<std::unique_ptr<WritableFile>> files;
   Status s = WriteCompactionOutputs(merged.get(), output_level, to_ssd, /*sync_tables=*/false, smallest_snapshot,
                                     base.get(), may_use_standby, &outputs, &reservations, &files,
                                     profiling ? &profile : nullptr);
   // A split step: the upper inputs' keys above split_key, back at their level.
-  std::vector<BlockRef> remainder;
+  std::vector<TableRef> remainder;
   if (s.ok() && job->split) {
     merged = NewKeyRangeIterator(ucmp_, merge_inputs(1), &job->split_key, nullptr);
     s = WriteCompactionOutputs(merged.get(), job->level, /*to_ssd=*/false, /*sync_tables=*/false, smallest_snapshot,
@@ -1269,7 +1269,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
     profile.bytes_in = bytes_read;
   }
   auto abandon = [&] {
-    for (BlockRef& b : outputs) {
+    for (TableRef& b : outputs) {
       if (b->residence == Residence::kSsd) b->obsolete = true;  // the disposer deletes the file
     }
     outputs.clear();
@@ -1286,31 +1286,31 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   auto version = std::make_shared<Version>(*version_);
   std::set<uint64_t> removed;
   for (const auto& inputs : job->inputs) {
-    for (const BlockRef& b : inputs) removed.insert(b->number);
+    for (const TableRef& b : inputs) removed.insert(b->number);
   }
   for (int level : {job->level, output_level}) {
     auto& blocks = version->levels[level];
     blocks.erase(std::remove_if(blocks.begin(), blocks.end(),
-                                [&](const BlockRef& b) { return removed.count(b->number) > 0; }),
+                                [&](const TableRef& b) { return removed.count(b->number) > 0; }),
                  blocks.end());
   }
   uint64_t bytes_written = 0;
-  for (const BlockRef& b : outputs) {
+  for (const TableRef& b : outputs) {
     version->levels[output_level].push_back(b);
     bytes_written += b->size;
   }
   std::sort(version->levels[output_level].begin(), version->levels[output_level].end(),
-            [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+            [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
   if (!remainder.empty()) {
     auto& blocks = version->levels[job->level];
-    for (const BlockRef& b : remainder) bytes_written += b->size;
+    for (const TableRef& b : remainder) bytes_written += b->size;
     // L0 is newest first: a split there takes all of L0, so its remainder is
     // older than every block flushed meanwhile. (It may be several blocks;
     // the next step takes them all again.)
     blocks.insert(blocks.end(), remainder.begin(), remainder.end());
     if (job->level > 0) {
       std::sort(blocks.begin(), blocks.end(),
-                [&](const BlockRef& a, const BlockRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+                [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
     }
   }
   std::vector<pmem::Reservation*> publish;
@@ -1338,7 +1338,7 @@ Status DBImpl::RunCompaction(CompactionJob* job, bool may_use_standby) {
   }
   if (!(to_ssd && !outputs.empty())) {
     for (const auto& inputs : job->inputs) {
-      for (const BlockRef& b : inputs) b->obsolete.store(true, std::memory_order_release);
+      for (const TableRef& b : inputs) b->obsolete.store(true, std::memory_order_release);
     }
   } else {
     tracker_cv_.notify_one();
@@ -1382,7 +1382,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   // together; deeper levels move one block (with its overlaps) per step, so
   // that each step needs little free space and frees its inputs before the
   // next -- which is what lets a nearly full pool be compacted.
-  auto in_range = [&](const BlockRef& b) {
+  auto in_range = [&](const TableRef& b) {
     return (begin == nullptr || ucmp_->Compare(b->largest, *begin) >= 0) &&
            (end == nullptr || ucmp_->Compare(b->smallest, *end) <= 0);
   };
@@ -1403,8 +1403,8 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       // full pool the oldest l0_take blocks -- everything left above them
       // is newer, everything below older.
       const size_t take = std::min(l0_take, blocks.size());
-      job.inputs[0] = level == 0 ? std::vector<BlockRef>(blocks.end() - static_cast<std::ptrdiff_t>(take), blocks.end())
-                                 : std::vector<BlockRef>{*first};
+      job.inputs[0] = level == 0 ? std::vector<TableRef>(blocks.end() - static_cast<std::ptrdiff_t>(take), blocks.end())
+                                 : std::vector<TableRef>{*first};
       if (level > 0) {  // neighbours sharing a boundary key move together
         auto it = first;
         while (it + 1 != blocks.end() && ucmp_->Compare((*it)->largest, (*(it + 1))->smallest) == 0) {
@@ -1427,7 +1427,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       // the keys up to a lower block's end down first and rewriting the rest
       // of the upper blocks in place; halve the lower blocks taken until a
       // step fits. Each step frees what it consumed for the next.
-      const std::vector<BlockRef> lower = job.inputs[1];
+      const std::vector<TableRef> lower = job.inputs[1];
       uint64_t split_steps = 0;
       for (size_t k = lower.size(); s.IsNoSpace() && splittable && k > 1;) {
         k /= 2;
@@ -1465,7 +1465,7 @@ Status DBImpl::VerifyIntegrity() {
   for (int level = 0; level < kNumLevels; ++level) {
     const auto& blocks = version->levels[level];
     for (size_t i = 0; i < blocks.size(); ++i) {
-      const BlockMeta& b = *blocks[i];
+      const TableMeta& b = *blocks[i];
       const std::string where = "block " + std::to_string(b.number) + " at level " + std::to_string(level);
       Status s;
       if (b.residence == Residence::kPmem) {
@@ -1508,7 +1508,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   };
   uint64_t pmem_bytes = 0;
   for (const auto& level : v.levels) {
-    for (const BlockRef& b : level) {
+    for (const TableRef& b : level) {
       if (b->residence == Residence::kPmem) pmem_bytes += b->size;
     }
   }
@@ -1540,7 +1540,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   } else if (p == "jigsaw.ssd-bytes") {
     uint64_t bytes = 0;
     for (const auto& level : v.levels) {
-      for (const BlockRef& b : level) {
+      for (const TableRef& b : level) {
         if (b->residence == Residence::kSsd) bytes += b->size;
       }
     }

@@ -3,8 +3,8 @@
 // All JigsawDB formats are little-endian. The KeySet format only uses the
 // fixed-width helpers on naturally aligned fields; the varint helpers exist
 // for the classic (LevelDB-style) block codec.
-#ifndef JIGSAW_FORMAT_CODING_H_
-#define JIGSAW_FORMAT_CODING_H_
+#ifndef JIGSAW_UTIL_CODING_H_
+#define JIGSAW_UTIL_CODING_H_
 
 #include <cstdint>
 #include <cstring>
@@ -70,4 +70,4 @@ inline constexpr uint64_t AlignUp64(uint64_t n) { return (n + 63) & ~uint64_t{63
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_FORMAT_CODING_H_
+#endif  // JIGSAW_UTIL_CODING_H_

@@ -8,8 +8,8 @@
 // for against each candidate instead of calling memcmp through the
 // comparator -- 16 bytes, not 8, because keys often share a long start (the
 // benchmarks' zero-padded numbers share their first 8 bytes).
-#ifndef JIGSAW_SRC_KEY_PREFIX_H_
-#define JIGSAW_SRC_KEY_PREFIX_H_
+#ifndef JIGSAW_UTIL_KEY_PREFIX_H_
+#define JIGSAW_UTIL_KEY_PREFIX_H_
 
 #include <cstdint>
 #include <cstring>
@@ -51,4 +51,4 @@ inline int CompareWithPrefixes(const Slice& a, const KeyPrefix& pa, const Slice&
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_SRC_KEY_PREFIX_H_
+#endif  // JIGSAW_UTIL_KEY_PREFIX_H_

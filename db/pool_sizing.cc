@@ -1,4 +1,4 @@
-#include "src/pool_sizing.h"
+#include "db/pool_sizing.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,0 +1,71 @@
+// InternalIterator: the engine's iterator over (user key, sequence, type,
+// value) entries, implemented by blocks, memtables, tables and the merging
+// and concatenating iterators (table/iterators.h).
+#ifndef JIGSAW_FORMAT_INTERNAL_ITERATOR_H_
+#define JIGSAW_FORMAT_INTERNAL_ITERATOR_H_
+
+#include <cstdint>
+
+#include "format/bloom.h"
+#include "format/dbformat.h"
+#include "jigsaw/slice.h"
+#include "jigsaw/status.h"
+
+namespace jigsaw {
+
+// An iterator over entries in internal-key order: a block's, a memtable's,
+// a table's, a level's or a merge of several. Slices returned by user_key()
+// and value() stay valid until the iterator moves or is destroyed (a KeySet
+// block's: until the block bytes are released).
+// Thread-safety: one thread at a time per iterator.
+class InternalIterator {
+ public:
+  virtual ~InternalIterator() = default;
+
+  bool Valid() const { return valid_; }
+  virtual void SeekToFirst() = 0;
+  virtual void SeekToLast() = 0;
+  // Positions at the first entry with (user key, sequence) >= (user_key,
+  // sequence) in internal-key order: the newest version of user_key visible
+  // at `sequence`, or the next key.
+  virtual void Seek(const Slice& user_key, SequenceNumber sequence = kMaxSequenceNumber) = 0;
+  virtual void Next() = 0;  // requires Valid()
+  virtual void Prev() = 0;  // requires Valid()
+
+  // The current entry; require Valid(). The accessors are not virtual: every
+  // move stores the current entry here, so reading it costs no dispatch.
+  Slice user_key() const { return user_key_; }
+  SequenceNumber sequence() const { return TagSequence(tag_); }
+  ValueType type() const { return TagType(tag_); }
+  uint64_t tag() const { return tag_; }  // sequence << 8 | type
+  Slice value() const { return value_; }
+  // bloom::KeyHash(user_key()): read from the entry where the format stores
+  // it (KeySet blocks, the memtable), computed otherwise.
+  uint32_t key_hash() const { return has_key_hash_ ? key_hash_ : bloom::KeyHash(user_key_); }
+  // True if key_hash() is read, not computed (costs nothing).
+  bool carries_key_hash() const { return has_key_hash_; }
+  // Corruption if a damaged entry was met; the iterator is then !Valid().
+  virtual Status status() const = 0;
+
+ protected:
+  // Copies the current entry of `source` (which must be Valid()): for
+  // iterators that forward another iterator's entries.
+  void SetEntryFrom(const InternalIterator& source) {
+    user_key_ = source.user_key_;
+    value_ = source.value_;
+    tag_ = source.tag_;
+    key_hash_ = source.key_hash_;
+    has_key_hash_ = source.has_key_hash_;
+  }
+
+  bool valid_ = false;
+  bool has_key_hash_ = false;  // key_hash_ holds the current key's hash
+  uint32_t key_hash_ = 0;
+  Slice user_key_;
+  Slice value_;
+  uint64_t tag_ = 0;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_FORMAT_INTERNAL_ITERATOR_H_
