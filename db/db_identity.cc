@@ -115,16 +115,7 @@ Status WriteIdentity(FileSystem* fs, const std::string& dir, const DatabaseIdent
   text += std::string("storage: ") + (identity.uses_pool ? "pool" : "disk") + "\n";
   if (identity.uses_pool) text += "pool_path: " + identity.pool_path + "\n";
   text += std::string("state: ") + (identity.creating ? "creating" : "ready") + "\n";
-  const std::string tmp = dir + "/IDENTITY.tmp";
-  std::unique_ptr<WritableFile> file;
-  Status s = fs->NewWritableFile(tmp, &file);
-  if (s.ok()) s = file->Append(text);
-  if (s.ok()) s = file->Sync();
-  if (s.ok()) s = file->Close();
-  if (s.ok()) s = fs->RenameFile(tmp, dir + "/" + kIdentityFile);
-  if (s.ok()) s = fs->SyncDir(dir);
-  if (!s.ok()) (void)fs->RemoveFile(tmp);
-  return s;
+  return ReplaceFileAtomically(fs, dir, kIdentityFile, text);
 }
 
 Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, OpenPlan* plan) {

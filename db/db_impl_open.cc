@@ -1,8 +1,8 @@
 // DBImpl's open, recovery and close: DB::Open and DestroyDB (identity and
-// locking, src/db_identity.h), the recovery of the persistent state
-// (pool or MANIFEST file, blocks and tables, orphan sweep, pending
-// compactions, WAL replay, the recovery commit) and the disk-only MANIFEST
-// file. The write path, reads and background work are in db_impl.cc.
+// locking, db/db_identity.h) and Recover, in named steps: open the storage
+// and load the manifest, load the version, sweep orphan files, resolve
+// pending compactions, replay the WAL, free unreferenced pool objects,
+// commit the recovered state, start the background threads.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -15,9 +15,10 @@
 #include "pmem/device.h"
 #include "db/db_identity.h"
 #include "db/db_impl.h"
+#include "compaction/durability_tracker.h"
 #include "db/filename.h"
 #include "db/iterators.h"
-#include "db/pool_sizing.h"
+#include "pmem/pool_sizing.h"
 #include "util/profile_clock.h"
 #include "db/write_batch_internal.h"
 #include "ssd/table.h"
@@ -76,7 +77,7 @@ Status ValidateOptions(const Options& o) {
   }
   Status s = pmem::ValidateTimingModel(o.nvm_timing);
   if (!s.ok()) return s;
-  // Last: the rule reads the fields checked above (src/pool_sizing.h).
+  // Last: the rule reads the fields checked above (pmem/pool_sizing.h).
   return CheckPoolSize(o);
 }
 
@@ -247,88 +248,8 @@ DBImpl::DBImpl(const Options& options, const std::string& name, std::string data
       name_(name),
       database_id_(std::move(database_id)),
       ucmp_(options.comparator),
-      fs_(options.file_system != nullptr ? options.file_system : FileSystem::Default()),
-      block_cache_(std::make_unique<ssd::BlockCache>(options.block_cache_capacity)) {}
-
-namespace {
-
-// The MANIFEST file of disk-only mode (docs/manifest.md): a 256-byte header
-// naming the comparator, then one manifest record.
-constexpr uint64_t kManifestFileMagic = 0x4B5349445753474AULL;  // bytes "JGSWDISK"
-constexpr uint32_t kManifestFileVersion = 1;
-constexpr size_t kManifestFileHeader = 256;
-
-}  // namespace
-
-Status DBImpl::ReadManifestFile(ManifestState* state, bool* exists) {
-  const std::string path = name_ + "/MANIFEST";
-  if (std::strlen(ucmp_->Name()) > kManifestFileHeader - 16) {
-    return Status::InvalidArgument("comparator", "name longer than 240 bytes");
-  }
-  *exists = fs_->FileExists(path);
-  if (!*exists) {
-    if (!options_.create_if_missing) {
-      return Status::InvalidArgument(name_, "does not exist (create_if_missing is false)");
-    }
-    return fs_->CreateDirIfMissing(name_);
-  }
-  if (options_.error_if_exists) return Status::InvalidArgument(name_, "exists (error_if_exists is true)");
-  std::unique_ptr<RandomAccessFile> file;
-  Status s = fs_->NewRandomAccessFile(path, &file);
-  if (!s.ok()) return s;
-  std::vector<uint64_t> buffer(file->Size() / 8 + 1);
-  Slice contents;
-  s = file->Read(0, file->Size(), reinterpret_cast<char*>(buffer.data()), &contents);
-  if (!s.ok()) return s;
-  if (contents.size() < kManifestFileHeader || DecodeFixed64(contents.data()) != kManifestFileMagic) {
-    return Status::Corruption(path, "not a JigsawDB manifest file");
-  }
-  const uint32_t version = DecodeFixed32(contents.data() + 8);
-  if (version > kManifestFileVersion) {
-    return Status::NotSupported(path, "manifest file version " + std::to_string(version) + " is newer than " +
-                                          std::to_string(kManifestFileVersion));
-  }
-  const uint32_t name_size = DecodeFixed32(contents.data() + 12);
-  if (name_size > kManifestFileHeader - 16) return Status::Corruption(path, "bad comparator name");
-  const std::string stored(contents.data() + 16, name_size);
-  if (stored != ucmp_->Name()) {
-    return Status::InvalidArgument("comparator mismatch", "database uses " + stored + ", options give " + ucmp_->Name());
-  }
-  s = DecodeManifest(contents.data() + kManifestFileHeader, contents.size() - kManifestFileHeader, state);
-  if (!s.ok()) return Status::Corruption(path, s.ToString());
-  return Status::OK();
-}
-
-Status DBImpl::WriteManifestFile(const ManifestState& state) {
-  // Written whole beside the old one, synced, then renamed over it: the
-  // rename is the atomic commit, the directory sync makes it durable.
-  std::string contents(kManifestFileHeader + ManifestSize(state), '\0');
-  EncodeFixed64(contents.data(), kManifestFileMagic);
-  EncodeFixed32(contents.data() + 8, kManifestFileVersion);
-  const std::string comparator = ucmp_->Name();
-  EncodeFixed32(contents.data() + 12, static_cast<uint32_t>(comparator.size()));
-  std::memcpy(contents.data() + 16, comparator.data(), std::min(comparator.size(), kManifestFileHeader - 16));
-  EncodeManifest(state, contents.data() + kManifestFileHeader);
-  const std::string tmp = name_ + "/MANIFEST.tmp";
-  std::unique_ptr<WritableFile> file;
-  Status s = fs_->NewWritableFile(tmp, &file);
-  if (s.ok()) s = file->Append(contents);
-  if (s.ok()) s = file->Sync();
-  if (s.ok()) s = file->Close();
-  if (s.ok()) s = fs_->RenameFile(tmp, name_ + "/MANIFEST");
-  syncs_ += 2;
-  bytes_synced_ += contents.size();
-  if (!s.ok()) {
-    (void)fs_->RemoveFile(tmp);
-    return s;
-  }
-  // Renamed: the new manifest is the database now, even if the directory
-  // sync fails. Callers must not undo their change (that would delete files
-  // it names); later writes get the error instead.
-  Status dir = fs_->SyncDir(name_);
-  if (!dir.ok() && bg_error_.ok()) bg_error_ = dir;
-  return Status::OK();
-}
+      versions_(std::make_unique<VersionSet>()),
+      tables_(std::make_unique<TableStore>(options_, name_, versions_.get())) {}
 
 DBImpl::~DBImpl() {
   {
@@ -344,22 +265,94 @@ DBImpl::~DBImpl() {
   }
   if (tracker_thread_.joinable()) tracker_thread_.join();
   pending_.clear();
-  for (pmem::Reservation& chunk : standby_) pool_->Cancel(&chunk);
-  standby_.clear();
   // A clean close makes even unsynced writes durable.
   if (wal_ != nullptr) (void)wal_->Sync();  // an error here leaves the records to the WAL's own checks
   wal_.reset();
   imm_.clear();
   has_imm_ = false;
   mem_.reset();
-  version_.reset();  // frees obsolete blocks no iterator holds
-  pool_.reset();
-  lock_.reset();  // last: the database is closed
+  versions_.reset();  // frees obsolete tables no iterator holds, through tables_
+  tables_.reset();    // the standby, then the pool
+  lock_.reset();      // last: the database is closed
 }
 
+// What Recover's steps find and hand on.
+struct DBImpl::RecoveryState {
+  ManifestState manifest;
+  bool manifest_exists = false;
+  std::string pool_path;
+  std::shared_ptr<Version> version = std::make_shared<Version>();
+  std::shared_ptr<MemTable> recovered;      // the replayed writes
+  std::map<uint64_t, TableRef> loaded;      // the manifest's tables, by number
+  std::set<uint64_t> live_objects;          // pool objects the manifest references
+  std::set<uint64_t> live_tables;           // SSD tables the manifest references
+  std::set<uint64_t> live_logs;             // disk-only mode: log files the manifest lists
+  std::vector<uint64_t> old_wal_segments;   // pool objects of the replayed segments
+  // Storage to release once the recovery commit is durable. Unless that
+  // commit happens, the manifest on media still names it: keep it.
+  std::vector<TableRef> discarded;
+  // Point-in-time recovery dropped logs: the recovery commit must replace
+  // them, or the next open would stop at the same damage and drop every
+  // write made after this one.
+  bool replay_stopped_early = false;
+
+  ~RecoveryState() {
+    for (TableRef& t : discarded) t->obsolete = false;
+  }
+};
+
 Status DBImpl::Recover() {
+  RecoveryState state;
+  state.recovered = NewMemTable();
+  Status s = OpenStorage(&state);
+  if (!s.ok()) return s;
+  if (state.manifest_exists) {
+    s = LoadVersion(&state);
+    // Swept before pending compactions are redone, whose new outputs the
+    // old manifest cannot know.
+    if (s.ok()) SweepOrphanFiles(&state);
+    if (s.ok()) {
+      s = ResolvePendingCompactions(tables_.get(), state.manifest.pending, &state.loaded, state.version.get(),
+                                    &state.discarded, &redone_compactions_);
+    }
+    if (s.ok()) s = ReplayWal(&state);
+    if (!s.ok()) return s;
+    FreeUnreferencedObjects(state);
+  }
+  // L0 stays in the manifest's order, newest first: table numbers do not
+  // give the age of L0 data (a split step's remainder is older than tables
+  // flushed while it ran, and numbered after them).
+  for (int level = 1; level < kNumLevels; ++level) {
+    std::sort(state.version->levels[level].begin(), state.version->levels[level].end(),
+              [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+  }
+  versions_->SetCurrent(state.version);
+  mem_ = NewMemTable();
+  s = CommitRecovery(&state);
+  if (!s.ok()) return s;
+  StartBackgroundThreads();
+  return Status::OK();
+}
+
+Status DBImpl::OpenStorage(RecoveryState* state) {
+  tables_->ChooseIo(&io_description_);
+  state->pool_path = PoolPathFor(options_, name_);
+  Status s;
+  if (disk_mode()) {
+    s = versions_->Load(std::make_unique<FileManifestStore>(tables_->fs(), name_, ucmp_, tables_->sync_stats()),
+                        &state->manifest, &state->manifest_exists);
+    if (!s.ok()) return s;
+    if (!state->manifest_exists) {
+      if (!options_.create_if_missing) {
+        return Status::InvalidArgument(name_, "does not exist (create_if_missing is false)");
+      }
+      return tables_->fs()->CreateDirIfMissing(name_);
+    }
+    if (options_.error_if_exists) return Status::InvalidArgument(name_, "exists (error_if_exists is true)");
+    return Status::OK();
+  }
   pmem::PoolOptions pool_options;
-  pool_options.path = PoolPathFor(options_, name_);
+  pool_options.path = state->pool_path;
   pool_options.size = options_.pmem_pool_size;
   pool_options.create_if_missing = options_.create_if_missing;
   pool_options.error_if_exists = options_.error_if_exists;
@@ -367,337 +360,216 @@ Status DBImpl::Recover() {
   pool_options.database_id = database_id_;
   pool_options.emulation = options_.pmem_emulation;
   pool_options.timing = options_.nvm_timing;
-  Status s;
-  ManifestState file_state;
-  bool file_manifest = false;
-  io_ = ssd::ChooseIoEngine(options_.ssd_io, name_, &io_description_);
-  // io_uring table writes only when asked for: they measured no faster than
-  // pwrite (docs/decisions.md, "Bounded io_uring waits").
-  async_table_writes_ = options_.ssd_io == SsdIo::kUring && io_->is_uring();
-  if (options_.file_system != nullptr) {
-    io_description_ += "; table writes: through Options::file_system";
-  } else {
-    io_description_ += async_table_writes_ ? "; table writes: io_uring from 256 KiB buffers"
-                                           : "; table writes: pwrite from 256 KiB buffers";
-  }
-  if (disk_mode()) {
-    s = ReadManifestFile(&file_state, &file_manifest);
-  } else {
-    s = pmem::Pool::Open(pool_options, &pool_);
-  }
+  s = tables_->OpenPool(pool_options);
   if (!s.ok()) return s;
+  s = versions_->Load(std::make_unique<PoolManifestStore>(tables_->pool(), tables_->space()), &state->manifest,
+                      &state->manifest_exists);
+  if (s.ok() && state->manifest_exists) state->live_objects.insert(versions_->manifest_pool_object());
+  return s;
+}
 
-  auto version = std::make_shared<Version>();
-  auto recovered = NewMemTable();
-  std::set<uint64_t> live_tables;    // SSD tables the manifest references
-  std::vector<TableRef> discarded;   // storage to release once the recovery commit is durable
-  // Unless that commit happens, the manifest on media still names it: keep it.
-  struct KeepUnlessCommitted {
-    std::vector<TableRef>* blocks;
-    ~KeepUnlessCommitted() {
-      for (TableRef& b : *blocks) b->obsolete = false;
+Status DBImpl::LoadVersion(RecoveryState* state) {
+  const ManifestState& manifest = state->manifest;
+  std::set<uint64_t> pending_outputs;
+  for (const auto& p : manifest.pending) pending_outputs.insert(p.outputs.begin(), p.outputs.end());
+  for (const auto& entry : manifest.blocks) {
+    TableRef table;
+    Status s;
+    if (entry.residence == Residence::kPmem) {
+      state->live_objects.insert(entry.offset);
+      s = tables_->OpenPmem(entry.number, entry.offset, entry.size, entry.level, /*verify_checksum=*/true, &table);
+    } else {
+      state->live_tables.insert(entry.number);
+      s = tables_->OpenSsd(entry.number, entry.level, &table);
     }
-  } keep_discarded{&discarded};
-  bool had_pending = false;
-  std::vector<uint64_t> old_wal_segments;
-  std::vector<WalSegmentMeta> state_wals;
-  std::set<uint64_t> live_logs;  // disk-only mode: log files the manifest lists
-  // Point-in-time recovery dropped logs: the recovery commit must replace
-  // them, or the next open would stop at the same damage and drop every
-  // write made after this one.
-  bool replay_stopped_early = false;
-  const uint64_t manifest = disk_mode() ? (file_manifest ? 1 : 0) : pool_->manifest_offset();
-  if (manifest != 0) {
-    ManifestState state = file_state;
-    if (!disk_mode()) {
-      s = DecodeManifest(pool_->Direct(manifest), pool_->ObjectSize(manifest), &state);
-      if (!s.ok()) return s;
-      manifest_offset_ = manifest;
+    if (!s.ok()) {
+      if (pending_outputs.count(entry.number) > 0) continue;  // lost in a crash: redone from its shadows
+      return s;
     }
-    manifest_generation_ = state.generation;
-    next_number_ = state.next_number;
-    last_sequence_ = state.last_sequence;
-    std::set<uint64_t> live;
-    live.insert(manifest);
-    std::set<uint64_t> pending_outputs;
-    for (const auto& p : state.pending) pending_outputs.insert(p.outputs.begin(), p.outputs.end());
-    std::map<uint64_t, TableRef> loaded;
-    for (const auto& b : state.blocks) {
-      TableRef block;
-      if (b.residence == Residence::kPmem) {
-        live.insert(b.offset);
-        s = OpenPmemTable(pool_.get(), ucmp_, b.number, b.offset, b.size, b.level, /*verify_checksum=*/true, &block);
-        if (s.ok()) block->disposer = &disposer_;
+    state->loaded[entry.number] = table;
+    state->version->levels[entry.level].push_back(std::move(table));
+  }
+  for (const auto& p : manifest.pending) {
+    for (const auto& shadow : p.shadows) {
+      if (shadow.residence == Residence::kPmem) {
+        state->live_objects.insert(shadow.offset);
       } else {
-        live_tables.insert(b.number);
-        s = OpenSsdTable(b.number, b.level, &block);
-      }
-      if (!s.ok()) {
-        if (pending_outputs.count(b.number) > 0) continue;  // lost in a crash: redone from its shadows below
-        return s;
-      }
-      loaded[b.number] = block;
-      version->levels[b.level].push_back(std::move(block));
-    }
-    for (const auto& p : state.pending) {
-      for (const auto& shadow : p.shadows) {
-        if (shadow.residence == Residence::kPmem) {
-          live.insert(shadow.offset);
-        } else {
-          live_tables.insert(shadow.number);
-        }
+        state->live_tables.insert(shadow.number);
       }
     }
-    // Table and log files the manifest does not reference: outputs of a
-    // compaction a crash interrupted before its commit, logs a commit
-    // dropped. Swept before pending compactions are redone, whose new
-    // outputs the old manifest cannot know.
-    for (const WalSegmentMeta& w : state.wal_segments) live_logs.insert(w.number);
-    std::vector<std::string> children;
-    if (fs_->GetChildren(name_, &children).ok()) {
-      for (const std::string& child : children) {
-        FileType type;
-        uint64_t number = 0;
-        if (!ParseFileName(child, &type, &number)) continue;
-        const bool stale_table = type == FileType::kTable && live_tables.count(number) == 0;
-        const bool stale_log = disk_mode() && type == FileType::kLog && live_logs.count(number) == 0;
-        // Only numbers the manifest proves this database handed out: a
-        // file numbered at or past next_number is no file of its history
-        // (an uncommitted output's number is handed out again, and the file
-        // rewritten, or swept once a later commit passes it).
-        if ((stale_table || stale_log) && number < state.next_number) (void)fs_->RemoveFile(name_ + "/" + child);
-      }
+  }
+  for (const WalSegmentMeta& w : manifest.wal_segments) state->live_logs.insert(w.number);
+  return Status::OK();
+}
+
+void DBImpl::SweepOrphanFiles(RecoveryState* state) {
+  // Table and log files the manifest does not reference: outputs of a
+  // compaction a crash interrupted before its commit, logs a commit
+  // dropped.
+  std::vector<std::string> children;
+  if (!tables_->fs()->GetChildren(name_, &children).ok()) return;
+  for (const std::string& child : children) {
+    FileType type;
+    uint64_t number = 0;
+    if (!ParseFileName(child, &type, &number)) continue;
+    const bool stale_table = type == FileType::kTable && state->live_tables.count(number) == 0;
+    const bool stale_log = disk_mode() && type == FileType::kLog && state->live_logs.count(number) == 0;
+    // Only numbers the manifest proves this database handed out: a file
+    // numbered at or past next_number is no file of its history (an
+    // uncommitted output's number is handed out again, and the file
+    // rewritten, or swept once a later commit passes it).
+    if ((stale_table || stale_log) && number < state->manifest.next_number) {
+      (void)tables_->fs()->RemoveFile(name_ + "/" + child);
     }
-    had_pending = !state.pending.empty();
-    s = ResolvePendingCompactions(state.pending, &loaded, version.get(), &discarded);
+  }
+}
+
+Status DBImpl::ReplayWal(RecoveryState* state) {
+  // The WAL segments, oldest first, into one memtable. Damage is handled as
+  // options_.wal_recovery_mode says (docs/durability.md); no mode but
+  // kSkipAnyCorruptedRecords replays a log over a hole in an older one.
+  const std::vector<WalSegmentMeta>& wals = state->manifest.wal_segments;
+  const WalRecoveryMode wal_mode = options_.wal_recovery_mode;
+  const WalDamage on_damage =
+      wal_mode == WalRecoveryMode::kSkipAnyCorruptedRecords ? WalDamage::kSkip : WalDamage::kStop;
+  const size_t wal_count = wals.size();
+  size_t history_end = wal_count;  // point-in-time: logs from here on are not replayed
+  uint64_t replayed_records = 0;
+  std::string tolerated;  // damage the mode let pass, for jigsaw.wal-recovery
+  SequenceNumber last_sequence = versions_->last_sequence();
+  auto replay = [&](const Slice& record) {
+    WriteBatch batch;
+    Status r = WriteBatchInternal::SetContents(&batch, record);
+    if (r.ok()) r = WriteBatchInternal::InsertInto(batch, state->recovered.get());
+    if (r.ok()) {
+      const SequenceNumber last = WriteBatchInternal::Sequence(batch) + WriteBatchInternal::Count(batch) - 1;
+      last_sequence = std::max(last_sequence, last);
+    }
+    return r;
+  };
+  for (size_t i = 0; i < wal_count; ++i) {
+    const WalSegmentMeta& w = wals[i];
+    state->live_objects.insert(w.offset);
+    state->old_wal_segments.push_back(w.offset);
+    if (i >= history_end) continue;
+    WalReadResult read;
+    std::string log_name = "WAL segment " + std::to_string(w.number);
+    Status s;
+    if (disk_mode()) {
+      const std::string path = LogFileName(name_, w.number);
+      log_name = "WAL " + std::to_string(w.number) + " (" + path + ")";
+      s = ReadWalFile(tables_->fs(), path, w.number, on_damage, replay, &read);
+    } else {
+      s = ReadWalSegment(pool()->Direct(w.offset), std::min(w.capacity, pool()->ObjectSize(w.offset)), w.number,
+                         on_damage, replay, &read);
+    }
     if (!s.ok()) return s;
-    // Replay the WAL segments, oldest first, into one memtable. Damage is
-    // handled as options_.wal_recovery_mode says (docs/durability.md); no
-    // mode but kSkipAnyCorruptedRecords replays a log over a hole in an
-    // older one.
-    state_wals = state.wal_segments;
-    const WalRecoveryMode wal_mode = options_.wal_recovery_mode;
-    const WalDamage on_damage =
-        wal_mode == WalRecoveryMode::kSkipAnyCorruptedRecords ? WalDamage::kSkip : WalDamage::kStop;
-    const size_t wal_count = state.wal_segments.size();
-    size_t history_end = wal_count;  // point-in-time: logs from here on are not replayed
-    uint64_t replayed_records = 0;
-    std::string tolerated;  // damage the mode let pass, for jigsaw.wal-recovery
-    for (size_t i = 0; i < wal_count; ++i) {
-      const WalSegmentMeta& w = state.wal_segments[i];
-      live.insert(w.offset);
-      old_wal_segments.push_back(w.offset);
-      live_logs.insert(w.number);
-      if (i >= history_end) continue;
-      auto replay = [&](const Slice& record) {
-        WriteBatch batch;
-        Status r = WriteBatchInternal::SetContents(&batch, record);
-        if (r.ok()) r = WriteBatchInternal::InsertInto(batch, recovered.get());
-        if (r.ok()) {
-          const SequenceNumber last = WriteBatchInternal::Sequence(batch) + WriteBatchInternal::Count(batch) - 1;
-          last_sequence_ = std::max(last_sequence_, last);
-        }
-        return r;
-      };
-      WalReadResult read;
-      std::string log_name = "WAL segment " + std::to_string(w.number);
-      if (disk_mode()) {
-        log_name = "WAL " + std::to_string(w.number) + " (" + LogPath(w.number) + ")";
-        s = ReadWalFile(fs_, LogPath(w.number), w.number, on_damage, replay, &read);
-      } else {
-        s = ReadWalSegment(pool_->Direct(w.offset), std::min(w.capacity, pool_->ObjectSize(w.offset)), w.number,
-                           on_damage, replay, &read);
-      }
-      if (!s.ok()) return s;
-      replayed_records += read.records;
-      if (!read.damaged) continue;
-      const bool newest = i + 1 == wal_count;
-      const bool torn_tail = WalDamageIsTornTail(read, newest);
-      std::string damage = DescribeWalDamage(read);
-      if (torn_tail) {
-        damage += "; a torn tail";
-      } else if (!newest) {
-        damage += "; not the newest log (" + std::to_string(wal_count - 1 - i) + " newer)";
-      }
-      if (wal_mode == WalRecoveryMode::kAbsoluteConsistency ||
-          (wal_mode == WalRecoveryMode::kTolerateCorruptedTailRecords && !torn_tail)) {
-        return Status::Corruption(log_name, damage + (torn_tail ? " (any damage fails kAbsoluteConsistency)"
-                                                                : " (records after it cannot be replayed in order; "
-                                                                  "see Options::wal_recovery_mode)"));
-      }
-      if (!tolerated.empty()) tolerated += "\n";
-      tolerated += log_name + ": " + damage;
-      if (wal_mode == WalRecoveryMode::kPointInTimeRecovery && !torn_tail) {
-        history_end = i + 1;
-        replay_stopped_early = true;
-        tolerated += "; replay stopped there, dropping the rest of this log and " + std::to_string(wal_count - 1 - i) +
-                     " newer log(s)";
-      }
+    replayed_records += read.records;
+    if (!read.damaged) continue;
+    const bool newest = i + 1 == wal_count;
+    const bool torn_tail = WalDamageIsTornTail(read, newest);
+    std::string damage = DescribeWalDamage(read);
+    if (torn_tail) {
+      damage += "; a torn tail";
+    } else if (!newest) {
+      damage += "; not the newest log (" + std::to_string(wal_count - 1 - i) + " newer)";
     }
-    wal_recovery_ = std::to_string(wal_count) + " log(s), " + std::to_string(replayed_records) + " record(s) replayed";
-    wal_recovery_ += tolerated.empty() ? "; no damage" : "; damage tolerated:\n" + tolerated;
-    // Objects no manifest references: leftovers of a crash between a commit
-    // and the frees that follow it.
-    if (pool_ != nullptr) {
-      for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
-        for (uint64_t offset : pool_->Objects(type)) {
-          if (live.count(offset) == 0) pool_->Free(offset);
-        }
-      }
+    if (wal_mode == WalRecoveryMode::kAbsoluteConsistency ||
+        (wal_mode == WalRecoveryMode::kTolerateCorruptedTailRecords && !torn_tail)) {
+      return Status::Corruption(log_name, damage + (torn_tail ? " (any damage fails kAbsoluteConsistency)"
+                                                              : " (records after it cannot be replayed in order; "
+                                                                "see Options::wal_recovery_mode)"));
+    }
+    if (!tolerated.empty()) tolerated += "\n";
+    tolerated += log_name + ": " + damage;
+    if (wal_mode == WalRecoveryMode::kPointInTimeRecovery && !torn_tail) {
+      history_end = i + 1;
+      state->replay_stopped_early = true;
+      tolerated += "; replay stopped there, dropping the rest of this log and " +
+                   std::to_string(wal_count - 1 - i) + " newer log(s)";
     }
   }
-  // L0 stays in the manifest's order, newest first: block numbers do not
-  // give the age of L0 data (a split step's remainder is older than blocks
-  // flushed while it ran, and numbered after them).
-  for (int level = 1; level < kNumLevels; ++level) {
-    std::sort(version->levels[level].begin(), version->levels[level].end(),
-              [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
-  }
-  s = Status::OK();
+  versions_->SetLastSequence(last_sequence);
+  wal_recovery_ = std::to_string(wal_count) + " log(s), " + std::to_string(replayed_records) + " record(s) replayed";
+  wal_recovery_ += tolerated.empty() ? "; no damage" : "; damage tolerated:\n" + tolerated;
+  return Status::OK();
+}
 
-  version_ = std::move(version);
-  mem_ = NewMemTable();
-  // Recovered writes go to a fresh L0 block; the old segments are freed in
+void DBImpl::FreeUnreferencedObjects(const RecoveryState& state) {
+  // Leftovers of a crash between a commit and the frees that follow it.
+  if (pool() == nullptr) return;
+  for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
+    for (uint64_t offset : pool()->Objects(type)) {
+      if (state.live_objects.count(offset) == 0) pool()->Free(offset);
+    }
+  }
+}
+
+Status DBImpl::CommitRecovery(RecoveryState* state) {
+  // Recovered writes go to a fresh L0 table; the old segments are freed in
   // the same commit that starts a new, empty segment. If the pool is too full
   // for that, the recovered memtable stays frozen on its old segments (reads
   // work; writes get NoSpace until the background flush finds room).
   std::vector<pmem::Reservation*> reservations;
-  pmem::Reservation block_reservation;
+  pmem::Reservation table_reservation;
   pmem::Reservation wal_reservation;
-  TableRef block;
-  if (recovered->num_entries() > 0) {
-    s = disk_mode() ? BuildTableFromMemTable(*recovered, &block)
-                    : BuildBlockFromMemTable(*recovered, 0, &block, &block_reservation);
-  }
+  TableRef table;
+  Status s;
+  if (state->recovered->num_entries() > 0) s = FlushMemTable(*state->recovered, &table, &table_reservation);
   if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true, &wal_);
   if (s.ok()) {
-    auto next = std::make_shared<Version>(*version_);
-    if (block != nullptr) {
-      next->levels[0].insert(next->levels[0].begin(), block);
-      if (block_reservation.action != nullptr) reservations.push_back(&block_reservation);
+    VersionEdit edit;
+    if (table != nullptr) {
+      edit.Add(0, table);
+      if (table_reservation.action != nullptr) reservations.push_back(&table_reservation);
     }
     if (wal_reservation.action != nullptr) reservations.push_back(&wal_reservation);
     std::lock_guard<std::mutex> lock(mutex_);
-    s = CommitManifest(*next, reservations, old_wal_segments, /*may_use_standby=*/true);
-    if (s.ok()) version_ = std::move(next);
+    s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), reservations, state->old_wal_segments,
+               /*may_use_standby=*/true);
   }
+  const std::vector<WalSegmentMeta>& state_wals = state->manifest.wal_segments;
   if (s.ok()) {
-    discarded.clear();  // shadows and redone outputs: the new manifest no longer names them, release them
+    state->discarded.clear();  // shadows and redone outputs: the new manifest no longer names them, release them
     if (disk_mode()) DeleteLogs(state_wals);
-  } else if (had_pending || disk_mode()) {
-    if (block != nullptr && block->residence == Residence::kSsd) block->obsolete = true;
+  } else if (!state->manifest.pending.empty() || disk_mode()) {
+    if (table != nullptr && table->residence == Residence::kSsd) table->obsolete = true;
     return s;  // resolved compactions must be committed before the database is used
   }
   if (!s.ok()) {
     wal_.reset();
-    block.reset();
-    if (block_reservation.action != nullptr) pool_->Cancel(&block_reservation);
-    if (wal_reservation.action != nullptr) pool_->Cancel(&wal_reservation);
-    if (!s.IsNoSpace() || manifest == 0) return s;
-    if (replay_stopped_early) {
+    table.reset();
+    if (table_reservation.action != nullptr) pool()->Cancel(&table_reservation);
+    if (wal_reservation.action != nullptr) pool()->Cancel(&wal_reservation);
+    if (!s.IsNoSpace() || !state->manifest_exists) return s;
+    if (state->replay_stopped_early) {
       return Status::NoSpace(s.message(), "the WAL replay stopped at damage (kPointInTimeRecovery) and the "
                                           "recovered state cannot be committed in a full pool (opening it on "
                                           "would lose later writes at the next open)");
     }
-    if (recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({recovered, state_wals});
+    if (state->recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({state->recovered, state_wals});
     has_imm_ = !imm_.empty();
     pool_full_ = true;
   }
-  if (pool_ != nullptr) {
+  if (pool() != nullptr) {
     // Standby space: room for the largest compaction (L1 plus a stopped L0)
     // and a memtable switch, between 1/8 and 1/4 of the pool (the sizing
-    // rule counts the same, src/pool_sizing.h).
-    standby_chunks_ = static_cast<size_t>(StandbyBytes(options_, pool_->pool_size()) / kPoolChunk);
-    RefillStandby();
+    // rule counts the same, pmem/pool_sizing.h).
+    tables_->space()->StartStandby(static_cast<size_t>(StandbyBytes(options_, pool()->pool_size()) / kPoolChunk));
   }
+  return Status::OK();
+}
+
+void DBImpl::StartBackgroundThreads() {
   const int node = options_.numa_node >= 0 ? options_.numa_node
                    : disk_mode()            ? -1
-                                            : pmem::NumaNodeForPath(pool_options.path);
+                                            : pmem::NumaNodeForPath(PoolPathFor(options_, name_));
   recovering_ = false;  // from here on other threads run
   bg_thread_ = std::thread([this, node] {
     if (pmem::BindThreadToNode(node)) numa_node_ = node;
     BackgroundLoop();
   });
   tracker_thread_ = std::thread([this] { TrackerLoop(); });
-  return Status::OK();
-}
-
-Status DBImpl::ResolvePendingCompactions(const std::vector<ManifestState::PendingCompaction>& pending,
-                                         std::map<uint64_t, TableRef>* loaded, Version* version,
-                                         std::vector<TableRef>* discarded) {
-  // A shadow's storage is released after the recovery commit: a stand-in
-  // block without a reader carries it to the disposer.
-  auto discard_shadow = [&](const ManifestState::BlockEntry& e) {
-    auto b = std::make_shared<TableMeta>();
-    b->number = e.number;
-    b->residence = e.residence;
-    b->offset = e.offset;
-    b->size = e.size;
-    b->disposer = &disposer_;
-    b->obsolete = true;
-    discarded->push_back(std::move(b));
-  };
-  for (const auto& p : pending) {
-    bool intact = true;
-    for (uint64_t number : p.outputs) {
-      auto it = loaded->find(number);
-      if (it == loaded->end() || !it->second->table->Validate().ok()) intact = false;
-    }
-    if (intact) {
-      // The outputs survived (in the page cache at least): make them durable.
-      for (uint64_t number : p.outputs) {
-        Status s = fs_->SyncFile(TablePath(number));
-        if (!s.ok()) return s;
-        ++syncs_;
-      }
-      Status s = fs_->SyncDir(name_);
-      if (!s.ok()) return s;
-      ++syncs_;
-      for (const auto& shadow : p.shadows) discard_shadow(shadow);
-      continue;
-    }
-    // Redo the compaction from its shadows, keeping every version and
-    // tombstone (no snapshot or deeper level is consulted), synced inline.
-    std::vector<TableRef> inputs;
-    std::vector<std::unique_ptr<InternalIterator>> children;
-    for (const auto& shadow : p.shadows) {
-      TableRef b;
-      Status s = shadow.residence == Residence::kPmem
-                     ? OpenPmemTable(pool_.get(), ucmp_, shadow.number, shadow.offset, shadow.size, shadow.level, true, &b)
-                     : OpenSsdTable(shadow.number, shadow.level, &b);
-      if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
-      b->disposer = &disposer_;
-      children.push_back(b->table->NewScanIterator(/*decode=*/nullptr));
-      inputs.push_back(std::move(b));
-    }
-    auto merged = NewMergingIterator(ucmp_, std::move(children));
-    std::vector<TableRef> outputs;
-    std::vector<pmem::Reservation> reservations;
-    std::vector<std::unique_ptr<WritableFile>> files;
-    Status s = WriteCompactionOutputs(merged.get(), p.output_level, /*to_ssd=*/true, /*sync_tables=*/true,
-                                      /*smallest_snapshot=*/0, /*base=*/nullptr, true, &outputs, &reservations,
-                                      &files);
-    for (auto& f : files) (void)f->Close();
-    if (s.ok()) s = fs_->SyncDir(name_);
-    if (!s.ok()) return s;
-    ++syncs_;
-    auto& level = version->levels[p.output_level];
-    for (uint64_t number : p.outputs) {
-      auto it = loaded->find(number);
-      if (it == loaded->end()) continue;
-      level.erase(std::remove(level.begin(), level.end(), it->second), level.end());
-      it->second->obsolete = true;
-      discarded->push_back(it->second);
-      loaded->erase(it);
-    }
-    level.insert(level.end(), outputs.begin(), outputs.end());
-    ++redone_compactions_;
-    for (TableRef& b : inputs) {
-      b->obsolete = true;
-      discarded->push_back(std::move(b));
-    }
-  }
-  return Status::OK();
 }
 
 }  // namespace jigsaw

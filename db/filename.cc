@@ -52,4 +52,22 @@ bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
   return true;
 }
 
+Status ReplaceFileAtomically(FileSystem* fs, const std::string& dir, const std::string& name, const Slice& contents,
+                             bool* renamed) {
+  if (renamed != nullptr) *renamed = false;
+  const std::string tmp = dir + "/" + name + ".tmp";
+  std::unique_ptr<WritableFile> file;
+  Status s = fs->NewWritableFile(tmp, &file);
+  if (s.ok()) s = file->Append(contents);
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = file->Close();
+  if (s.ok()) s = fs->RenameFile(tmp, dir + "/" + name);
+  if (!s.ok()) {
+    (void)fs->RemoveFile(tmp);
+    return s;
+  }
+  if (renamed != nullptr) *renamed = true;
+  return fs->SyncDir(dir);
+}
+
 }  // namespace jigsaw

@@ -2,12 +2,17 @@
 // and telling what a name is. docs/ssd_format.md, manifest.md, wal.md and
 // identity.md specify the files themselves.
 //
-// Thread-safety: pure functions.
+// Thread-safety: pure functions (ReplaceFileAtomically: as safe as the
+// FileSystem it is given, for different files).
 #ifndef JIGSAW_DB_FILENAME_H_
 #define JIGSAW_DB_FILENAME_H_
 
 #include <cstdint>
 #include <string>
+
+#include "jigsaw/file_system.h"
+#include "jigsaw/slice.h"
+#include "jigsaw/status.h"
 
 namespace jigsaw {
 
@@ -29,6 +34,14 @@ std::string LogFileName(const std::string& dir, uint64_t number);
 // True if `name` (a directory entry, not a path) is a file this engine
 // creates; *type and, for tables and logs, *number say which.
 bool ParseFileName(const std::string& name, FileType* type, uint64_t* number);
+
+// Replaces <dir>/<name> with `contents`, atomically: written whole to
+// <dir>/<name>.tmp, synced, renamed over <dir>/<name>, then the directory
+// synced. Returns the first failure. *renamed (may be null) says whether the
+// rename happened: from then on the new contents are the file, even if the
+// directory sync failed (a crash may still bring the old file back).
+Status ReplaceFileAtomically(FileSystem* fs, const std::string& dir, const std::string& name, const Slice& contents,
+                             bool* renamed = nullptr);
 
 }  // namespace jigsaw
 

@@ -1,11 +1,15 @@
-// Version: the set of KeySet blocks that make up the LSM tree's persistent
-// levels at one moment, and the manifest record that makes it durable
-// (docs/manifest.md).
+// Version: the tables that make up the LSM tree's persistent levels at one
+// moment -- KeySet blocks in pmem and table files on SSD, each a TableMeta --
+// and VersionEdit, the one way a new version is made from an old one.
+// db/manifest.h records a version durably; db/version_set.h holds the
+// current one.
 //
-// Versions are immutable and shared (std::shared_ptr). A block stays
-// allocated in pmem while any Version or iterator holds it: when it has been
-// dropped from the current version (MarkObsolete) and its last reference goes,
-// its pmem object is freed.
+// Versions are immutable once published and shared (std::shared_ptr). A
+// table's storage stays while any Version or iterator holds its TableMeta:
+// when the table has left the tree (its `obsolete` flag is set, after the
+// commit that dropped it) and the last reference goes, the TableDisposer
+// frees its pmem object or deletes its file -- on the thread that drops that
+// reference.
 #ifndef JIGSAW_DB_VERSION_H_
 #define JIGSAW_DB_VERSION_H_
 
@@ -73,40 +77,25 @@ struct Version {
                                     const Slice& largest) const;
 };
 
-struct WalSegmentMeta {
-  uint64_t offset = 0;
-  uint64_t capacity = 0;
-  uint64_t number = 0;
+// A change of the levels: tables removed (from whatever level holds them)
+// and tables added.
+struct VersionEdit {
+  std::vector<uint64_t> removed;                // table numbers
+  std::vector<std::pair<int, TableRef>> added;  // (level, table)
+  // L0 is newest first: added L0 tables go in front (a flush), or with
+  // this flag behind every table there (a split step's remainder, older
+  // than anything flushed while it ran).
+  bool l0_added_are_oldest = false;
+
+  void Remove(const std::vector<TableRef>& tables) {
+    for (const TableRef& t : tables) removed.push_back(t->number);
+  }
+  void Add(int level, const TableRef& table) { added.emplace_back(level, table); }
 };
 
-// What a manifest record stores.
-struct ManifestState {
-  uint64_t generation = 0;
-  SequenceNumber last_sequence = 0;
-  uint64_t next_number = 1;
-  std::vector<WalSegmentMeta> wal_segments;  // oldest first
-  struct BlockEntry {
-    uint64_t offset, size, number;
-    int level;
-    Residence residence = Residence::kPmem;
-  };
-  std::vector<BlockEntry> blocks;
-  // Compactions whose SSD outputs are not yet durable (NobLSM): the outputs
-  // are in `blocks`; their inputs are kept, unserved, as shadows.
-  struct PendingCompaction {
-    int output_level = 0;
-    std::vector<uint64_t> outputs;    // block numbers
-    std::vector<BlockEntry> shadows;  // the inputs, with their old levels
-  };
-  std::vector<PendingCompaction> pending;
-};
+// `base` changed by `edit`; levels >= 1 come out sorted by smallest key.
+std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit, const Comparator* ucmp);
 
-// Size of the encoded record.
-uint64_t ManifestSize(const ManifestState& state);
-// Encodes into dest (ManifestSize bytes).
-void EncodeManifest(const ManifestState& state, char* dest);
-// Decodes and verifies (magic, version, CRC). `capacity`: bytes available.
-Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state);
 
 }  // namespace jigsaw
 

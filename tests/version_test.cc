@@ -1,3 +1,4 @@
+#include "db/manifest.h"
 #include "db/version.h"
 
 #include <gtest/gtest.h>

@@ -5,8 +5,8 @@
 // messages agree.
 //
 // Thread-safety: pure functions of their arguments.
-#ifndef JIGSAW_DB_POOL_SIZING_H_
-#define JIGSAW_DB_POOL_SIZING_H_
+#ifndef JIGSAW_PMEM_POOL_SIZING_H_
+#define JIGSAW_PMEM_POOL_SIZING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -71,4 +71,4 @@ std::string FormatBytes(uint64_t bytes);
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_DB_POOL_SIZING_H_
+#endif  // JIGSAW_PMEM_POOL_SIZING_H_

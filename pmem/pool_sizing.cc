@@ -1,4 +1,4 @@
-#include "db/pool_sizing.h"
+#include "pmem/pool_sizing.h"
 
 #include <algorithm>
 #include <cstdio>

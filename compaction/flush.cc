@@ -1,0 +1,73 @@
+#include "compaction/flush.h"
+
+#include "compaction/output_sink.h"
+#include "db/persist_bug.h"
+#include "format/keyset_block.h"
+
+namespace jigsaw {
+
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, int level, TableRef* table,
+                        pmem::Reservation* reservation) {
+  // Size the block exactly, then copy the entries into it: keys and values
+  // are copied, index fields become value offsets, links are recomputed.
+  const BlockBuilderOptions build_options = store->block_builder_options();
+  auto it = mem.NewIterator();
+  uint64_t entries = 0;
+  uint64_t keyset_bytes = keyset::kHeadNodeSize;
+  uint64_t value_bytes = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    keyset_bytes += keyset::EntrySize(keyset::BulkHeight(entries), it->user_key().size());
+    value_bytes += it->value().size();
+    ++entries;
+  }
+  const uint64_t size = keyset::BlockSizeFor(entries, value_bytes, keyset_bytes, build_options);
+  const uint64_t number = store->NewTableNumber();
+  Status s = store->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation,
+                                     /*may_use_standby=*/true);
+  if (!s.ok()) return s;
+  keyset::Builder builder(build_options, reservation->data, size);
+  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
+    s = builder.AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
+  }
+  size_t block_size = 0;
+  if (s.ok()) s = builder.Finish(&block_size);
+  if (s.ok()) {
+    if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) store->pool()->region()->Persist(reservation->data, block_size);
+    s = store->OpenPmem(number, reservation->offset, block_size, level, /*verify_checksum=*/false, table);
+  }
+  if (!s.ok()) store->pool()->Cancel(reservation);
+  return s;
+}
+
+Status FlushToSsdTable(TableStore* store, const MemTable& mem, TableRef* table, PhaseProfile* profile) {
+  OutputPhases phases;  // before the sink that points at it
+  SsdTableSink sink(store, /*level=*/0, /*sync_each=*/true, profile != nullptr ? &phases : nullptr);
+  const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
+  auto it = mem.NewIterator();
+  Status s;
+  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) s = sink.Add(*it);
+  if (s.ok()) s = sink.Finish();
+  uint64_t dir_sync_ns = profile != nullptr ? SteadyNanos() : 0;
+  if (s.ok()) s = sink.files().back()->Close();
+  if (s.ok()) s = store->fs()->SyncDir(store->dbname());
+  store->sync_stats()->Add(1, 0);  // the directory
+  if (!s.ok()) {
+    sink.Abandon();
+    return s;
+  }
+  *table = sink.outputs().front();
+  if (profile != nullptr) {
+    dir_sync_ns = SteadyNanos() - dir_sync_ns;
+    profile->level = -1;
+    profile->to_ssd = true;
+    phases.AddTo(profile);
+    profile->sync_ns += dir_sync_ns;
+    profile->bytes_in = mem.ApproximateMemoryUsage();
+    profile->entries = sink.entries_added();
+    profile->bytes_out = (*table)->size;
+    profile->Finish(SteadyNanos() - start_ns);
+  }
+  return Status::OK();
+}
+
+}  // namespace jigsaw

@@ -1,0 +1,30 @@
+// Flush: an immutable memtable becomes one new L0 table -- a KeySet block
+// in a pool object (pmem and hybrid modes) or an SSD table (disk-only mode,
+// made durable before it returns). The caller commits it (with the frees
+// of the memtable's WAL segments) and installs it.
+#ifndef JIGSAW_COMPACTION_FLUSH_H_
+#define JIGSAW_COMPACTION_FLUSH_H_
+
+#include "compaction/compaction_profile.h"
+#include "db/memtable.h"
+#include "db/table_store.h"
+
+namespace jigsaw {
+
+// Builds `mem` (non-empty) into an exactly sized, persisted but
+// uncommitted pool object: *reservation, for the caller to publish or
+// cancel, and *table, opened at `level`. Reserves from the standby if the
+// pool is full (a flush is what frees WAL segments).
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, int level, TableRef* table,
+                        pmem::Reservation* reservation);
+
+// Builds `mem` (non-empty) into an L0 SSD table, synced with its directory
+// entry before return (the commit that follows drops the WAL holding the
+// same writes). With `profile` (may be null) it is filled as a flush's row:
+// encode = building the table, write = its appends, sync = the syncs, merge
+// = walking the memtable and the rest.
+Status FlushToSsdTable(TableStore* store, const MemTable& mem, TableRef* table, PhaseProfile* profile);
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_COMPACTION_FLUSH_H_

@@ -1,0 +1,179 @@
+#include "compaction/output_sink.h"
+
+#include <algorithm>
+
+#include "pmem/pool_sizing.h"
+
+namespace jigsaw {
+
+namespace {
+
+// Runs `work` timed in `phase` (sampled, or exactly), or untimed when not
+// profiling.
+template <typename Work>
+auto Sampled(OutputPhases* phases, SampledPhase OutputPhases::*phase, Work&& work) -> decltype(work()) {
+  return phases == nullptr ? work() : (phases->*phase).Run(work);
+}
+template <typename Work>
+auto Exact(OutputPhases* phases, SampledPhase OutputPhases::*phase, Work&& work) -> decltype(work()) {
+  return phases == nullptr ? work() : (phases->*phase).RunExact(work);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// PmemBlockSink
+
+PmemBlockSink::PmemBlockSink(TableStore* store, int level, bool may_use_standby, OutputPhases* phases)
+    : store_(store),
+      level_(level),
+      may_use_standby_(may_use_standby),
+      phases_(phases),
+      build_options_(store->block_builder_options()),
+      // A block of exactly block_size would spill 16 header bytes into one
+      // more chunk (pmem/pool_sizing.h).
+      chunk_limit_(OutputBlockChunks(store->options().block_size) * kPoolChunk - kPoolChunkHeader) {}
+
+PmemBlockSink::~PmemBlockSink() = default;
+
+Status PmemBlockSink::CloseIfFull(size_t key_size, size_t value_size, bool* closed) {
+  *closed = false;
+  if (builder_ == nullptr) return Status::OK();
+  const size_t size = builder_->CurrentSize();
+  if (size < store_->options().block_size &&
+      size + MaxEntryFootprint(BlockFormat::kKeySet, key_size, value_size) <= chunk_limit_) {
+    return Status::OK();
+  }
+  *closed = true;
+  return FinishBlock();
+}
+
+void PmemBlockSink::StartBlock(size_t min_capacity) {
+  const size_t capacity = std::max<size_t>(2 * store_->options().block_size, min_capacity);
+  if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
+  builder_ = std::make_unique<keyset::Builder>(build_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+}
+
+Status PmemBlockSink::Add(const InternalIterator& entry) {
+  const size_t footprint =
+      MaxEntryFootprint(BlockFormat::kKeySet, entry.user_key().size(), entry.value().size()) + 4096;
+  if (builder_ == nullptr) StartBlock(footprint);
+  auto add = [&] {
+    return entry.carries_key_hash()
+               ? builder_->AddWithHash(entry.user_key(), entry.sequence(), entry.type(), entry.value(),
+                                       entry.key_hash())
+               : builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
+  };
+  Status s = Sampled(phases_, &OutputPhases::encode, add);
+  if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
+    s = FinishBlock();
+    if (s.ok()) {
+      StartBlock(footprint);
+      s = add();
+    }
+  }
+  return s;
+}
+
+Status PmemBlockSink::FinishBlock() {
+  size_t size = 0;
+  Status s = Exact(phases_, &OutputPhases::encode, [&] { return builder_->Finish(&size); });
+  builder_.reset();
+  if (!s.ok()) return s;
+  pmem::Reservation reservation;
+  s = store_->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby_);
+  if (!s.ok()) return s;
+  // A copy of finished KeySet bytes, not an encoding.
+  Exact(phases_, &OutputPhases::write, [&] {
+    pmem::Region* region = store_->pool()->region();
+    region->MemcpyNoDrain(reservation.data, buffer_.data(), size);
+    region->Drain();
+  });
+  TableRef table;
+  s = store_->OpenPmem(store_->NewTableNumber(), reservation.offset, size, level_, /*verify_checksum=*/false, &table);
+  reservations_.push_back(std::move(reservation));
+  if (!s.ok()) return s;
+  outputs_.push_back(std::move(table));
+  return Status::OK();
+}
+
+Status PmemBlockSink::Finish() {
+  if (builder_ == nullptr || builder_->num_entries() == 0) return Status::OK();
+  return FinishBlock();
+}
+
+void PmemBlockSink::Abandon() {
+  builder_.reset();
+  outputs_.clear();
+  for (pmem::Reservation& r : reservations_) store_->pool()->Cancel(&r);
+  reservations_.clear();
+}
+
+// ---------------------------------------------------------------------------
+// SsdTableSink
+
+SsdTableSink::SsdTableSink(TableStore* store, int level, bool sync_each, OutputPhases* phases)
+    : store_(store), level_(level), sync_each_(sync_each), phases_(phases) {}
+
+SsdTableSink::~SsdTableSink() = default;
+
+Status SsdTableSink::CloseIfFull(size_t /*key_size*/, size_t /*value_size*/, bool* closed) {
+  *closed = builder_ != nullptr && builder_->EstimatedSize() >= store_->options().block_size;
+  return *closed ? FinishTable() : Status::OK();
+}
+
+Status SsdTableSink::StartTable() {
+  number_ = store_->NewTableNumber();
+  Status s = store_->NewTableFile(number_, &file_);
+  if (!s.ok()) return s;
+  builder_ = std::make_unique<ssd::TableBuilder>(store_->block_builder_options(), store_->options().ssd_block_size,
+                                                 file_.get(), store_->ssd_block_format());
+  if (phases_ != nullptr) builder_->set_profile(&phases_->encode);
+  return Status::OK();
+}
+
+Status SsdTableSink::Add(const InternalIterator& entry) {
+  if (builder_ == nullptr) {
+    Status s = StartTable();
+    if (!s.ok()) return s;
+  }
+  ++entries_;
+  return entry.carries_key_hash()
+             ? builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value(), entry.key_hash())
+             : builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
+}
+
+Status SsdTableSink::FinishTable() {
+  ssd::TableInfo info;
+  Status s = builder_->Finish(&info);
+  if (phases_ != nullptr) phases_->table_write_ns += builder_->write_nanos();
+  builder_.reset();
+  if (s.ok()) {
+    s = Exact(phases_, &OutputPhases::sync, [&] { return sync_each_ ? file_->Sync() : file_->StartWriteback(); });
+  }
+  if (s.ok() && sync_each_) store_->sync_stats()->Add(1, info.file_size);
+  files_.push_back(std::move(file_));
+  if (!s.ok()) return s;
+  TableRef table;
+  s = store_->OpenSsd(number_, level_, &table);
+  if (!s.ok()) return s;
+  outputs_.push_back(std::move(table));
+  return Status::OK();
+}
+
+Status SsdTableSink::Finish() { return builder_ == nullptr ? Status::OK() : FinishTable(); }
+
+void SsdTableSink::Abandon() {
+  if (builder_ != nullptr) {  // an unfinished table
+    if (phases_ != nullptr) phases_->table_write_ns += builder_->write_nanos();
+    builder_.reset();
+    (void)file_->Close();
+    store_->RemoveTableFile(number_);
+    file_.reset();
+  }
+  for (TableRef& t : outputs_) t->obsolete = true;  // the disposer deletes the file
+  outputs_.clear();
+  for (auto& f : files_) (void)f->Close();
+}
+
+}  // namespace jigsaw

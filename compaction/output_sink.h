@@ -1,0 +1,118 @@
+// Output sinks: where the entries of a flush or a compaction become new
+// tables of one level. One interface, two tiers:
+//  - PmemBlockSink builds KeySet blocks in a DRAM buffer and copies each
+//    finished block into an exactly sized pool object (reserved, not yet
+//    committed: the caller publishes reservations() with its manifest);
+//  - SsdTableSink writes table files (ssd/table.h), each left open in
+//    files() for the caller to sync (or synced at once with sync_each).
+// The caller decides where outputs may end (at user-key boundaries, through
+// CloseIfFull) and what to do with them after Finish; on any error it calls
+// Abandon, which releases what the sink made.
+//
+// Thread-safety: a sink is used by one thread.
+#ifndef JIGSAW_COMPACTION_OUTPUT_SINK_H_
+#define JIGSAW_COMPACTION_OUTPUT_SINK_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "compaction/compaction_profile.h"
+#include "db/table_store.h"
+#include "format/internal_iterator.h"
+#include "format/keyset_block.h"
+#include "ssd/table.h"
+
+namespace jigsaw {
+
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+
+  // Called before the first entry of each new user key (outputs end only
+  // there): ends the current output if it has reached Options::block_size,
+  // or (pmem) if an entry of key_size + value_size bytes could make its
+  // block spill into one more pool chunk than block_size needs. *closed
+  // says whether one ended.
+  virtual Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) = 0;
+  // Appends the current entry of `entry` (in internal-key order).
+  virtual Status Add(const InternalIterator& entry) = 0;
+  // Ends the last output.
+  virtual Status Finish() = 0;
+  // After an error: cancels reservations, closes and deletes files, and
+  // drops the outputs.
+  virtual void Abandon() = 0;
+
+  // The finished outputs, in key order, opened at the sink's level.
+  std::vector<TableRef>& outputs() { return outputs_; }
+
+ protected:
+  std::vector<TableRef> outputs_;
+};
+
+class PmemBlockSink final : public OutputSink {
+ public:
+  // `store` must outlive the sink; `phases` (may be null: no profiling) too.
+  // may_use_standby: see pmem::PoolSpace::Reserve.
+  PmemBlockSink(TableStore* store, int level, bool may_use_standby, OutputPhases* phases);
+  ~PmemBlockSink() override;
+
+  Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override;
+  Status Add(const InternalIterator& entry) override;
+  Status Finish() override;
+  void Abandon() override;
+
+  // The pool objects of the outputs, to publish with the commit that adds
+  // them (the caller takes them over).
+  std::vector<pmem::Reservation>& reservations() { return reservations_; }
+
+ private:
+  void StartBlock(size_t min_capacity);
+  Status FinishBlock();
+
+  TableStore* const store_;
+  const int level_;
+  const bool may_use_standby_;
+  OutputPhases* const phases_;
+  const BlockBuilderOptions build_options_;
+  const uint64_t chunk_limit_;  // block bytes that fill whole pool chunks
+  std::vector<uint64_t> buffer_;  // 8-byte aligned
+  std::unique_ptr<keyset::Builder> builder_;
+  std::vector<pmem::Reservation> reservations_;
+};
+
+class SsdTableSink final : public OutputSink {
+ public:
+  // `store` must outlive the sink; `phases` (may be null) too. sync_each:
+  // each table is synced when finished (otherwise its writeback is only
+  // started, and the caller syncs files()).
+  SsdTableSink(TableStore* store, int level, bool sync_each, OutputPhases* phases);
+  ~SsdTableSink() override;
+
+  Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override;
+  Status Add(const InternalIterator& entry) override;
+  Status Finish() override;
+  void Abandon() override;
+
+  // The outputs' files, still open (the caller takes them over).
+  std::vector<std::unique_ptr<WritableFile>>& files() { return files_; }
+  uint64_t entries_added() const { return entries_; }
+
+ private:
+  Status StartTable();
+  Status FinishTable();
+
+  TableStore* const store_;
+  const int level_;
+  const bool sync_each_;
+  OutputPhases* const phases_;
+  std::unique_ptr<WritableFile> file_;  // the table being built
+  std::unique_ptr<ssd::TableBuilder> builder_;
+  uint64_t number_ = 0;
+  uint64_t entries_ = 0;
+  std::vector<std::unique_ptr<WritableFile>> files_;
+};
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_COMPACTION_OUTPUT_SINK_H_

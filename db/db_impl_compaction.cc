@@ -1,0 +1,432 @@
+// DBImpl's background work: the background thread's loop, flushes,
+// compaction steps (picked by compaction/picker.h, merged by
+// compaction/merge.h into compaction/output_sink.h's sinks, installed here
+// in one commit) and the durability tracker's loop.
+#include <algorithm>
+#include <chrono>
+
+#include "compaction/flush.h"
+#include "compaction/merge.h"
+#include "compaction/output_sink.h"
+#include "db/db_impl.h"
+#include "db/iterators.h"
+#include "pmem/pool_sizing.h"
+#include "ssd/table.h"
+
+namespace jigsaw {
+
+namespace {
+
+// True on a DB's background thread (flushes and automatic compactions).
+thread_local bool t_background_thread = false;
+
+}  // namespace
+
+// What a compaction step made, before it is committed.
+struct DBImpl::CompactionOutputs {
+  std::vector<TableRef> outputs;    // at the output level
+  std::vector<TableRef> remainder;  // a split step's: back at the input level
+  std::vector<pmem::Reservation> reservations;
+  std::vector<std::unique_ptr<WritableFile>> files;  // SSD outputs, open
+
+  // Releases everything: for a step that failed or was not committed.
+  void Abandon(pmem::Pool* pool) {
+    for (TableRef& t : outputs) {
+      if (t->residence == Residence::kSsd) t->obsolete = true;  // the disposer deletes the file
+    }
+    outputs.clear();
+    remainder.clear();
+    for (auto& r : reservations) pool->Cancel(&r);
+    reservations.clear();
+    for (auto& f : files) (void)f->Close();
+    files.clear();
+  }
+};
+
+void DBImpl::BackgroundLoop() {
+  t_background_thread = true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!shutting_down_) {
+    if (!bg_error_.ok()) {
+      bg_cv_.wait(lock);
+      continue;
+    }
+    if (!imm_.empty()) {
+      lock.unlock();
+      Status s = FlushOldestImmutable();
+      lock.lock();
+      if (s.IsNoSpace()) {
+        pool_full_ = true;
+        flush_failed_ = true;
+        done_cv_.notify_all();
+        // Compaction may free space; otherwise retry later.
+      } else if (!s.ok()) {
+        bg_error_ = s;
+        done_cv_.notify_all();
+        continue;
+      } else {
+        continue;
+      }
+    }
+    Compaction compaction;
+    if (!manual_compaction_ &&
+        PickCompaction(*versions_->current(), options_, versions_->compact_pointers(), &compaction)) {
+      compaction_running_ = true;
+      lock.unlock();
+      // Automatic compactions leave the standby alone: it is kept for
+      // flushes and for CompactRange, which must work in a full pool.
+      Status s = RunCompaction(&compaction, /*may_use_standby=*/false);
+      compaction = Compaction();  // its inputs are freed now unless a reader holds them
+      lock.lock();
+      compaction_running_ = false;
+      if (pool() != nullptr) tables_->space()->Refill();
+      if (s.IsNoSpace()) {
+        pool_full_ = true;  // writers waiting for compaction get NoSpace
+        space_error_ = s;
+      } else if (!s.ok()) {
+        bg_error_ = s;
+      }
+      done_cv_.notify_all();
+      if (s.ok()) continue;
+    }
+    bg_cv_.wait_for(lock, std::chrono::milliseconds(pool_full_ ? 100 : 1000));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Flush
+
+Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation) {
+  if (!disk_mode()) return FlushToPmemBlock(tables_.get(), mem, /*level=*/0, table, reservation);
+  const bool profiling = options_.profile_compactions;
+  PhaseProfile profile;
+  Status s = FlushToSsdTable(tables_.get(), mem, table, profiling ? &profile : nullptr);
+  if (s.ok() && profiling) {
+    profile.start_s = SecondsSinceOpen();
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (!recovering_) lock.lock();  // during recovery there is no other thread
+    AddProfile(profile);
+  }
+  return s;
+}
+
+Status DBImpl::FlushOldestImmutable() {
+  Immutable imm;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (imm_.empty()) return Status::OK();
+    imm = imm_.front();
+  }
+  TableRef table;
+  pmem::Reservation reservation;
+  if (imm.mem->num_entries() > 0) {
+    Status s = FlushMemTable(*imm.mem, &table, &reservation);
+    if (!s.ok()) return s;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  VersionEdit edit;
+  std::vector<pmem::Reservation*> reservations;
+  if (table != nullptr) {
+    edit.Add(0, table);
+    if (reservation.action != nullptr) reservations.push_back(&reservation);
+  }
+  imm_.pop_front();
+  has_imm_ = !imm_.empty();
+  std::vector<uint64_t> frees;
+  if (!disk_mode()) {
+    for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
+  }
+  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), reservations, frees, /*may_use_standby=*/true);
+  if (!s.ok()) {
+    imm_.push_front(imm);
+    has_imm_ = true;
+    if (reservation.action != nullptr) pool()->Cancel(&reservation);
+    if (table != nullptr && table->residence == Residence::kSsd) table->obsolete = true;
+    return s;
+  }
+  if (disk_mode()) DeleteLogs(imm.wals);
+  ++flushes_;
+  pool_full_ = false;
+  space_error_ = Status::OK();
+  flush_failed_ = false;
+  done_cv_.notify_all();
+  if (pool() != nullptr) tables_->space()->Refill();
+  return Status::OK();
+}
+
+Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
+  if (!has_imm_.load(std::memory_order_acquire)) return Status::OK();
+  const uint64_t start = SteadyNanos();
+  Status result;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      // Failures and their retries are BackgroundLoop's business.
+      if (imm_.empty() || !bg_error_.ok() || flush_failed_ || shutting_down_) break;
+    }
+    Status s = FlushOldestImmutable();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (s.ok()) {
+      ++flushes_within_compactions_;
+      continue;
+    }
+    if (s.IsNoSpace()) {
+      pool_full_ = true;  // the compaction goes on: it may free space
+      flush_failed_ = true;
+    } else {
+      if (bg_error_.ok()) bg_error_ = s;
+      result = s;  // the store stops: so does the compaction
+    }
+    done_cv_.notify_all();
+    break;
+  }
+  *nanos += SteadyNanos() - start;
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Compaction
+
+bool DBImpl::OutputToSsd(const Version& version, int output_level, uint64_t bytes) const {
+  const uint64_t budget = pool() != nullptr ? PmemBlockBudget(options_, pool()->pool_size()) : 0;
+  return ::jigsaw::OutputToSsd(version, options_, budget, pool_full_, output_level, bytes);
+}
+
+int64_t DBImpl::AddProfile(PhaseProfile profile) {
+  profiles_.push_back(profile);
+  return static_cast<int64_t>(profiles_.size()) - 1;
+}
+
+double DBImpl::SecondsSinceOpen() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at_).count();
+}
+
+SequenceNumber DBImpl::SmallestSnapshot() const {
+  return snapshots_.empty() ? versions_->last_sequence() : *snapshots_.begin();
+}
+
+void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Compaction& compaction) {
+  // Redoing a pending compaction at recovery needs its outputs untouched and
+  // its output range free.
+  while (ConflictsWithPending(ucmp_, compaction, pending_) && bg_error_.ok()) done_cv_.wait(lock);
+}
+
+Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
+  SequenceNumber smallest_snapshot;
+  std::shared_ptr<const Version> base;
+  const uint64_t bytes_read = compaction->InputBytes();
+  bool to_ssd;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    WaitUntilInputsDurable(lock, *compaction);
+    if (!bg_error_.ok()) return bg_error_;
+    smallest_snapshot = SmallestSnapshot();
+    base = versions_->current();
+    to_ssd = OutputToSsd(*base, compaction->output_level(), bytes_read);
+  }
+  const bool profiling = options_.profile_compactions;
+  PhaseProfile profile;
+  const uint64_t start_ns = profiling ? SteadyNanos() : 0;
+  CompactionOutputs out;
+  Status s = WriteCompactionOutputs(*compaction, to_ssd, smallest_snapshot, *base, may_use_standby, &out,
+                                    profiling ? &profile : nullptr);
+  if (profiling) {
+    profile.start_s = SecondsSinceOpen();
+    profile.level = compaction->level;
+    profile.to_ssd = to_ssd;
+    profile.bytes_in = bytes_read;
+    profile.Finish(SteadyNanos() - start_ns);
+  }
+  if (s.ok()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = InstallCompaction(*compaction, to_ssd, &out, profiling ? &profile : nullptr, may_use_standby);
+  }
+  // Inputs no reader holds are freed when `compaction` and `base` let go;
+  // the standby is refilled by the next flush or compaction.
+  if (!s.ok()) out.Abandon(pool());
+  return s;
+}
+
+Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
+                                      const Version& base, bool may_use_standby, CompactionOutputs* out,
+                                      PhaseProfile* profile) {
+  if (compaction.split && (to_ssd || !AllInPmem(compaction.inputs[0]))) {
+    // CompactRange checked this against an older version; flushes since may
+    // have moved the output level past the pmem budget.
+    return Status::NoSpace("a split compaction step needs pmem outputs");
+  }
+  // Profiling: the inputs charge the block format's work (opening blocks,
+  // stepping their iterators) to decode; block reads are timed where they
+  // happen and taken out of it. The sinks charge encode, write and sync.
+  OutputPhases phases;
+  OutputPhases* const timed = profile != nullptr ? &phases : nullptr;
+  SampledPhase decode([](const void*) { return ssd::ThreadReadNanos(); });
+  SampledPhase* const decode_phase = profile != nullptr ? &decode : nullptr;
+  const uint64_t read_before = profile != nullptr ? ssd::ThreadReadNanos() : 0;
+
+  MergeRules rules;
+  rules.ucmp = ucmp_;
+  rules.smallest_snapshot = smallest_snapshot;
+  rules.base = &base;
+  rules.output_level = compaction.output_level();
+  std::function<Status()> between_outputs;
+  // Only SSD outputs: a compaction into pmem is a memory copy, short, and a
+  // flush in the middle of one would take pool space its outputs were
+  // sized against.
+  if (to_ssd && t_background_thread) {
+    between_outputs = [this, profile] {
+      uint64_t flush_ns = 0;
+      Status s = FlushImmutablesDuringCompaction(&flush_ns);
+      if (profile != nullptr) profile->preempted_ns += flush_ns;
+      return s;
+    };
+  }
+  auto input = NewCompactionInput(ucmp_, compaction, 2, decode_phase);
+  if (compaction.split) input = NewKeyRangeIterator(ucmp_, std::move(input), nullptr, &compaction.split_key);
+  uint64_t entries = 0;
+  Status s;
+  if (to_ssd) {
+    SsdTableSink sink(tables_.get(), compaction.output_level(), /*sync_each=*/false, timed);
+    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries);
+    if (!s.ok()) sink.Abandon();
+    out->outputs = std::move(sink.outputs());
+    out->files = std::move(sink.files());
+  } else {
+    PmemBlockSink sink(tables_.get(), compaction.output_level(), may_use_standby, timed);
+    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries);
+    if (!s.ok()) sink.Abandon();
+    out->outputs = std::move(sink.outputs());
+    out->reservations = std::move(sink.reservations());
+  }
+  if (s.ok() && compaction.split) {
+    // A split step: the upper inputs' keys above split_key, back at their
+    // level.
+    rules.output_level = compaction.level;
+    input = NewKeyRangeIterator(ucmp_, NewCompactionInput(ucmp_, compaction, 1, decode_phase), &compaction.split_key,
+                                nullptr);
+    PmemBlockSink sink(tables_.get(), compaction.level, may_use_standby, timed);
+    s = MergeInto(input.get(), rules, &sink, {}, &entries);
+    if (!s.ok()) sink.Abandon();
+    out->remainder = std::move(sink.outputs());
+    for (auto& r : sink.reservations()) out->reservations.push_back(std::move(r));
+  }
+  if (profile != nullptr) {
+    phases.AddTo(profile);
+    profile->read_ns = ssd::ThreadReadNanos() - read_before;
+    profile->decode_ns = decode.EstimatedNanos();
+    profile->instrumentation_ns += decode.InstrumentationNanos();
+    for (const auto* tables : {&out->outputs, &out->remainder}) {
+      for (const TableRef& t : *tables) profile->bytes_out += t->size;
+    }
+    profile->entries += entries;
+  }
+  return s;
+}
+
+Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, CompactionOutputs* out,
+                                 const PhaseProfile* profile, bool may_use_standby) {
+  VersionEdit edit;
+  for (const auto& inputs : compaction.inputs) edit.Remove(inputs);
+  uint64_t bytes_written = 0;
+  for (const TableRef& t : out->outputs) {
+    edit.Add(compaction.output_level(), t);
+    bytes_written += t->size;
+  }
+  // L0 is newest first: a split there takes all of L0, so its remainder is
+  // older than every table flushed meanwhile. (It may be several tables;
+  // the next step takes them all again.)
+  for (const TableRef& t : out->remainder) {
+    edit.Add(compaction.level, t);
+    bytes_written += t->size;
+  }
+  edit.l0_added_are_oldest = true;
+  std::vector<pmem::Reservation*> publish;
+  for (auto& r : out->reservations) publish.push_back(&r);
+  const int64_t profile_index = profile != nullptr ? AddProfile(*profile) : -1;
+  // NobLSM: no sync on the critical path. The inputs stay as shadows until
+  // the tracker has made the outputs durable.
+  const bool pending = to_ssd && !out->outputs.empty();
+  if (pending) {
+    PendingCompaction p;
+    p.profile = profile_index;
+    p.output_level = compaction.output_level();
+    p.outputs = out->outputs;
+    for (const auto& inputs : compaction.inputs) p.shadows.insert(p.shadows.end(), inputs.begin(), inputs.end());
+    p.files = std::move(out->files);
+    pending_.push_back(std::move(p));
+  }
+  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), publish, {}, may_use_standby);
+  if (!s.ok()) {
+    if (pending) {
+      out->files = std::move(pending_.back().files);
+      pending_.pop_back();
+    }
+    return s;
+  }
+  out->reservations.clear();  // published
+  if (pending) {
+    tracker_cv_.notify_one();
+  } else {
+    for (const auto& inputs : compaction.inputs) {
+      for (const TableRef& t : inputs) t->obsolete.store(true, std::memory_order_release);
+    }
+  }
+  ++compactions_;
+  compaction_bytes_read_ += compaction.InputBytes();
+  compaction_bytes_written_ += bytes_written;
+  pool_full_ = false;
+  space_error_ = Status::OK();
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// The durability tracker
+
+void DBImpl::TrackerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    while (pending_.empty() && !tracker_stop_) tracker_cv_.wait(lock);
+    if (pending_.empty()) return;  // stopping, and everything is durable
+    std::vector<std::unique_ptr<WritableFile>> files = std::move(pending_.front().files);
+    const int64_t profile = pending_.front().profile;
+    lock.unlock();
+    const uint64_t sync_start = profile >= 0 ? SteadyNanos() : 0;
+    Status s = SyncOutputFiles(tables_.get(), files);
+    lock.lock();
+    if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += SteadyNanos() - sync_start;
+    if (!s.ok()) {
+      if (s.IsNoSpace() && !tracker_stop_) {
+        // A full device: keep the outputs pending (their files stay open)
+        // and retry; writers see NoSpace meanwhile.
+        pending_.front().files = std::move(files);
+        pool_full_ = true;
+        space_error_ = s;
+        done_cv_.notify_all();
+        tracker_cv_.wait_for(lock, std::chrono::milliseconds(100));
+        continue;
+      }
+      if (bg_error_.ok()) bg_error_ = s;
+      done_cv_.notify_all();
+      return;  // the outputs stay pending; recovery redoes them from the shadows
+    }
+    for (auto& f : files) (void)f->Close();  // synced: a close error loses nothing
+    PendingCompaction done = std::move(pending_.front());
+    pending_.pop_front();
+    s = Commit(versions_->current(), {}, {}, /*may_use_standby=*/true);
+    if (s.ok()) {
+      for (const TableRef& t : done.shadows) t->obsolete.store(true, std::memory_order_release);
+    } else {
+      // The record on media still lists the compaction as pending: keep it
+      // (and its shadows) and retry the commit; at shutdown recovery
+      // finishes it.
+      pending_.push_front(std::move(done));
+      done_cv_.notify_all();
+      if (tracker_stop_) return;
+      tracker_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      continue;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+}  // namespace jigsaw
