@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "db/db_identity.h"
 #include "db/filename.h"
@@ -120,8 +121,8 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (!s.ok()) return s;
   const uint32_t count = WriteBatchInternal::Count(*batch);
   if (count == 0) return Status::OK();
-  std::unique_lock<std::mutex> lock(mutex_);
-  s = MakeRoomForWrite(lock, WriteBatchInternal::Contents(*batch).size(), deletes_only);
+  MutexLock lock(&mutex_);
+  s = MakeRoomForWrite(WriteBatchInternal::Contents(*batch).size(), deletes_only);
   if (!s.ok()) return s;
   WriteBatchInternal::SetSequence(batch, versions_->last_sequence() + 1);
   s = wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);
@@ -136,7 +137,7 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   return Status::OK();
 }
 
-Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload, bool deletes_only) {
+Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
   bool allow_delay = true;
   for (;;) {
     if (!bg_error_.ok()) return bg_error_;
@@ -153,9 +154,9 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
     if (allow_delay && l0 >= static_cast<size_t>(options_.level0_slowdown_trigger) && !(deletes_only && pool_tight)) {
       // Give compaction a millisecond per write rather than stopping later.
       ++slowdowns_;
-      lock.unlock();
+      mutex_.Unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      lock.lock();
+      mutex_.Lock();
       stall_micros_ += 1000;
       allow_delay = false;
       continue;
@@ -190,7 +191,7 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t paylo
       }
       ++stops_;
       const auto start = std::chrono::steady_clock::now();
-      done_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      done_cv_.WaitFor(std::chrono::milliseconds(100));
       stall_micros_ += static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
       continue;
@@ -240,7 +241,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   }
   if (freeze) mem_ = NewMemTable();
   has_imm_ = !imm_.empty();  // only now: a flush outside mutex_ may act on it
-  bg_cv_.notify_one();
+  bg_cv_.Signal();
   return Status::OK();
 }
 
@@ -248,7 +249,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
 // Reads
 
 DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   ReadView view;
   view.mem = mem_;
   for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) view.imm.push_back(it->mem);
@@ -391,7 +392,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   snapshots_.insert(versions_->last_sequence());
   return new SnapshotImpl(versions_->last_sequence());
 }
@@ -400,7 +401,7 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
   const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     auto it = snapshots_.find(impl->sequence);
     if (it != snapshots_.end()) snapshots_.erase(it);
   }
@@ -409,27 +410,27 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
 
 
 Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   // Take over compaction from the background thread, which keeps flushing.
-  while (manual_compaction_) done_cv_.wait(lock);  // one CompactRange at a time
+  while (manual_compaction_) done_cv_.Wait();  // one CompactRange at a time
   manual_compaction_ = true;
-  while (compaction_running_) done_cv_.wait(lock);
-  struct Release {
-    DBImpl* db;
-    ~Release() {
-      db->manual_compaction_ = false;
-      db->done_cv_.notify_all();
-      db->bg_cv_.notify_one();
-    }
-  } release{this};
+  while (compaction_running_) done_cv_.Wait();
+  Status s = RunManualCompaction(begin, end);
+  manual_compaction_ = false;
+  done_cv_.SignalAll();
+  bg_cv_.Signal();
+  return s;
+}
+
+Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
   // Flush the memtable: freeze it, then wait until every frozen one is in L0.
   if (mem_->num_entries() > 0) {
     Status s = SwitchMemTable(0, /*may_use_standby=*/true);
     if (!s.ok()) return s;
   }
   flush_failed_ = false;
-  bg_cv_.notify_one();
-  while (!imm_.empty() && bg_error_.ok() && !flush_failed_) done_cv_.wait_for(lock, std::chrono::milliseconds(100));
+  bg_cv_.Signal();
+  while (!imm_.empty() && bg_error_.ok() && !flush_failed_) done_cv_.WaitFor(std::chrono::milliseconds(100));
   if (!bg_error_.ok()) return bg_error_;
   if (!imm_.empty()) return PoolFullStatus("CompactRange cannot flush the memtable");
   // Level by level down to the last one. L0 tables overlap, so they move
@@ -451,7 +452,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       // meanwhile.
       const bool splittable =
           AllInPmem(step.inputs[0]) && !OutputToSsd(*versions_->current(), level + 1, step.InputBytes());
-      lock.unlock();
+      mutex_.Unlock();
       s = RunCompaction(&step, /*may_use_standby=*/true);
       const Status unsplit = s;
       // A full pool cannot hold the outputs of a step whose upper tables
@@ -470,7 +471,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
       if (s.IsNoSpace()) s = unsplit;  // no split fits either: report the step's own shortage
       step = Compaction();  // drop the input references: obsolete tables are freed now
       if (pool() != nullptr) tables_->space()->Refill();
-      lock.lock();
+      mutex_.Lock();
       split_steps_ += split_steps;
       if (s.IsNoSpace() && level == 0 && take > 1) {
         l0_take = take / 2;  // retry with the older half of the tables taken
@@ -486,7 +487,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
 Status DBImpl::VerifyIntegrity() {
   std::shared_ptr<const Version> version;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     version = versions_->current();
   }
   for (int level = 0; level < kNumLevels; ++level) {
@@ -520,7 +521,7 @@ Status DBImpl::VerifyIntegrity() {
 // Properties
 
 bool DBImpl::GetProperty(const Slice& property, std::string* value) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   const std::string p = property.ToString();
   const Version& v = *versions_->current();
   auto levels = [&]() {

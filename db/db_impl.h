@@ -18,11 +18,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -37,6 +36,7 @@
 #include "db/wal.h"
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"
+#include "util/mutex.h"
 
 namespace jigsaw {
 
@@ -46,7 +46,8 @@ class DBImpl final : public DB {
   DBImpl(const Options& options, const std::string& name, std::string database_id);
   ~DBImpl() override;
 
-  Status Recover();
+  // Loads the persistent state and starts the background threads.
+  Status Recover() EXCLUDES(mutex_);
   // True if Recover created the pool file (a failed open removes it).
   bool created_pool() const { return tables_->pool() != nullptr && tables_->pool()->created(); }
   // Takes the directory lock DB::Open acquired; released when the DB closes.
@@ -77,70 +78,74 @@ class DBImpl final : public DB {
   bool disk_mode() const { return options_.storage_mode == StorageMode::kDisk; }
   pmem::Pool* pool() const { return tables_->pool(); }
 
-  // --- open and recovery (db_impl_open.cc), run alone ---
-  Status OpenStorage(RecoveryState* state);
-  Status LoadVersion(RecoveryState* state);
-  void SweepOrphanFiles(RecoveryState* state);
-  Status ReplayWal(RecoveryState* state);
-  void FreeUnreferencedObjects(const RecoveryState& state);
-  Status CommitRecovery(RecoveryState* state);
-  void StartBackgroundThreads();
+  // --- open and recovery (db_impl_open.cc): Recover holds mutex_ throughout
+  // (no other thread runs before StartBackgroundThreads) ---
+  Status OpenStorage(RecoveryState* state) REQUIRES(mutex_);
+  Status LoadVersion(RecoveryState* state) REQUIRES(mutex_);
+  void SweepOrphanFiles(RecoveryState* state) REQUIRES(mutex_);
+  Status ReplayWal(RecoveryState* state) REQUIRES(mutex_);
+  void FreeUnreferencedObjects(const RecoveryState& state) REQUIRES(mutex_);
+  Status CommitRecovery(RecoveryState* state) REQUIRES(mutex_);
+  void StartBackgroundThreads() REQUIRES(mutex_);
 
   // --- write path (mutex_ held) ---
   // deletes_only: the batch only deletes, so in a full pool it may switch
   // memtables on the standby down to what CompactRange needs, and passes a
   // stopped L0 (deleting is how a full pool is emptied; docs/sizing.md). In
   // disk-only mode it may use the log's spare room instead.
-  Status MakeRoomForWrite(std::unique_lock<std::mutex>& lock, size_t payload, bool deletes_only);
+  Status MakeRoomForWrite(size_t payload, bool deletes_only) REQUIRES(mutex_);
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
-  Status SwitchMemTable(size_t payload, bool may_use_standby);
+  Status SwitchMemTable(size_t payload, bool may_use_standby) REQUIRES(mutex_);
   // A new WAL: a zeroed pmem segment, or a log file in disk-only mode.
   Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
-                       bool may_use_standby, std::unique_ptr<LogWriter>* writer);
+                       bool may_use_standby, std::unique_ptr<LogWriter>* writer) REQUIRES(mutex_);
   // Commits `next` (see VersionSet::Commit) with the live WAL segments and
   // pending compactions; installs it on success.
   Status Commit(std::shared_ptr<const Version> next, std::vector<pmem::Reservation*> reservations,
-                std::vector<uint64_t> frees, bool may_use_standby);
-  std::vector<WalSegmentMeta> LiveWalSegments() const;
+                std::vector<uint64_t> frees, bool may_use_standby) REQUIRES(mutex_);
+  std::vector<WalSegmentMeta> LiveWalSegments() const REQUIRES(mutex_);
   void DeleteLogs(const std::vector<WalSegmentMeta>& logs);
   // NoSpace for a full pool (pmem::PoolSpace::FullStatus), or a plain
   // NoSpace in disk-only mode.
   Status PoolFullStatus(const std::string& detail);
 
   // --- background work (db_impl_compaction.cc) ---
-  void BackgroundLoop();
-  Status FlushOldestImmutable();  // mutex_ not held
-  // Builds `mem` into an L0 table of the mode's tier.
-  Status FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation);
-  // Runs one compaction step and commits it. mutex_ not held.
-  Status RunCompaction(Compaction* compaction, bool may_use_standby);
+  void BackgroundLoop() EXCLUDES(mutex_);
+  Status FlushOldestImmutable() EXCLUDES(mutex_);
+  // Builds `mem` into an L0 table of the mode's tier; sets *profile to
+  // the flush's row when it was timed. Touches no DB state.
+  Status FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
+                       std::optional<PhaseProfile>* profile) const;
+  // Runs one compaction step and commits it.
+  Status RunCompaction(Compaction* compaction, bool may_use_standby) EXCLUDES(mutex_);
+  // CompactRange's steps, level by level (manual_compaction_ set).
+  Status RunManualCompaction(const Slice* begin, const Slice* end) REQUIRES(mutex_);
   // Merges the inputs into outputs (and a split step's remainder).
   struct CompactionOutputs;
   Status WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
                                 const Version& base, bool may_use_standby, CompactionOutputs* out,
-                                PhaseProfile* profile);
-  // Commits a finished compaction step (mutex_ held).
+                                PhaseProfile* profile) EXCLUDES(mutex_);
+  // Commits a finished compaction step.
   Status InstallCompaction(const Compaction& compaction, bool to_ssd, CompactionOutputs* out,
-                           const PhaseProfile* profile, bool may_use_standby);
+                           const PhaseProfile* profile, bool may_use_standby) REQUIRES(mutex_);
   // On the background thread, between two outputs of a compaction into SSD
   // tables: flushes the immutable memtables waiting (as LevelDB does), so
   // that a long compaction does not stall writers behind a full memtable
   // queue. Adds the time spent to *nanos. An error other than NoSpace (which
   // BackgroundLoop retries) is returned: the compaction must stop too.
-  // mutex_ not held.
-  Status FlushImmutablesDuringCompaction(uint64_t* nanos);
-  SequenceNumber SmallestSnapshot() const;  // mutex_ held
+  Status FlushImmutablesDuringCompaction(uint64_t* nanos) EXCLUDES(mutex_);
+  SequenceNumber SmallestSnapshot() const REQUIRES(mutex_);
   // Whether a compaction into `output_level` of about `bytes` writes SSD
-  // tables (compaction/picker.h OutputToSsd). mutex_ held.
-  bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const;
-  // Appends a finished profile (mutex_ held); returns its index.
-  int64_t AddProfile(PhaseProfile profile);
+  // tables (compaction/picker.h OutputToSsd).
+  bool OutputToSsd(const Version& version, int output_level, uint64_t bytes) const REQUIRES(mutex_);
+  // Appends a finished profile; returns its index.
+  int64_t AddProfile(PhaseProfile profile) REQUIRES(mutex_);
   double SecondsSinceOpen() const;
   // Blocks until `compaction` does not conflict with a pending one
-  // (ConflictsWithPending) or the store has failed (mutex_ held).
-  void WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Compaction& compaction);
-  void TrackerLoop();
+  // (ConflictsWithPending) or the store has failed.
+  void WaitUntilInputsDurable(const Compaction& compaction) REQUIRES(mutex_);
+  void TrackerLoop() EXCLUDES(mutex_);
 
   // --- reads ---
   // Pins everything a read needs.
@@ -150,7 +155,7 @@ class DBImpl final : public DB {
     std::shared_ptr<const Version> version;
     SequenceNumber sequence;
   };
-  ReadView GetReadView(const ReadOptions& options);
+  ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
   // True if the memtables of `view` decide `key`: *status OK (value set) or
   // NotFound.
   bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const;
@@ -166,56 +171,59 @@ class DBImpl final : public DB {
   const std::string name_;
   const std::string database_id_;
   const Comparator* const ucmp_;
+  mutable Mutex mutex_;
+  CondVar bg_cv_{&mutex_};    // work for the background thread
+  CondVar done_cv_{&mutex_};  // background progress (room, compaction)
+
   // The persistent state and the tiers. versions_ is reset before tables_:
-  // its tables are disposed of through tables_.
-  std::unique_ptr<VersionSet> versions_;
+  // its tables are disposed of through tables_. The VersionSet's file
+  // numbers may be taken without mutex_ (VersionSet::NewFileNumber); the
+  // TableStore is thread-safe.
+  std::unique_ptr<VersionSet> versions_ PT_GUARDED_BY(mutex_);
   std::unique_ptr<TableStore> tables_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable bg_cv_;    // work for the background thread
-  std::condition_variable done_cv_;  // background progress (room, compaction)
-  std::shared_ptr<MemTable> mem_;
-  WalSegmentMeta mem_wal_;
-  std::unique_ptr<LogWriter> wal_;  // null when no segment could be allocated
-  std::deque<Immutable> imm_;  // oldest first
+  std::shared_ptr<MemTable> mem_ GUARDED_BY(mutex_);
+  WalSegmentMeta mem_wal_ GUARDED_BY(mutex_);
+  std::unique_ptr<LogWriter> wal_ GUARDED_BY(mutex_);  // null when no segment could be allocated
+  std::deque<Immutable> imm_ GUARDED_BY(mutex_);       // oldest first
   // !imm_.empty() for committed immutables (written under mutex_, read
   // without it as a hint; FlushOldestImmutable rechecks under the lock).
   std::atomic<bool> has_imm_{false};
-  std::multiset<SequenceNumber> snapshots_;
-  bool shutting_down_ = false;
-  bool compaction_running_ = false;
-  bool manual_compaction_ = false;
-  Status bg_error_;  // sticky IOError/Corruption from background work
-  bool pool_full_ = false;     // last flush or compaction hit NoSpace
-  Status space_error_;         // the NoSpace of the last compaction that hit one
-  bool flush_failed_ = false;  // last flush hit NoSpace
+  std::multiset<SequenceNumber> snapshots_ GUARDED_BY(mutex_);
+  bool shutting_down_ GUARDED_BY(mutex_) = false;
+  bool compaction_running_ GUARDED_BY(mutex_) = false;
+  bool manual_compaction_ GUARDED_BY(mutex_) = false;
+  Status bg_error_ GUARDED_BY(mutex_);  // sticky IOError/Corruption from background work
+  bool pool_full_ GUARDED_BY(mutex_) = false;     // last flush or compaction hit NoSpace
+  Status space_error_ GUARDED_BY(mutex_);         // the NoSpace of the last compaction that hit one
+  bool flush_failed_ GUARDED_BY(mutex_) = false;  // last flush hit NoSpace
   std::atomic<int> numa_node_{-1};  // node the background thread is bound to, or -1
   std::thread bg_thread_;
-  bool recovering_ = true;  // Recover() runs alone; cleared before threads start
   std::unique_ptr<FileLock> lock_;  // <db>/LOCK, held while open
-  std::string io_description_;
-  std::string wal_recovery_ = "no log replayed (new database)";  // set by Recover; jigsaw.wal-recovery
+  std::string io_description_ GUARDED_BY(mutex_);
+  // jigsaw.wal-recovery; set by Recover.
+  std::string wal_recovery_ GUARDED_BY(mutex_) = "no log replayed (new database)";
 
   // The durability tracker (NobLSM).
-  std::deque<PendingCompaction> pending_;  // mutex_; oldest first
-  bool tracker_stop_ = false;             // mutex_
-  std::condition_variable tracker_cv_;
+  std::deque<PendingCompaction> pending_ GUARDED_BY(mutex_);  // oldest first
+  bool tracker_stop_ GUARDED_BY(mutex_) = false;
+  CondVar tracker_cv_{&mutex_};
   std::thread tracker_thread_;
-  uint64_t redone_compactions_ = 0;  // pending compactions redone at recovery
+  uint64_t redone_compactions_ GUARDED_BY(mutex_) = 0;  // pending compactions redone at recovery
 
-  std::vector<PhaseProfile> profiles_;  // mutex_
+  std::vector<PhaseProfile> profiles_ GUARDED_BY(mutex_);
   const std::chrono::steady_clock::time_point opened_at_ = std::chrono::steady_clock::now();
 
-  // Statistics (mutex_ held).
-  uint64_t flushes_ = 0;
-  uint64_t flushes_within_compactions_ = 0;  // FlushImmutablesDuringCompaction
-  uint64_t compactions_ = 0;
-  uint64_t split_steps_ = 0;  // CompactRange steps split to fit a full pool
-  uint64_t slowdowns_ = 0;
-  uint64_t stops_ = 0;
-  uint64_t stall_micros_ = 0;
-  uint64_t compaction_bytes_read_ = 0;
-  uint64_t compaction_bytes_written_ = 0;
+  // Statistics.
+  uint64_t flushes_ GUARDED_BY(mutex_) = 0;
+  uint64_t flushes_within_compactions_ GUARDED_BY(mutex_) = 0;  // FlushImmutablesDuringCompaction
+  uint64_t compactions_ GUARDED_BY(mutex_) = 0;
+  uint64_t split_steps_ GUARDED_BY(mutex_) = 0;  // CompactRange steps split to fit a full pool
+  uint64_t slowdowns_ GUARDED_BY(mutex_) = 0;
+  uint64_t stops_ GUARDED_BY(mutex_) = 0;
+  uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
+  uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
+  uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace jigsaw

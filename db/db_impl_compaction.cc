@@ -4,6 +4,7 @@
 // in one commit) and the durability tracker's loop.
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "compaction/flush.h"
 #include "compaction/merge.h"
@@ -45,24 +46,24 @@ struct DBImpl::CompactionOutputs {
 
 void DBImpl::BackgroundLoop() {
   t_background_thread = true;
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   while (!shutting_down_) {
     if (!bg_error_.ok()) {
-      bg_cv_.wait(lock);
+      bg_cv_.Wait();
       continue;
     }
     if (!imm_.empty()) {
-      lock.unlock();
+      lock.Unlock();
       Status s = FlushOldestImmutable();
-      lock.lock();
+      lock.Lock();
       if (s.IsNoSpace()) {
         pool_full_ = true;
         flush_failed_ = true;
-        done_cv_.notify_all();
+        done_cv_.SignalAll();
         // Compaction may free space; otherwise retry later.
       } else if (!s.ok()) {
         bg_error_ = s;
-        done_cv_.notify_all();
+        done_cv_.SignalAll();
         continue;
       } else {
         continue;
@@ -72,12 +73,12 @@ void DBImpl::BackgroundLoop() {
     if (!manual_compaction_ &&
         PickCompaction(*versions_->current(), options_, versions_->compact_pointers(), &compaction)) {
       compaction_running_ = true;
-      lock.unlock();
+      lock.Unlock();
       // Automatic compactions leave the standby alone: it is kept for
       // flushes and for CompactRange, which must work in a full pool.
       Status s = RunCompaction(&compaction, /*may_use_standby=*/false);
       compaction = Compaction();  // its inputs are freed now unless a reader holds them
-      lock.lock();
+      lock.Lock();
       compaction_running_ = false;
       if (pool() != nullptr) tables_->space()->Refill();
       if (s.IsNoSpace()) {
@@ -86,26 +87,24 @@ void DBImpl::BackgroundLoop() {
       } else if (!s.ok()) {
         bg_error_ = s;
       }
-      done_cv_.notify_all();
+      done_cv_.SignalAll();
       if (s.ok()) continue;
     }
-    bg_cv_.wait_for(lock, std::chrono::milliseconds(pool_full_ ? 100 : 1000));
+    bg_cv_.WaitFor(std::chrono::milliseconds(pool_full_ ? 100 : 1000));
   }
 }
 
 // ---------------------------------------------------------------------------
 // Flush
 
-Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation) {
+Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
+                             std::optional<PhaseProfile>* profile) const {
   if (!disk_mode()) return FlushToPmemBlock(tables_.get(), mem, /*level=*/0, table, reservation);
-  const bool profiling = options_.profile_compactions;
-  PhaseProfile profile;
-  Status s = FlushToSsdTable(tables_.get(), mem, table, profiling ? &profile : nullptr);
-  if (s.ok() && profiling) {
-    profile.start_s = SecondsSinceOpen();
-    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-    if (!recovering_) lock.lock();  // during recovery there is no other thread
-    AddProfile(profile);
+  PhaseProfile timed;
+  Status s = FlushToSsdTable(tables_.get(), mem, table, options_.profile_compactions ? &timed : nullptr);
+  if (s.ok() && options_.profile_compactions) {
+    timed.start_s = SecondsSinceOpen();
+    *profile = timed;
   }
   return s;
 }
@@ -113,17 +112,19 @@ Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reserva
 Status DBImpl::FlushOldestImmutable() {
   Immutable imm;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (imm_.empty()) return Status::OK();
     imm = imm_.front();
   }
   TableRef table;
   pmem::Reservation reservation;
+  std::optional<PhaseProfile> profile;
   if (imm.mem->num_entries() > 0) {
-    Status s = FlushMemTable(*imm.mem, &table, &reservation);
+    Status s = FlushMemTable(*imm.mem, &table, &reservation, &profile);
     if (!s.ok()) return s;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
+  if (profile.has_value()) AddProfile(*profile);
   VersionEdit edit;
   std::vector<pmem::Reservation*> reservations;
   if (table != nullptr) {
@@ -149,7 +150,7 @@ Status DBImpl::FlushOldestImmutable() {
   pool_full_ = false;
   space_error_ = Status::OK();
   flush_failed_ = false;
-  done_cv_.notify_all();
+  done_cv_.SignalAll();
   if (pool() != nullptr) tables_->space()->Refill();
   return Status::OK();
 }
@@ -160,12 +161,12 @@ Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
   Status result;
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       // Failures and their retries are BackgroundLoop's business.
       if (imm_.empty() || !bg_error_.ok() || flush_failed_ || shutting_down_) break;
     }
     Status s = FlushOldestImmutable();
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (s.ok()) {
       ++flushes_within_compactions_;
       continue;
@@ -177,7 +178,7 @@ Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
       if (bg_error_.ok()) bg_error_ = s;
       result = s;  // the store stops: so does the compaction
     }
-    done_cv_.notify_all();
+    done_cv_.SignalAll();
     break;
   }
   *nanos += SteadyNanos() - start;
@@ -205,10 +206,10 @@ SequenceNumber DBImpl::SmallestSnapshot() const {
   return snapshots_.empty() ? versions_->last_sequence() : *snapshots_.begin();
 }
 
-void DBImpl::WaitUntilInputsDurable(std::unique_lock<std::mutex>& lock, const Compaction& compaction) {
+void DBImpl::WaitUntilInputsDurable(const Compaction& compaction) {
   // Redoing a pending compaction at recovery needs its outputs untouched and
   // its output range free.
-  while (ConflictsWithPending(ucmp_, compaction, pending_) && bg_error_.ok()) done_cv_.wait(lock);
+  while (ConflictsWithPending(ucmp_, compaction, pending_) && bg_error_.ok()) done_cv_.Wait();
 }
 
 Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
@@ -217,8 +218,8 @@ Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
   const uint64_t bytes_read = compaction->InputBytes();
   bool to_ssd;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    WaitUntilInputsDurable(lock, *compaction);
+    MutexLock lock(&mutex_);
+    WaitUntilInputsDurable(*compaction);
     if (!bg_error_.ok()) return bg_error_;
     smallest_snapshot = SmallestSnapshot();
     base = versions_->current();
@@ -238,7 +239,7 @@ Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
     profile.Finish(SteadyNanos() - start_ns);
   }
   if (s.ok()) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     s = InstallCompaction(*compaction, to_ssd, &out, profiling ? &profile : nullptr, may_use_standby);
   }
   // Inputs no reader holds are freed when `compaction` and `base` let go;
@@ -365,7 +366,7 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
   }
   out->reservations.clear();  // published
   if (pending) {
-    tracker_cv_.notify_one();
+    tracker_cv_.Signal();
   } else {
     for (const auto& inputs : compaction.inputs) {
       for (const TableRef& t : inputs) t->obsolete.store(true, std::memory_order_release);
@@ -383,16 +384,16 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
 // The durability tracker
 
 void DBImpl::TrackerLoop() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   for (;;) {
-    while (pending_.empty() && !tracker_stop_) tracker_cv_.wait(lock);
+    while (pending_.empty() && !tracker_stop_) tracker_cv_.Wait();
     if (pending_.empty()) return;  // stopping, and everything is durable
     std::vector<std::unique_ptr<WritableFile>> files = std::move(pending_.front().files);
     const int64_t profile = pending_.front().profile;
-    lock.unlock();
+    lock.Unlock();
     const uint64_t sync_start = profile >= 0 ? SteadyNanos() : 0;
     Status s = SyncOutputFiles(tables_.get(), files);
-    lock.lock();
+    lock.Lock();
     if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += SteadyNanos() - sync_start;
     if (!s.ok()) {
       if (s.IsNoSpace() && !tracker_stop_) {
@@ -401,12 +402,12 @@ void DBImpl::TrackerLoop() {
         pending_.front().files = std::move(files);
         pool_full_ = true;
         space_error_ = s;
-        done_cv_.notify_all();
-        tracker_cv_.wait_for(lock, std::chrono::milliseconds(100));
+        done_cv_.SignalAll();
+        tracker_cv_.WaitFor(std::chrono::milliseconds(100));
         continue;
       }
       if (bg_error_.ok()) bg_error_ = s;
-      done_cv_.notify_all();
+      done_cv_.SignalAll();
       return;  // the outputs stay pending; recovery redoes them from the shadows
     }
     for (auto& f : files) (void)f->Close();  // synced: a close error loses nothing
@@ -420,12 +421,12 @@ void DBImpl::TrackerLoop() {
       // (and its shadows) and retry the commit; at shutdown recovery
       // finishes it.
       pending_.push_front(std::move(done));
-      done_cv_.notify_all();
+      done_cv_.SignalAll();
       if (tracker_stop_) return;
-      tracker_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      tracker_cv_.WaitFor(std::chrono::milliseconds(100));
       continue;
     }
-    done_cv_.notify_all();
+    done_cv_.SignalAll();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "util/coding.h"
@@ -253,15 +254,15 @@ DBImpl::DBImpl(const Options& options, const std::string& name, std::string data
 
 DBImpl::~DBImpl() {
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     shutting_down_ = true;
-    bg_cv_.notify_all();
+    bg_cv_.SignalAll();
   }
   if (bg_thread_.joinable()) bg_thread_.join();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     tracker_stop_ = true;  // the tracker makes every pending output durable first
-    tracker_cv_.notify_all();
+    tracker_cv_.SignalAll();
   }
   if (tracker_thread_.joinable()) tracker_thread_.join();
   pending_.clear();
@@ -302,6 +303,7 @@ struct DBImpl::RecoveryState {
 };
 
 Status DBImpl::Recover() {
+  MutexLock lock(&mutex_);
   RecoveryState state;
   state.recovered = NewMemTable();
   Status s = OpenStorage(&state);
@@ -515,7 +517,9 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
   pmem::Reservation wal_reservation;
   TableRef table;
   Status s;
-  if (state->recovered->num_entries() > 0) s = FlushMemTable(*state->recovered, &table, &table_reservation);
+  std::optional<PhaseProfile> profile;
+  if (state->recovered->num_entries() > 0) s = FlushMemTable(*state->recovered, &table, &table_reservation, &profile);
+  if (s.ok() && profile.has_value()) AddProfile(*profile);
   if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true, &wal_);
   if (s.ok()) {
     VersionEdit edit;
@@ -524,7 +528,6 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
       if (table_reservation.action != nullptr) reservations.push_back(&table_reservation);
     }
     if (wal_reservation.action != nullptr) reservations.push_back(&wal_reservation);
-    std::lock_guard<std::mutex> lock(mutex_);
     s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), reservations, state->old_wal_segments,
                /*may_use_standby=*/true);
   }
@@ -564,7 +567,7 @@ void DBImpl::StartBackgroundThreads() {
   const int node = options_.numa_node >= 0 ? options_.numa_node
                    : disk_mode()            ? -1
                                             : pmem::NumaNodeForPath(PoolPathFor(options_, name_));
-  recovering_ = false;  // from here on other threads run
+  // The threads wait for mutex_ until Recover returns.
   bg_thread_ = std::thread([this, node] {
     if (pmem::BindThreadToNode(node)) numa_node_ = node;
     BackgroundLoop();
