@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "compaction/picker.h"
-#include "db/manifest.h"
-#include "db/table_store.h"
+#include "version/manifest.h"
+#include "version/table_store.h"
 
 namespace jigsaw {
 

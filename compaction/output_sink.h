@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "compaction/compaction_profile.h"
-#include "db/table_store.h"
+#include "version/table_store.h"
 #include "format/internal_iterator.h"
 #include "format/keyset_block.h"
 #include "ssd/table.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "db/version.h"
+#include "version/version.h"
 #include "jigsaw/options.h"
 
 namespace jigsaw {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "pmem/pool.h"
-#include "db/filename.h"
+#include "version/filename.h"
 
 namespace jigsaw {
 

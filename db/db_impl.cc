@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "db/db_identity.h"
-#include "db/filename.h"
+#include "version/filename.h"
 #include "db/iterators.h"
 #include "db/write_batch_internal.h"
 #include "pmem/device.h"

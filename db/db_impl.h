@@ -5,7 +5,7 @@
 // WAL (persisted before return when sync), and inserts it into the
 // memtable. Readers take mutex_ only to pin the current memtables, version
 // and sequence, then read lock-free.
-// Background thread: flushes immutable memtables to L0 (compaction/flush.h)
+// Background thread: flushes immutable memtables to L0 (db/flush.h)
 // and runs leveled compactions (compaction/picker.h, merge.h,
 // output_sink.h). Every change of the persistent state is one manifest
 // commit through the VersionSet. The tracker thread makes SSD outputs
@@ -31,8 +31,8 @@
 #include "compaction/durability_tracker.h"
 #include "compaction/picker.h"
 #include "db/memtable.h"
-#include "db/table_store.h"
-#include "db/version_set.h"
+#include "version/table_store.h"
+#include "version/version_set.h"
 #include "db/wal.h"
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"

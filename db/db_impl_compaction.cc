@@ -6,7 +6,7 @@
 #include <chrono>
 #include <optional>
 
-#include "compaction/flush.h"
+#include "db/flush.h"
 #include "compaction/merge.h"
 #include "compaction/output_sink.h"
 #include "db/db_impl.h"

@@ -17,7 +17,7 @@
 #include "db/db_identity.h"
 #include "db/db_impl.h"
 #include "compaction/durability_tracker.h"
-#include "db/filename.h"
+#include "version/filename.h"
 #include "db/iterators.h"
 #include "pmem/pool_sizing.h"
 #include "util/profile_clock.h"

@@ -14,7 +14,7 @@
 #include "format/block.h"
 #include "jigsaw/iterator.h"
 #include "util/profile_clock.h"
-#include "db/version.h"
+#include "version/version.h"
 
 namespace jigsaw {
 

@@ -6,7 +6,7 @@
 
 #include "util/checksum.h"
 #include "util/coding.h"
-#include "db/persist_bug.h"
+#include "util/persist_bug.h"
 
 namespace jigsaw {
 

@@ -1,6 +1,6 @@
 // src/filename.h: paths built and names parsed agree, and nothing else is
 // taken for a database file.
-#include "db/filename.h"
+#include "version/filename.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "emulation/power_failure_harness.h"
-#include "db/persist_bug.h"
+#include "util/persist_bug.h"
 #include "tests/db_test_util.h"
 
 namespace jigsaw::emulation {

@@ -1,5 +1,5 @@
-#include "db/manifest.h"
-#include "db/version.h"
+#include "version/manifest.h"
+#include "version/version.h"
 
 #include <gtest/gtest.h>
 

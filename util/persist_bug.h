@@ -3,8 +3,8 @@
 // that the power-failure harness catches a dropped or reordered persist
 // (tests/power_failure_test.cc). In every other build JIGSAW_PERSIST_BUG(n)
 // is the constant false.
-#ifndef JIGSAW_DB_PERSIST_BUG_H_
-#define JIGSAW_DB_PERSIST_BUG_H_
+#ifndef JIGSAW_UTIL_PERSIST_BUG_H_
+#define JIGSAW_UTIL_PERSIST_BUG_H_
 
 namespace jigsaw::testing {
 
@@ -24,4 +24,4 @@ extern PersistBug persist_bug;  // selected by the test
 
 }  // namespace jigsaw::testing
 
-#endif  // JIGSAW_DB_PERSIST_BUG_H_
+#endif  // JIGSAW_UTIL_PERSIST_BUG_H_

@@ -1,10 +1,10 @@
-#include "db/manifest.h"
+#include "version/manifest.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "db/filename.h"
-#include "db/persist_bug.h"
+#include "version/filename.h"
+#include "util/persist_bug.h"
 #include "util/checksum.h"
 #include "util/coding.h"
 

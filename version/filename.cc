@@ -1,4 +1,4 @@
-#include "db/filename.h"
+#include "version/filename.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,7 +1,7 @@
-#include "db/table_store.h"
+#include "version/table_store.h"
 
-#include "db/filename.h"
-#include "db/version_set.h"
+#include "version/filename.h"
+#include "version/version_set.h"
 #include "ssd/table.h"
 
 namespace jigsaw {

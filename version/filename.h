@@ -4,8 +4,8 @@
 //
 // Thread-safety: pure functions (ReplaceFileAtomically: as safe as the
 // FileSystem it is given, for different files).
-#ifndef JIGSAW_DB_FILENAME_H_
-#define JIGSAW_DB_FILENAME_H_
+#ifndef JIGSAW_VERSION_FILENAME_H_
+#define JIGSAW_VERSION_FILENAME_H_
 
 #include <cstdint>
 #include <string>
@@ -45,4 +45,4 @@ Status ReplaceFileAtomically(FileSystem* fs, const std::string& dir, const std::
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_DB_FILENAME_H_
+#endif  // JIGSAW_VERSION_FILENAME_H_

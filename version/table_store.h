@@ -5,14 +5,14 @@
 //
 // Thread-safety: every method may be called concurrently (the pool, the
 // PoolSpace, the FileSystem and the block cache are thread-safe).
-#ifndef JIGSAW_DB_TABLE_STORE_H_
-#define JIGSAW_DB_TABLE_STORE_H_
+#ifndef JIGSAW_VERSION_TABLE_STORE_H_
+#define JIGSAW_VERSION_TABLE_STORE_H_
 
 #include <memory>
 #include <string>
 
-#include "db/manifest.h"
-#include "db/version.h"
+#include "version/manifest.h"
+#include "version/version.h"
 #include "format/block.h"
 #include "jigsaw/file_system.h"
 #include "jigsaw/options.h"
@@ -86,4 +86,4 @@ class TableStore final : public TableDisposer {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_DB_TABLE_STORE_H_
+#endif  // JIGSAW_VERSION_TABLE_STORE_H_

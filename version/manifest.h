@@ -4,8 +4,8 @@
 // the two places it is kept: in the pmem pool, committed atomically with
 // the objects it names (PoolManifestStore), or in <db>/MANIFEST in
 // disk-only mode (FileManifestStore).
-#ifndef JIGSAW_DB_MANIFEST_H_
-#define JIGSAW_DB_MANIFEST_H_
+#ifndef JIGSAW_VERSION_MANIFEST_H_
+#define JIGSAW_VERSION_MANIFEST_H_
 
 #include <atomic>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "db/version.h"
+#include "version/version.h"
 #include "jigsaw/comparator.h"
 #include "jigsaw/file_system.h"
 #include "pmem/pool.h"
@@ -136,4 +136,4 @@ class FileManifestStore final : public ManifestStore {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_DB_MANIFEST_H_
+#endif  // JIGSAW_VERSION_MANIFEST_H_

@@ -2,12 +2,12 @@
 // in a pool object (pmem and hybrid modes) or an SSD table (disk-only mode,
 // made durable before it returns). The caller commits it (with the frees
 // of the memtable's WAL segments) and installs it.
-#ifndef JIGSAW_COMPACTION_FLUSH_H_
-#define JIGSAW_COMPACTION_FLUSH_H_
+#ifndef JIGSAW_DB_FLUSH_H_
+#define JIGSAW_DB_FLUSH_H_
 
 #include "compaction/compaction_profile.h"
 #include "db/memtable.h"
-#include "db/table_store.h"
+#include "version/table_store.h"
 
 namespace jigsaw {
 
@@ -27,4 +27,4 @@ Status FlushToSsdTable(TableStore* store, const MemTable& mem, TableRef* table, 
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_COMPACTION_FLUSH_H_
+#endif  // JIGSAW_DB_FLUSH_H_

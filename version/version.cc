@@ -1,4 +1,4 @@
-#include "db/version.h"
+#include "version/version.h"
 
 #include <algorithm>
 #include <cstring>

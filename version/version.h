@@ -1,7 +1,7 @@
 // Version: the tables that make up the LSM tree's persistent levels at one
 // moment -- KeySet blocks in pmem and table files on SSD, each a TableMeta --
 // and VersionEdit, the one way a new version is made from an old one.
-// db/manifest.h records a version durably; db/version_set.h holds the
+// version/manifest.h records a version durably; version/version_set.h holds the
 // current one.
 //
 // Versions are immutable once published and shared (std::shared_ptr). A
@@ -10,8 +10,8 @@
 // commit that dropped it) and the last reference goes, the TableDisposer
 // frees its pmem object or deletes its file -- on the thread that drops that
 // reference.
-#ifndef JIGSAW_DB_VERSION_H_
-#define JIGSAW_DB_VERSION_H_
+#ifndef JIGSAW_VERSION_VERSION_H_
+#define JIGSAW_VERSION_VERSION_H_
 
 #include <array>
 #include <atomic>
@@ -99,4 +99,4 @@ std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit,
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_DB_VERSION_H_
+#endif  // JIGSAW_VERSION_VERSION_H_

@@ -1,4 +1,4 @@
-#include "db/version_set.h"
+#include "version/version_set.h"
 
 namespace jigsaw {
 

@@ -1,7 +1,7 @@
-#include "compaction/flush.h"
+#include "db/flush.h"
 
 #include "compaction/output_sink.h"
-#include "db/persist_bug.h"
+#include "util/persist_bug.h"
 #include "format/keyset_block.h"
 
 namespace jigsaw {

@@ -7,16 +7,16 @@
 // Thread-safety: NewFileNumber may be called from any thread. Everything
 // else requires the DB mutex (Recover runs alone before other threads
 // start).
-#ifndef JIGSAW_DB_VERSION_SET_H_
-#define JIGSAW_DB_VERSION_SET_H_
+#ifndef JIGSAW_VERSION_VERSION_SET_H_
+#define JIGSAW_VERSION_VERSION_SET_H_
 
 #include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "db/manifest.h"
-#include "db/version.h"
+#include "version/manifest.h"
+#include "version/version.h"
 
 namespace jigsaw {
 
@@ -70,4 +70,4 @@ class VersionSet {
 
 }  // namespace jigsaw
 
-#endif  // JIGSAW_DB_VERSION_SET_H_
+#endif  // JIGSAW_VERSION_VERSION_SET_H_
