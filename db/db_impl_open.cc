@@ -89,12 +89,11 @@ Status ValidateOptions(const Options& o) {
 
 namespace {
 
-// The directories create_directories would make for `path`, outermost first.
-std::vector<std::filesystem::path> MissingDirectories(const std::filesystem::path& path) {
-  std::vector<std::filesystem::path> missing;
-  std::error_code ec;
-  for (std::filesystem::path p = path; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
-    missing.insert(missing.begin(), p);
+// The directories missing on the way to `path`, outermost first.
+std::vector<std::string> MissingDirectories(FileSystem* fs, const std::string& path) {
+  std::vector<std::string> missing;
+  for (std::filesystem::path p = path; !p.empty() && !fs->FileExists(p.string()); p = p.parent_path()) {
+    missing.insert(missing.begin(), p.string());
     if (p == p.parent_path()) break;
   }
   return missing;
@@ -111,12 +110,16 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
 
   // What this open creates -- directories, files, the pool -- it removes
   // again if it fails; nothing that was there before is touched.
-  const std::vector<std::filesystem::path> new_dirs = MissingDirectories(name);
-  if (!new_dirs.empty()) {
-    if (!options.create_if_missing) return Status::InvalidArgument(name, "does not exist (create_if_missing is false)");
-    std::error_code ec;
-    std::filesystem::create_directories(name, ec);
-    if (ec) return Status::IOError("cannot create " + name, ec.message());
+  const std::vector<std::string> new_dirs = MissingDirectories(fs, name);
+  if (!new_dirs.empty() && !options.create_if_missing) {
+    return Status::InvalidArgument(name, "does not exist (create_if_missing is false)");
+  }
+  for (size_t i = 0; i < new_dirs.size(); ++i) {
+    s = fs->CreateDirIfMissing(new_dirs[i]);
+    if (!s.ok()) {
+      while (i-- > 0) (void)fs->RemoveDir(new_dirs[i]);
+      return s;
+    }
   }
   const std::string lock_path = name + "/LOCK";
   const bool lock_existed = fs->FileExists(lock_path);
@@ -168,10 +171,7 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
   }
   if (!lock_existed && lock != nullptr) (void)fs->RemoveFile(lock_path);
   lock.reset();
-  for (auto it = new_dirs.rbegin(); it != new_dirs.rend(); ++it) {
-    std::error_code ec;
-    std::filesystem::remove(*it, ec);  // only if empty
-  }
+  for (auto it = new_dirs.rbegin(); it != new_dirs.rend(); ++it) (void)fs->RemoveDir(*it);  // only if empty
   return s;
 }
 
@@ -179,7 +179,7 @@ Status DestroyDB(const std::string& name, const Options& options) {
   FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
   const std::string pool_path = PoolPathFor(options, name);
   std::error_code ec;
-  if (!std::filesystem::is_directory(name, ec)) {
+  if (!fs->FileExists(name)) {
     // No directory: nothing is destroyed but a pool of a version without
     // identities, which records no database id.
     pmem::PoolOptions pool_options;
@@ -240,7 +240,7 @@ Status DestroyDB(const std::string& name, const Options& options) {
   }
   (void)fs->RemoveFile(name + "/LOCK");
   lock.reset();
-  std::filesystem::remove(name, ec);  // only if empty; a user's files stay
+  (void)fs->RemoveDir(name);  // only if empty; a user's files stay
   return Status::OK();
 }
 

@@ -93,6 +93,10 @@ class JIGSAW_EXPORT FileSystem {
   // file. A read-only file system gives IOError. Default: flock(2) on the
   // POSIX file, which wrappers inherit.
   virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
+  // Removes the directory `dir` if it is empty (IOError otherwise). Used to
+  // undo the directories a failed DB::Open created. Default: rmdir(2),
+  // which wrappers inherit.
+  virtual Status RemoveDir(const std::string& dir);
 };
 
 }  // namespace jigsaw

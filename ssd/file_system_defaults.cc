@@ -1,4 +1,5 @@
-// FileSystem::LockFile's default: flock(2) on the POSIX file.
+// FileSystem's default methods: LockFile (flock(2) on the POSIX file) and
+// RemoveDir (rmdir(2)).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -54,6 +55,11 @@ Status FileSystem::LockFile(const std::string& path, std::unique_ptr<FileLock>* 
     // The lock holds; only the holder's name is missing for a later conflict.
   }
   *lock = std::make_unique<PosixFileLock>(fd);
+  return Status::OK();
+}
+
+Status FileSystem::RemoveDir(const std::string& dir) {
+  if (::rmdir(dir.c_str()) != 0) return Status::IOError("cannot remove directory " + dir, std::strerror(errno));
   return Status::OK();
 }
 
