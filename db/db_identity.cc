@@ -118,68 +118,71 @@ Status WriteIdentity(FileSystem* fs, const std::string& dir, const DatabaseIdent
   return ReplaceFileAtomically(fs, dir, kIdentityFile, text);
 }
 
-Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, OpenPlan* plan) {
-  *plan = OpenPlan();
-  Status s = fs->GetChildren(dir, &plan->children_before);
-  if (!s.ok()) return s;
+namespace {
+
+// What PlanOpen reads before deciding.
+struct DirectoryFacts {
   bool has_manifest = false;
   bool has_files = false;  // tables or logs
-  for (const std::string& child : plan->children_before) {
-    if (child == "MANIFEST") has_manifest = true;
-    if (IsTableOrLog(child)) has_files = true;
-  }
-  const bool pool_mode = options.storage_mode != StorageMode::kDisk;
-  const std::string pool_path = PoolPathFor(options, dir);
-  pmem::PoolOptions pool_options;
-  pool_options.path = pool_path;
-  pool_options.comparator_name = options.comparator->Name();
-  pmem::Pool::Facts facts;
+  bool pool_mode = false;  // the options ask for a pool (kPmem or kHybrid)
+  pmem::PoolOptions pool_options;  // path and comparator, for Inspect
+};
 
-  s = ReadIdentity(fs, dir, &plan->identity);
-  if (s.ok()) {
-    plan->identity_exists = true;
-    const DatabaseIdentity& identity = plan->identity;
-    if (identity.uses_pool != pool_mode) {
-      return Status::InvalidArgument("storage_mode", dir + " holds " + Describe(identity) + "; options give " +
-                                                         ModeName(options.storage_mode));
-    }
-    if (!pool_mode) {
-      if (!has_manifest) {
-        if (!identity.creating) return Status::Corruption(dir, "MANIFEST is missing");
-        plan->creating = true;
-        plan->clear_leftovers = has_files;
-      }
-      return Status::OK();
-    }
-    pool_options.database_id = identity.database_id;
-    s = pmem::Pool::Inspect(pool_options, &facts);
-    if (s.IsNotFound()) {
-      // Only a creation that never committed may make its pool anew.
-      if (identity.creating) {
-        plan->creating = true;
-        plan->identity.pool_path = pool_path;
-        return Status::OK();
-      }
-      return Status::InvalidArgument("pmem_path", pool_path + " does not exist; " + dir + " holds " +
-                                                      Describe(identity));
-    }
-    if (!s.ok()) return s;
-    if (facts.database_id.empty()) {
-      return Status::InvalidArgument("pmem_path", pool_path + " is not the pool of the database in " + dir +
-                                                      " (it records no database id; the database's is " +
-                                                      identity.database_id + ")");
-    }
-    plan->creating = !facts.has_manifest;
-    if (plan->identity.pool_path != pool_path) {
-      plan->identity.pool_path = pool_path;  // the pool moved; its id says it is this database's
-      plan->identity_outdated = true;
+// PlanOpen for a directory with an IDENTITY (plan->identity).
+Status PlanWithIdentity(const Options& options, const std::string& dir, DirectoryFacts* d, OpenPlan* plan) {
+  const bool pool_mode = d->pool_mode;
+  const bool has_manifest = d->has_manifest;
+  const bool has_files = d->has_files;
+  const std::string& pool_path = d->pool_options.path;
+  pmem::PoolOptions& pool_options = d->pool_options;
+  const DatabaseIdentity& identity = plan->identity;
+  if (identity.uses_pool != pool_mode) {
+    return Status::InvalidArgument("storage_mode", dir + " holds " + Describe(identity) + "; options give " +
+                                                       ModeName(options.storage_mode));
+  }
+  if (!pool_mode) {
+    if (!has_manifest) {
+      if (!identity.creating) return Status::Corruption(dir, "MANIFEST is missing");
+      plan->creating = true;
+      plan->clear_leftovers = has_files;
     }
     return Status::OK();
   }
-  if (!s.IsNotFound()) return s;
+  pool_options.database_id = identity.database_id;
+  pmem::Pool::Facts facts;
+  Status s = pmem::Pool::Inspect(pool_options, &facts);
+  if (s.IsNotFound()) {
+    // Only a creation that never committed may make its pool anew.
+    if (identity.creating) {
+      plan->creating = true;
+      plan->identity.pool_path = pool_path;
+      return Status::OK();
+    }
+    return Status::InvalidArgument("pmem_path", pool_path + " does not exist; " + dir + " holds " +
+                                                    Describe(identity));
+  }
+  if (!s.ok()) return s;
+  if (facts.database_id.empty()) {
+    return Status::InvalidArgument("pmem_path", pool_path + " is not the pool of the database in " + dir +
+                                                    " (it records no database id; the database's is " +
+                                                    identity.database_id + ")");
+  }
+  plan->creating = !facts.has_manifest;
+  if (plan->identity.pool_path != pool_path) {
+    plan->identity.pool_path = pool_path;  // the pool moved; its id says it is this database's
+    plan->identity_outdated = true;
+  }
+  return Status::OK();
+}
 
-  // No IDENTITY: a new database, or one made by a version without identity
-  // files (adopted: the identity is written once it has opened).
+// PlanOpen for a directory without an IDENTITY: a new database, or one made
+// by a version without identity files (adopted: the identity is written once
+// it has opened).
+Status PlanWithoutIdentity(const Options& options, const std::string& dir, DirectoryFacts* d, OpenPlan* plan) {
+  const bool pool_mode = d->pool_mode;
+  const bool has_manifest = d->has_manifest;
+  const bool has_files = d->has_files;
+  const std::string& pool_path = d->pool_options.path;
   DatabaseIdentity& identity = plan->identity;
   identity.database_id = pmem::NewDatabaseId();
   identity.uses_pool = pool_mode;
@@ -196,7 +199,8 @@ Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, 
       return Status::InvalidArgument("storage_mode", dir + " holds a disk-mode database (MANIFEST); options give " +
                                                          std::string(ModeName(options.storage_mode)));
     }
-    s = pmem::Pool::Inspect(pool_options, &facts);
+    pmem::Pool::Facts facts;
+    Status s = pmem::Pool::Inspect(d->pool_options, &facts);
     if (s.IsNotFound()) {
       if (has_files) {
         return Status::InvalidArgument("pmem_path", pool_path + " does not exist, but " + dir +
@@ -213,11 +217,35 @@ Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, 
       plan->creating = !facts.has_manifest;
     }
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PlanOpen(FileSystem* fs, const Options& options, const std::string& dir, OpenPlan* plan) {
+  *plan = OpenPlan();
+  Status s = fs->GetChildren(dir, &plan->children_before);
+  if (!s.ok()) return s;
+  DirectoryFacts d;
+  for (const std::string& child : plan->children_before) {
+    if (child == "MANIFEST") d.has_manifest = true;
+    if (IsTableOrLog(child)) d.has_files = true;
+  }
+  d.pool_mode = options.storage_mode != StorageMode::kDisk;
+  d.pool_options.path = PoolPathFor(options, dir);
+  d.pool_options.comparator_name = options.comparator->Name();
+  s = ReadIdentity(fs, dir, &plan->identity);
+  if (s.ok()) {
+    plan->identity_exists = true;
+    return PlanWithIdentity(options, dir, &d, plan);
+  }
+  if (!s.IsNotFound()) return s;
+  s = PlanWithoutIdentity(options, dir, &d, plan);
+  if (!s.ok()) return s;
   if (plan->creating && !options.create_if_missing) {
     return Status::InvalidArgument(dir, "does not exist (create_if_missing is false)");
   }
-  if (plan->creating && pool_mode && options.pmem_path.empty() &&
-      !OnTmpfs(dir)) {
+  if (plan->creating && d.pool_mode && options.pmem_path.empty() && !OnTmpfs(dir)) {
     return Status::InvalidArgument("pmem_path", "is empty and " + dir +
                                                     " is not on tmpfs: name the pool file (a file on a DAX file "
                                                     "system, a device-DAX node, or /dev/shm for emulated pmem) -- "

@@ -263,17 +263,32 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
     return Status::InvalidArgument("database id longer than 32 bytes");
   }
   std::unique_ptr<Pool> pool(new Pool());
+  PoolFile file;
+  Status s = PreparePoolFile(options, &file);
+  if (!s.ok()) return s;
+  pool->created_ = file.created;
+  s = pool->Map(options, file);
+  if (s.ok()) s = pool->LoadRoot(options);
+  if (!s.ok()) return s;
+  for (auto type : {ObjectType::kBlock, ObjectType::kWalSegment, ObjectType::kManifest}) {
+    for (uint64_t offset : pool->Objects(type)) pool->used_bytes_ += pool->ObjectSize(offset) + kObjectHeader;
+  }
+  *result = std::move(pool);
+  return Status::OK();
+}
+
+Status Pool::PreparePoolFile(const PoolOptions& options, PoolFile* file) {
   struct stat st {};
   bool exists = ::stat(options.path.c_str(), &st) == 0;
-  const bool device_dax = exists && IsDeviceDax(st);
-  if (device_dax && options.create_if_missing && pmemobj_check(options.path.c_str(), kLayout) == -1) {
+  file->device_dax = exists && IsDeviceDax(st);
+  if (file->device_dax && options.create_if_missing && pmemobj_check(options.path.c_str(), kLayout) == -1) {
     // A device-DAX node always exists; it holds a pool only once created.
     exists = false;
   }
-  if (exists && !S_ISREG(st.st_mode) && !device_dax) {
+  if (exists && !S_ISREG(st.st_mode) && !file->device_dax) {
     return Status::InvalidArgument("pmem_path", options.path + " is neither a regular file nor a device-DAX node");
   }
-  if (!device_dax) {
+  if (!file->device_dax) {
     Status s = CheckMappable(options.path, exists);
     if (!s.ok()) return s;
   }
@@ -290,19 +305,24 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
     if (!options.create_if_missing) {
       return Status::InvalidArgument(options.path, "does not exist (create_if_missing is false)");
     }
-    if (!device_dax && options.size < kMinPoolSize) {
+    if (!file->device_dax && options.size < kMinPoolSize) {
       return Status::InvalidArgument("pmem_pool_size", "must be at least " + std::to_string(kMinPoolSize >> 20) +
                                                            " MiB");
     }
-    if (!device_dax) {
+    if (!file->device_dax) {
       Status s = CreatePoolFile(options);
       if (!s.ok()) return s;
       if (::stat(options.path.c_str(), &st) != 0) return Status::IOError(options.path, std::strerror(errno));
     }
-    pool->created_ = true;
+    file->created = true;
   }
+  file->size = file->device_dax ? PoolSizeOfDevice(options.path) : static_cast<uint64_t>(st.st_size);
+  return Status::OK();
+}
+
+Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
   PMEMobjpool* pop = nullptr;
-  if (device_dax && !exists) {
+  if (file.device_dax && file.created) {
     // On device DAX the pool is the whole device (size 0), formatted in place.
     pop = pmemobj_create(options.path.c_str(), kLayout, 0, 0600);
     if (pop == nullptr) {
@@ -313,67 +333,67 @@ Status Pool::Open(const PoolOptions& options, std::unique_ptr<Pool>* result) {
     pop = pmemobj_open(options.path.c_str(), kLayout);
     if (pop == nullptr) return OpenError(options.path, errno);
   }
-  pool->pop_ = pop;
-  pool->pool_size_ = device_dax ? PoolSizeOfDevice(options.path) : static_cast<uint64_t>(st.st_size);
-  pool->pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
-  const bool real_pmem = pmem_is_pmem(pop, pool->pool_size_) != 0;
-  const bool tmpfs = !device_dax && OnTmpfs(options.path);
+  pop_ = pop;
+  pool_size_ = file.size;
+  pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
+  // How stores are made durable: CPU cache flushes on pmem (real, or
+  // emulated where asked or on tmpfs), msync otherwise.
+  const bool real_pmem = pmem_is_pmem(pop, pool_size_) != 0;
+  const bool tmpfs = !file.device_dax && OnTmpfs(options.path);
   bool cpu_flush = real_pmem;
   if (real_pmem) {
-    pool->persistence_ = "pmem";
+    persistence_ = "pmem";
   } else if (options.emulation == PmemEmulation::kForce) {
-    pool->persistence_ = "emulated pmem (forced)";
+    persistence_ = "emulated pmem (forced)";
     cpu_flush = true;
   } else if (options.emulation == PmemEmulation::kAuto && tmpfs) {
-    pool->persistence_ = "emulated pmem (tmpfs)";
+    persistence_ = "emulated pmem (tmpfs)";
     cpu_flush = true;
   } else {
-    pool->persistence_ = "msync";
+    persistence_ = "msync";
   }
-  pool->region_ = std::make_unique<PmemRegion>(cpu_flush);
+  region_ = std::make_unique<PmemRegion>(cpu_flush);
   if (options.timing.enabled()) {
-    pool->timing_ = std::make_unique<pmem::NvmTiming>(options.timing);
-    pool->region_ = std::make_unique<pmem::TimingRegion>(std::move(pool->region_), pool->timing_.get());
+    timing_ = std::make_unique<pmem::NvmTiming>(options.timing);
+    region_ = std::make_unique<pmem::TimingRegion>(std::move(region_), timing_.get());
   }
+  return Status::OK();
+}
 
+Status Pool::LoadRoot(const PoolOptions& options) {
+  auto* pop = Handle(pop_);
   const size_t root_size = pmemobj_root_size(pop);
   if (root_size != 0 && root_size < sizeof(Root)) {
     return Status::Corruption(options.path, "root object too small for a JigsawDB pool");
   }
   PMEMoid root_oid = pmemobj_root(pop, sizeof(Root));
   if (OID_IS_NULL(root_oid)) return Status::IOError("cannot allocate the pool root", PmemError());
-  pool->root_ = static_cast<Root*>(pmemobj_direct(root_oid));
-  Root* root = pool->root_;
-
+  root_ = static_cast<Root*>(pmemobj_direct(root_oid));
+  Root* root = root_;
   if (root->magic == 0 && root->manifest_offset == 0) {
     // A device-DAX pool just formatted, or one whose creation an older
     // version left unfinished: initialise the root in one transaction.
     Status s = InitialiseRoot(pop, root, options);
     if (!s.ok()) return s;
-    pool->created_ = true;
+    created_ = true;
+    return Status::OK();
+  }
+  Status s = CheckRoot(*root, options);
+  if (!s.ok()) return s;
+  if (!RootDatabaseId(root->database_id).empty() || options.database_id.empty()) return Status::OK();
+  // A version-1 pool: record the id, which makes it version 2.
+  if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) {
+    return Status::IOError("cannot start a pool transaction", PmemError());
+  }
+  pmemobj_tx_set_failure_behavior(POBJ_TX_FAILURE_RETURN);
+  if (pmemobj_tx_add_range(root_oid, 0, 64) == 0) {
+    std::memcpy(root->database_id, options.database_id.data(), options.database_id.size());
+    root->format_version = kFormatVersion;
+    pmemobj_tx_commit();
   } else {
-    Status s = CheckRoot(*root, options);
-    if (!s.ok()) return s;
-    if (RootDatabaseId(root->database_id).empty() && !options.database_id.empty()) {
-      // A version-1 pool: record the id, which makes it version 2.
-      if (pmemobj_tx_begin(pop, nullptr, TX_PARAM_NONE) != 0) {
-        return Status::IOError("cannot start a pool transaction", PmemError());
-      }
-      pmemobj_tx_set_failure_behavior(POBJ_TX_FAILURE_RETURN);
-      if (pmemobj_tx_add_range(root_oid, 0, 64) == 0) {
-        std::memcpy(root->database_id, options.database_id.data(), options.database_id.size());
-        root->format_version = kFormatVersion;
-        pmemobj_tx_commit();
-      } else {
-        pmemobj_tx_abort(errno);
-      }
-      if (pmemobj_tx_end() != 0) return Status::IOError("cannot record the database id", PmemError());
-    }
+    pmemobj_tx_abort(errno);
   }
-  for (auto type : {ObjectType::kBlock, ObjectType::kWalSegment, ObjectType::kManifest}) {
-    for (uint64_t offset : pool->Objects(type)) pool->used_bytes_ += pool->ObjectSize(offset) + kObjectHeader;
-  }
-  *result = std::move(pool);
+  if (pmemobj_tx_end() != 0) return Status::IOError("cannot record the database id", PmemError());
   return Status::OK();
 }
 

@@ -136,6 +136,16 @@ class Pool {
   static Status CreatePoolFile(const PoolOptions& options);
   // Writes a new root (magic, version, comparator, id) in one transaction.
   static Status InitialiseRoot(void* pop, Root* root, const PoolOptions& options);
+  // Open's steps: the pool file checked (or created), mapped, its root
+  // checked (or initialised, or upgraded).
+  struct PoolFile {
+    bool device_dax = false;
+    bool created = false;  // by this open
+    uint64_t size = 0;
+  };
+  static Status PreparePoolFile(const PoolOptions& options, PoolFile* file);
+  Status Map(const PoolOptions& options, const PoolFile& file);
+  Status LoadRoot(const PoolOptions& options);
 
   void* pop_ = nullptr;  // PMEMobjpool*
   uint64_t pool_uuid_lo_ = 0;
