@@ -141,6 +141,21 @@ bool AllInPmem(const std::vector<TableRef>& tables) {
   return std::all_of(tables.begin(), tables.end(), [](const TableRef& t) { return t->residence == Residence::kPmem; });
 }
 
+bool IsTrivialMove(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd) {
+  if (compaction.split || !compaction.inputs[1].empty() || compaction.inputs[0].empty()) return false;
+  const Residence tier = output_to_ssd ? Residence::kSsd : Residence::kPmem;
+  std::vector<TableRef> sorted = compaction.inputs[0];
+  for (const TableRef& t : sorted) {
+    if (t->residence != tier) return false;
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [&](const TableRef& a, const TableRef& b) { return ucmp->Compare(a->smallest, b->smallest) < 0; });
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (ucmp->Compare(sorted[i - 1]->largest, sorted[i]->smallest) >= 0) return false;
+  }
+  return true;
+}
+
 uint64_t PmemBlockBudget(const Options& options, uint64_t pool_size) {
   const uint64_t wal_chunks = (1 + static_cast<uint64_t>(options.max_immutable_memtables)) *
                               ObjectChunks(WalSegmentCapacity(options.memtable_size));

@@ -72,6 +72,15 @@ bool IsBaseLevelForKey(const Version& version, const Comparator* ucmp, int level
 
 bool AllInPmem(const std::vector<TableRef>& tables);
 
+// True if `compaction` may move its inputs down by a manifest edit alone --
+// no byte read or written (LevelDB's trivial move): it is not a split step,
+// nothing in the level below overlaps its inputs, the inputs do not overlap
+// one another (L0 tables may), and each already lives in the tier its
+// output would (`output_to_ssd`): pmem blocks into a pmem level, SSD tables
+// into an SSD level. Nothing is dropped: shadowed versions and tombstones
+// move along and go at a later merge.
+bool IsTrivialMove(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd);
+
 // Hybrid mode's placement: the bytes of pmem that blocks may use, the
 // smaller of Options::pmem_budget (default: half the pool) and what the pool
 // holds for blocks once the standby and the WAL segments of every memtable

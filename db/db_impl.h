@@ -126,6 +126,9 @@ class DBImpl final : public DB {
   Status WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
                                 const Version& base, bool may_use_standby, CompactionOutputs* out,
                                 PhaseProfile* profile) EXCLUDES(mutex_);
+  // Commits a trivial move (compaction/picker.h IsTrivialMove): the inputs
+  // at the output level, by reference.
+  Status InstallTrivialMove(const Compaction& compaction) REQUIRES(mutex_);
   // Commits a finished compaction step.
   Status InstallCompaction(const Compaction& compaction, bool to_ssd, CompactionOutputs* out,
                            const PhaseProfile* profile, bool may_use_standby) REQUIRES(mutex_);
@@ -224,6 +227,8 @@ class DBImpl final : public DB {
   uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;
+  uint64_t tables_moved_ GUARDED_BY(mutex_) = 0;  // by trivial moves
+  uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace jigsaw

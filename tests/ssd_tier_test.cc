@@ -428,7 +428,13 @@ TEST(SsdTierTest, ClassicTablesAndTheCompactionProfile) {
       std::istringstream fields(line);
       std::string cell;
       while (std::getline(fields, cell, ',')) f.push_back(std::stod(cell));
-      ASSERT_EQ(f.size(), 14u) << line;
+      ASSERT_EQ(f.size(), 15u) << line;
+      if (f[14] > 0) {  // a trivial move: tables moved by reference, nothing read or written
+        EXPECT_GE(f[1], 0) << line;
+        EXPECT_EQ(f[11], 0) << line;
+        EXPECT_EQ(f[12], 0) << line;
+        continue;
+      }
       const double parts = f[3] + f[4] + f[5] + f[6] + f[7];  // read..write, within the loop
       for (int i = 3; i <= 9; ++i) EXPECT_GE(f[i], 0) << line;
       EXPECT_LE(parts, f[9] * 1.01 + 1e-6) << line;  // phases never exceed the total
