@@ -16,11 +16,14 @@
 #include "pmem/device.h"
 #include "db/db_identity.h"
 #include "db/filename.h"
-#include "db/iterators.h"
+#include "db/db_iter.h"
+#include "db/level_iterator.h"
 #include "db/persist_bug.h"
 #include "db/pool_sizing.h"
 #include "util/profile_clock.h"
 #include "db/write_batch_internal.h"
+#include "table/iterator_wrappers.h"
+#include "table/merging_iterator.h"
 
 namespace jigsaw {
 
@@ -586,11 +589,10 @@ std::span<const TableRef> DBImpl::Candidates(std::span<const TableRef> run, cons
 
 Status DBImpl::TableGet(const TableMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
                         bool* done) const {
-  if (block.residence == Residence::kPmem && pool_ != nullptr && pool_->timing() != nullptr) {
-    pool_->timing()->ChargeRandomRead();
-  }
   ValueType type;
-  Status s = block.table->Get(key, sequence, &type, value);
+  // The caller's ReadOptions do not reach here: Get and MultiGet leave
+  // ReadOptions::verify_checksums to the tables' own setting.
+  Status s = block.table->Get(ReadOptions(), key, sequence, &type, value);
   if (s.IsNotFound()) return Status::OK();
   *done = true;
   if (!s.ok()) return s;
@@ -683,20 +685,14 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     children.push_back(imm->NewIterator());
     pins.push_back(imm);
   }
-  int pmem_sources = 0;
-  for (const TableRef& block : view.version->levels[0]) {
-    children.push_back(block->table->NewIterator());
-    ++pmem_sources;
-  }
+  for (const TableRef& block : view.version->levels[0]) children.push_back(block->table->NewIterator(options));
   for (int level = 1; level < kNumLevels; ++level) {
     if (!view.version->levels[level].empty()) {
-      children.push_back(NewLevelIterator(ucmp_, view.version->levels[level]));
-      ++pmem_sources;
+      children.push_back(NewLevelIterator(ucmp_, view.version->levels[level], options));
     }
   }
   pins.push_back(view.version);
-  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins),
-                       pool_ != nullptr ? pool_->timing() : nullptr, pmem_sources);
+  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins));
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

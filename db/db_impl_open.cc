@@ -16,11 +16,11 @@
 #include "db/db_identity.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
-#include "db/iterators.h"
 #include "db/pool_sizing.h"
 #include "util/profile_clock.h"
 #include "db/write_batch_internal.h"
 #include "ssd/table.h"
+#include "table/merging_iterator.h"
 
 namespace jigsaw {
 
