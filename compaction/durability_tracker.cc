@@ -4,7 +4,7 @@
 
 #include "compaction/merge.h"
 #include "compaction/output_sink.h"
-#include "db/iterators.h"
+#include "table/merging_iterator.h"
 
 namespace jigsaw {
 

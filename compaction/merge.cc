@@ -3,7 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "db/iterators.h"
+#include "table/merging_iterator.h"
+#include "version/level_iterator.h"
 
 namespace jigsaw {
 

@@ -10,12 +10,14 @@
 #include <thread>
 
 #include "db/db_identity.h"
-#include "version/filename.h"
-#include "db/iterators.h"
+#include "db/db_iter.h"
+#include "version/level_iterator.h"
 #include "db/write_batch_internal.h"
 #include "pmem/device.h"
 #include "pmem/pool_sizing.h"
 #include "ssd/table.h"
+#include "table/merging_iterator.h"
+#include "version/filename.h"
 
 namespace jigsaw {
 
@@ -276,13 +278,10 @@ std::span<const TableRef> DBImpl::Candidates(std::span<const TableRef> run, cons
   return {first, last};
 }
 
-Status DBImpl::TableGet(const TableMeta& block, const Slice& key, SequenceNumber sequence, std::string* value,
-                        bool* done) const {
-  if (block.residence == Residence::kPmem && pool() != nullptr && pool()->timing() != nullptr) {
-    pool()->timing()->ChargeRandomRead();
-  }
+Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, const Slice& key,
+                        SequenceNumber sequence, std::string* value, bool* done) const {
   ValueType type;
-  Status s = block.table->Get(key, sequence, &type, value);
+  Status s = block.table->Get(options, key, sequence, &type, value);
   if (s.IsNotFound()) return Status::OK();
   *done = true;
   if (!s.ok()) return s;
@@ -297,13 +296,13 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   const auto& level0 = view.version->levels[0];
   for (size_t i = 0; i < level0.size(); ++i) {  // newest first; they may overlap
     for (const TableRef& block : Candidates({&level0[i], 1}, key)) {
-      s = TableGet(*block, key, view.sequence, value, &done);
+      s = TableGet(options, *block, key, view.sequence, value, &done);
       if (done) return s;
     }
   }
   for (int level = 1; level < kNumLevels; ++level) {
     for (const TableRef& block : Candidates(view.version->levels[level], key)) {
-      s = TableGet(*block, key, view.sequence, value, &done);
+      s = TableGet(options, *block, key, view.sequence, value, &done);
       if (done) return s;
     }
   }
@@ -352,7 +351,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
       const size_t i = pending[k];
       bool done = false;
       for (const TableRef& block : candidates[k]) {
-        statuses[i] = TableGet(*block, keys[i], view.sequence, &(*values)[i], &done);
+        statuses[i] = TableGet(options, *block, keys[i], view.sequence, &(*values)[i], &done);
         if (done) break;
       }
       if (!done) {
@@ -375,20 +374,14 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     children.push_back(imm->NewIterator());
     pins.push_back(imm);
   }
-  int pmem_sources = 0;
-  for (const TableRef& block : view.version->levels[0]) {
-    children.push_back(block->table->NewIterator());
-    ++pmem_sources;
-  }
+  for (const TableRef& block : view.version->levels[0]) children.push_back(block->table->NewIterator(options));
   for (int level = 1; level < kNumLevels; ++level) {
     if (!view.version->levels[level].empty()) {
-      children.push_back(NewLevelIterator(ucmp_, view.version->levels[level]));
-      ++pmem_sources;
+      children.push_back(NewLevelIterator(ucmp_, view.version->levels[level], options));
     }
   }
   pins.push_back(view.version);
-  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins),
-                       pool() != nullptr ? pool()->timing() : nullptr, pmem_sources);
+  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins));
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

@@ -167,8 +167,8 @@ class DBImpl final : public DB {
   std::span<const TableRef> Candidates(std::span<const TableRef> run, const Slice& key) const;
   // Looks `key` up in one table; *done when it decides the key (OK with
   // *value, NotFound for a deletion, or an error).
-  Status TableGet(const TableMeta& table, const Slice& key, SequenceNumber sequence, std::string* value,
-                  bool* done) const;
+  Status TableGet(const ReadOptions& options, const TableMeta& table, const Slice& key, SequenceNumber sequence,
+                  std::string* value, bool* done) const;
 
   const Options options_;
   const std::string name_;

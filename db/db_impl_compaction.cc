@@ -10,7 +10,7 @@
 #include "compaction/merge.h"
 #include "compaction/output_sink.h"
 #include "db/db_impl.h"
-#include "db/iterators.h"
+#include "table/iterator_wrappers.h"
 #include "pmem/pool_sizing.h"
 #include "ssd/table.h"
 

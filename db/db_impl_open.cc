@@ -17,12 +17,12 @@
 #include "db/db_identity.h"
 #include "db/db_impl.h"
 #include "compaction/durability_tracker.h"
-#include "version/filename.h"
-#include "db/iterators.h"
 #include "pmem/pool_sizing.h"
+#include "version/filename.h"
 #include "util/profile_clock.h"
 #include "db/write_batch_internal.h"
 #include "ssd/table.h"
+#include "table/merging_iterator.h"
 
 namespace jigsaw {
 

@@ -1,6 +1,7 @@
 // InternalIterator: the engine's iterator over (user key, sequence, type,
 // value) entries, implemented by blocks, memtables, tables and the merging
-// and concatenating iterators (table/iterators.h).
+// and concatenating iterators (table/merging_iterator.h,
+// table/concatenating_iterator.h).
 #ifndef JIGSAW_FORMAT_INTERNAL_ITERATOR_H_
 #define JIGSAW_FORMAT_INTERNAL_ITERATOR_H_
 

@@ -58,7 +58,10 @@ NvmTiming::NvmTiming(const NvmTimingModel& model)
                        ? 1e9 * static_cast<double>(kMediaWriteUnit) / model.write_bandwidth_bytes_per_sec
                        : 0) {}
 
-void NvmTiming::ChargeRandomRead() const { SpinFor(model_.random_read_ns); }
+void NvmTiming::ChargeRandomRead() const {
+  random_reads_.fetch_add(1, std::memory_order_relaxed);
+  SpinFor(model_.random_read_ns);
+}
 
 void NvmTiming::ChargePersist(const void* addr, size_t len) {
   const size_t lines = UnitsSpanned(addr, len, kCacheLine);

@@ -34,6 +34,8 @@ class NvmTiming {
 
   // Charges one random read of a block region (returns after the latency).
   void ChargeRandomRead() const;
+  // Random reads charged so far, by all threads.
+  uint64_t random_reads_charged() const { return random_reads_.load(std::memory_order_relaxed); }
   // Charges making [addr, addr + len) durable: returns after the per-line and
   // per-unit latency and once the medium's bandwidth has absorbed the units.
   void ChargePersist(const void* addr, size_t len);
@@ -43,6 +45,7 @@ class NvmTiming {
  private:
   const NvmTimingModel model_;
   const double ns_per_unit_;  // media time of one write unit at the cap
+  mutable std::atomic<uint64_t> random_reads_{0};
   // Steady-clock nanosecond at which the medium has absorbed every write
   // charged so far.
   std::atomic<int64_t> medium_free_at_ns_{0};

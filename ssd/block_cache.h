@@ -25,6 +25,8 @@ struct CachedBlock {
   std::unique_ptr<uint64_t[]> buffer;  // 8-byte aligned block bytes
   size_t size = 0;
   std::unique_ptr<BlockReader> reader;
+  // The block's checksum has been verified (set once, by any reader).
+  mutable std::atomic<bool> checksum_verified{false};
   const char* data() const { return reinterpret_cast<const char*>(buffer.get()); }
 };
 using CachedBlockRef = std::shared_ptr<const CachedBlock>;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "table/concatenating_iterator.h"
 #include "util/checksum.h"
 #include "util/coding.h"
 #include "util/profile_clock.h"
@@ -278,17 +279,39 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   return Status::OK();
 }
 
-Status SsdTable::ReadBlock(uint32_t i, CachedBlockRef* block) const {
+Status SsdTable::ReadBlock(uint32_t i, bool verify, CachedBlockRef* block) const {
   if (options_.use_mmap) {
     *block = mapped_[i];
-    return Status::OK();
+  } else {
+    *block = options_.cache->Lookup(number_, i);
+    if (*block == nullptr) {
+      std::shared_ptr<CachedBlock> fresh;
+      Status s = ReadFromFile(i, verify || options_.verify_checksums, &fresh);
+      if (!s.ok()) return s;
+      *block = options_.cache->Insert(number_, i, std::move(fresh));
+      return Status::OK();
+    }
   }
-  *block = options_.cache->Lookup(number_, i);
-  if (*block != nullptr) return Status::OK();
-  std::shared_ptr<CachedBlock> fresh;
-  Status s = ReadFromFile(i, options_.verify_checksums, &fresh);
-  if (!s.ok()) return s;
-  *block = options_.cache->Insert(number_, i, std::move(fresh));
+  if (verify) {
+    Status s = VerifyChecksum(i, **block);
+    if (!s.ok()) {
+      block->reset();
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status SsdTable::VerifyChecksum(uint32_t i, const CachedBlock& block) const {
+  if (block.checksum_verified.load(std::memory_order_relaxed)) return Status::OK();
+  const char* data = options_.use_mmap ? file_->Mapping() + index_[i].offset : block.data();
+  BlockReadOptions ro;
+  ro.comparator = options_.comparator;
+  ro.verify_checksum = true;
+  std::unique_ptr<BlockReader> checked;
+  Status s = BlockReader::Open(format_, Slice(data, block.size), ro, &checked);
+  if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  block.checksum_verified.store(true, std::memory_order_relaxed);
   return Status::OK();
 }
 
@@ -303,7 +326,9 @@ Status SsdTable::OpenReader(const char* data, bool verify, CachedBlock* block) c
   BlockReadOptions ro;
   ro.comparator = options_.comparator;
   ro.verify_checksum = verify;
-  return BlockReader::Open(format_, Slice(data, block->size), ro, &block->reader);
+  Status s = BlockReader::Open(format_, Slice(data, block->size), ro, &block->reader);
+  if (s.ok() && verify) block->checksum_verified.store(true, std::memory_order_relaxed);
+  return s;
 }
 
 Status SsdTable::ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const {
@@ -393,14 +418,15 @@ void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) 
   fetches->push_back({this, i});  // FetchBlocks skips it if cached
 }
 
-Status SsdTable::Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                     std::string* value) const {
   if (!MayContain(user_key)) return Status::NotFound(Slice());  // no block read for a table without the key
   const Comparator* cmp = options_.comparator;
   // A key's versions may continue into the next block.
   for (auto it = index_.begin() + FirstCandidateBlock(user_key);
        it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
     CachedBlockRef block;
-    Status s = ReadBlock(static_cast<uint32_t>(it - index_.begin()), &block);
+    Status s = ReadBlock(static_cast<uint32_t>(it - index_.begin()), options.verify_checksums, &block);
     if (!s.ok()) return s;
     BlockLookup lookup;
     s = block->reader->Get(user_key, snapshot, &lookup);
@@ -427,86 +453,47 @@ Status SsdTable::Validate() const {
   return Status::OK();
 }
 
-// Two-level iteration: the index, then the blocks it points to. Holds the
-// current block so that eviction cannot free it.
+// Iteration concatenates the blocks (table/concatenating_iterator.h): this
+// source opens them, and holds the current block so that eviction cannot
+// free it.
 //
-// A scan iterator (compaction inputs) bypasses the block cache: it reads
-// runs of adjacent blocks, up to kScanWindowBytes, with one read into a
-// window of its own and serves blocks in place from there -- no per-block
-// buffer, no cache insert evicting blocks that readers use.
-class SsdTable::Iter final : public InternalIterator {
+// A scan (compaction inputs) bypasses the block cache: it reads runs of
+// adjacent blocks, up to kScanWindowBytes, with one read into a window of its
+// own and serves blocks in place from there -- no per-block buffer, no cache
+// insert evicting blocks that readers use.
+class SsdTable::BlockSource {
  public:
-  // decode: see Table::NewScanIterator; may be null.
-  Iter(const SsdTable* table, bool scan, SampledPhase* decode = nullptr)
+  // verify: see ReadBlock (for a scan, blocks are always verified).
+  BlockSource(const SsdTable* table, bool scan, bool verify)
       : table_(table),
         scan_(scan && !table->options_.use_mmap),
         verify_mapped_(scan && table->options_.use_mmap),
-        decode_(decode) {}
+        verify_(verify) {}
 
-  void SeekToFirst() override {
-    if (!scan_) table_->Prefetch(0, kReadAheadBlocks);
-    Open(0);
-    if (iter_ != nullptr) Exact([&] { iter_->SeekToFirst(); });
-    SkipForward();
+  size_t num_children() const { return table_->index_.size(); }
+  size_t FirstCandidate(const Slice& user_key) const { return table_->FirstCandidateBlock(user_key); }
+  Status OpenChild(size_t i, std::unique_ptr<InternalIterator>* child) {
+    block_.reset();
+    const auto block = static_cast<uint32_t>(i);
+    Status s = scan_            ? OpenInWindow(block)
+               : verify_mapped_ ? OpenMappedVerified(block)
+                                : table_->ReadBlock(block, verify_, &block_);
+    if (!s.ok()) return s;
+    *child = block_->reader->NewIterator();
+    return Status::OK();
   }
-  void SeekToLast() override {
-    Open(table_->index_.empty() ? 0 : static_cast<uint32_t>(table_->index_.size() - 1));
-    if (iter_ != nullptr) iter_->SeekToLast();
-    SkipBackward();
-  }
-  void Seek(const Slice& user_key, SequenceNumber sequence) override {
-    // The target's versions may continue into the next block: seek there too.
-    for (uint32_t i = table_->FirstCandidateBlock(user_key);; ++i) {
-      Open(i);
-      if (iter_ == nullptr) break;
-      iter_->Seek(user_key, sequence);
-      if (iter_->Valid() || !iter_->status().ok()) break;
-    }
-    SkipForward();
-  }
-  void Next() override {
-    if (decode_ != nullptr) {
-      decode_->Run([&] { iter_->Next(); });
-    } else {
-      iter_->Next();
-    }
-    SkipForward();
-  }
-  void Prev() override {
-    iter_->Prev();
-    SkipBackward();
-  }
-  Status status() const override {
-    if (!status_.ok()) return status_;
-    return iter_ != nullptr ? iter_->status() : Status::OK();
+  // Sequential reading: the next blocks in one batch.
+  void WillReadForwardFrom(size_t i) {
+    if (!scan_ && i % kReadAheadBlocks == 0) table_->Prefetch(static_cast<uint32_t>(i), kReadAheadBlocks);
   }
 
  private:
-  void Open(uint32_t i) {
-    iter_.reset();
-    block_.reset();
-    index_ = i;
-    if (i >= table_->index_.size() || !status_.ok()) return;
-    // Decode: opening the block's reader (its reads are excluded by the phase).
-    Status s = Exact([&] {
-      return scan_ ? OpenInWindow(i) : verify_mapped_ ? OpenMappedVerified(i) : table_->ReadBlock(i, &block_);
-    });
-    if (!s.ok()) {
-      status_ = s;
-      return;
-    }
-    iter_ = block_->reader->NewIterator();
-  }
-  template <typename Work>
-  auto Exact(Work&& work) -> decltype(work()) {
-    return decode_ != nullptr ? decode_->RunExact(work) : work();
-  }
   // Block i from the window, reading a new window from block i on first.
   Status OpenInWindow(uint32_t i) {
     const auto& index = table_->index_;
     if (window_end_ == 0 || i < window_first_ || i >= window_end_) {
-      // Nothing refers to the old window any more (Open dropped the block
-      // and its iterator): its buffer is reused.
+      // Nothing refers to the old window any more (the iterator dropped the
+      // block's iterator, OpenChild the block): its buffer is reused.
       window_end_ = 0;
       uint32_t end = i + 1;
       while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
@@ -542,44 +529,22 @@ class SsdTable::Iter final : public InternalIterator {
     block_ = std::move(block);
     return Status::OK();
   }
-  void SkipForward() {
-    while (iter_ != nullptr && !iter_->Valid() && iter_->status().ok() && index_ + 1 < table_->index_.size()) {
-      // Sequential reading: fetch the next blocks in one batch.
-      if (!scan_ && (index_ + 1) % kReadAheadBlocks == 0) table_->Prefetch(index_ + 1, kReadAheadBlocks);
-      Open(index_ + 1);
-      if (iter_ != nullptr) Exact([&] { iter_->SeekToFirst(); });
-    }
-    Update();
-  }
-  void SkipBackward() {
-    while (iter_ != nullptr && !iter_->Valid() && iter_->status().ok() && index_ > 0) {
-      Open(index_ - 1);
-      if (iter_ != nullptr) iter_->SeekToLast();
-    }
-    Update();
-  }
-  void Update() {
-    valid_ = iter_ != nullptr && iter_->Valid();
-    if (valid_) {
-      SetEntryFrom(*iter_);
-    }
-  }
 
   const SsdTable* const table_;
   const bool scan_;           // scan through read windows (tables read by pread)
   const bool verify_mapped_;  // scan of a mapped table
-  SampledPhase* const decode_;
-  uint32_t index_ = 0;
+  const bool verify_;         // not a scan: ReadOptions::verify_checksums
   std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
   uint32_t window_first_ = 0, window_end_ = 0;
-  CachedBlockRef block_;  // declared after window_: released before it
-  std::unique_ptr<InternalIterator> iter_;
-  Status status_;
+  CachedBlockRef block_;  // the current block; declared after window_: released before it
 };
 
-std::unique_ptr<InternalIterator> SsdTable::NewIterator() const { return std::make_unique<Iter>(this, false); }
+std::unique_ptr<InternalIterator> SsdTable::NewIterator(const ReadOptions& options) const {
+  return std::make_unique<ConcatenatingIterator<BlockSource>>(/*decode=*/nullptr, this, /*scan=*/false,
+                                                              options.verify_checksums);
+}
 std::unique_ptr<InternalIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
-  return std::make_unique<Iter>(this, true, decode);
+  return std::make_unique<ConcatenatingIterator<BlockSource>>(decode, this, /*scan=*/true, /*verify=*/true);
 }
 
 }  // namespace jigsaw::ssd

@@ -110,9 +110,10 @@ struct SsdTableOptions {
   BlockCache* cache = nullptr;  // required unless use_mmap
   bool use_mmap = false;        // serve blocks from a read-only mapping
   // Check each block's CRC when it is read into the cache (scan iterators,
-  // which feed compactions, always check). Without it a
-  // damaged block is still never read out of bounds (the reader checks its
-  // structure); Validate() always checks.
+  // which feed compactions, always check; so do reads with
+  // ReadOptions::verify_checksums). Without it a damaged block is still
+  // never read out of bounds (the reader checks its structure); Validate()
+  // always checks.
   bool verify_checksums = false;
   // Batched read-ahead for iterators; nullptr: none.
   IoEngine* io = nullptr;
@@ -153,8 +154,13 @@ class SsdTable final : public Table {
   static Status Open(const SsdTableOptions& options, std::unique_ptr<RandomAccessFile> file, uint64_t number,
                      const std::string& path, std::unique_ptr<SsdTable>* table);
 
-  Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const override;
-  std::unique_ptr<InternalIterator> NewIterator() const override;
+  // With options.verify_checksums, every block the read uses has its
+  // checksum verified -- read from the file, the cache or the mapping, once
+  // per cached or mapped block -- whatever SsdTableOptions::verify_checksums
+  // says.
+  Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+             std::string* value) const override;
+  std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
   uint64_t num_entries() const override { return entries_; }
   Status Validate() const override;
@@ -164,8 +170,10 @@ class SsdTable final : public Table {
   uint64_t file_size() const { return file_->Size(); }
   uint32_t num_blocks() const { return static_cast<uint32_t>(index_.size()); }
   BlockFormat format() const { return format_; }
-  // Block i: from the cache, the mapping, or read (and cached).
-  Status ReadBlock(uint32_t i, CachedBlockRef* block) const;
+  // Block i: from the cache, the mapping, or read (and cached). With
+  // `verify`, its checksum verified (Corruption naming the file if it
+  // differs).
+  Status ReadBlock(uint32_t i, bool verify, CachedBlockRef* block) const;
   // Reads blocks [first, first + count) that are not cached in one batch
   // through the IoEngine and caches them (FetchBlocks).
   void Prefetch(uint32_t first, uint32_t count) const;
@@ -175,7 +183,7 @@ class SsdTable final : public Table {
   void PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const;
 
  private:
-  class Iter;
+  class BlockSource;
   friend void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
   SsdTable() = default;
   bool MayContain(const Slice& user_key) const;
@@ -184,6 +192,8 @@ class SsdTable final : public Table {
   std::shared_ptr<CachedBlock> NewBlockBuffer(uint32_t i) const;
   // A reader over block->size bytes at data (checksum checked if verify).
   Status OpenReader(const char* data, bool verify, CachedBlock* block) const;
+  // Checks the checksum of block i, open in `block`, unless already done.
+  Status VerifyChecksum(uint32_t i, const CachedBlock& block) const;
   // Reads `bytes` from the start of block `first` (blocks are adjacent)
   // into dest: Corruption naming the file if the file ends early.
   Status ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const;

@@ -1,5 +1,5 @@
-// Table: one unit of an LSM level -- a KeySet block in pmem (PmemTable in
-// src/version.cc) or a table file of KeySet blocks on SSD (ssd/table.h).
+// Table: one unit of an LSM level -- a KeySet block in pmem
+// (pmem/pmem_table.h) or a table file of KeySet blocks on SSD (ssd/table.h).
 // The engine reads both through this interface.
 //
 // Thread-safety: const methods may be called concurrently.
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/block.h"
+#include "jigsaw/options.h"
 #include "util/profile_clock.h"
 
 namespace jigsaw {
@@ -20,10 +21,12 @@ class Table {
   virtual ~Table() = default;
   // The newest entry of user_key with sequence <= snapshot: OK with *type set
   // (and *value set when it is a value), NotFound if the table has none,
-  // Corruption or IOError if it cannot be read.
-  virtual Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const = 0;
+  // Corruption or IOError if it cannot be read. `options`: of the read
+  // (only verify_checksums matters here; the snapshot is `snapshot`).
+  virtual Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                     std::string* value) const = 0;
   // Iterates all entries. The iterator keeps what it reads alive.
-  virtual std::unique_ptr<InternalIterator> NewIterator() const = 0;
+  virtual std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const = 0;
   // The same, for one forward pass over the whole table (compaction inputs):
   // it may read ahead in large runs, leaves caches alone and verifies the
   // checksum of every block it reads from a file (Corruption stops the pass;

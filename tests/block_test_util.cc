@@ -64,4 +64,14 @@ const TestEntry* ModelGet(const std::vector<TestEntry>& sorted_entries, const st
   return nullptr;
 }
 
+size_t ModelSeek(const std::vector<TestEntry>& sorted_entries, const std::string& user_key,
+                 SequenceNumber sequence) {
+  const auto it = std::lower_bound(
+      sorted_entries.begin(), sorted_entries.end(), PackTag(sequence, ValueType::kValue),
+      [&](const TestEntry& e, uint64_t tag) {
+        return CompareInternal(BytewiseComparator(), e.user_key, PackTag(e.sequence, e.type), user_key, tag) < 0;
+      });
+  return static_cast<size_t>(it - sorted_entries.begin());
+}
+
 }  // namespace jigsaw::test

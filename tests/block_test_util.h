@@ -54,6 +54,12 @@ Status BuildBlock(BlockFormat format, const std::vector<TestEntry>& entries,
 const TestEntry* ModelGet(const std::vector<TestEntry>& sorted_entries, const std::string& user_key,
                           SequenceNumber snapshot);
 
+// Index of the first of the sorted entries at or after (user_key, sequence)
+// in internal-key order: where InternalIterator::Seek lands
+// (sorted_entries.size(): past the end).
+size_t ModelSeek(const std::vector<TestEntry>& sorted_entries, const std::string& user_key,
+                 SequenceNumber sequence);
+
 }  // namespace jigsaw::test
 
 #endif  // JIGSAW_TESTS_BLOCK_TEST_UTIL_H_

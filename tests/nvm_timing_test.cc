@@ -1,4 +1,4 @@
-// The NVM timing model (emulation/nvm_timing.h) and its options.
+// The NVM timing model (pmem/nvm_timing.h) and its options.
 #include "pmem/nvm_timing.h"
 
 #include <chrono>
@@ -80,6 +80,15 @@ TEST(NvmTimingTest, RandomReadsWaitAtLeastTheirLatency) {
   const auto start = Clock::now();
   for (int i = 0; i < 100; ++i) timing.ChargeRandomRead();
   EXPECT_GE(ElapsedNs(start), 100 * 2000.0);
+}
+
+TEST(NvmTimingTest, CountsTheRandomReadsCharged) {
+  NvmTimingModel m;
+  m.random_read_ns = 1;
+  NvmTiming timing(m);
+  EXPECT_EQ(timing.random_reads_charged(), 0u);
+  for (int i = 0; i < 5; ++i) timing.ChargeRandomRead();
+  EXPECT_EQ(timing.random_reads_charged(), 5u);
 }
 
 TEST(NvmTimingTest, PersistsPayPerLineAndPerUnitWhenDrained) {

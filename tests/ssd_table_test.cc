@@ -2,6 +2,7 @@
 // block cache and through mmap, against a model; damaged files.
 #include "ssd/table.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -79,7 +80,7 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
   EXPECT_EQ(table->num_blocks(), info.blocks);
   EXPECT_TRUE(table->Validate().ok());
 
-  auto it = table->NewIterator();
+  auto it = table->NewIterator(ReadOptions());
   ExpectIteratesLikeTheModel(it.get(), entries);
 
   // Get and Seek at several snapshots, present and absent keys.
@@ -91,7 +92,7 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
     const TestEntry* expected = test::ModelGet(entries, key, snapshot);
     ValueType type;
     std::string value;
-    const Status s = table->Get(key, snapshot, &type, &value);
+    const Status s = table->Get(ReadOptions(), key, snapshot, &type, &value);
     if (expected == nullptr) {
       EXPECT_TRUE(s.IsNotFound()) << key;
     } else {
@@ -128,19 +129,17 @@ TEST_P(SsdTableTest, KeyVersionsLargerThanABlockSpanBlocks) {
   for (SequenceNumber snapshot : {SequenceNumber{200}, SequenceNumber{100}, SequenceNumber{3}, SequenceNumber{1}}) {
     ValueType type;
     std::string value;
-    ASSERT_TRUE(table->Get("hot", snapshot, &type, &value).ok());
+    ASSERT_TRUE(table->Get(ReadOptions(), "hot", snapshot, &type, &value).ok());
     EXPECT_EQ(value, std::string(500, 'a' + snapshot % 26));
-    auto it = table->NewIterator();
+    auto it = table->NewIterator(ReadOptions());
     it->Seek("hot", snapshot);
     ASSERT_TRUE(it->Valid());
     EXPECT_EQ(it->sequence(), snapshot);
   }
   ValueType type;
   std::string value;
-  EXPECT_TRUE(table->Get("hot", 0, &type, &value).IsNotFound());
+  EXPECT_TRUE(table->Get(ReadOptions(), "hot", 0, &type, &value).IsNotFound());
 }
-
-INSTANTIATE_TEST_SUITE_P(CacheAndMmap, SsdTableTest, ::testing::Values(false, true));
 
 // Through the block cache, whose counters show every block a Get looks at.
 // A scan iterator (compaction inputs) reads windows of adjacent blocks past
@@ -188,7 +187,8 @@ TEST(SsdTableFilterTest, TableFilterSkipsBlockReadsForAbsentKeys) {
   for (int i = 0; i < 1000; ++i) {
     ValueType type;
     std::string value;
-    ASSERT_TRUE(table->Get("absent-" + std::to_string(i), kMaxSequenceNumber, &type, &value).IsNotFound());
+    ASSERT_TRUE(
+        table->Get(ReadOptions(), "absent-" + std::to_string(i), kMaxSequenceNumber, &type, &value).IsNotFound());
     false_positives = static_cast<int>(cache.misses() + cache.hits() - misses);
   }
   // Only the filter's false positives (about 1% at 10 bits per key) look at a block.
@@ -230,7 +230,7 @@ TEST(SsdTableDamageTest, MalformedFilesAreCorruptionNamingTheFile) {
   damaged[100] ^= 0x01;
   write(damaged);
   ASSERT_TRUE(OpenTable(path, &cache, false, &table).ok());
-  auto it = table->NewIterator();
+  auto it = table->NewIterator(ReadOptions());
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
   }
   EXPECT_TRUE(it->status().IsCorruption());
@@ -239,7 +239,7 @@ TEST(SsdTableDamageTest, MalformedFilesAreCorruptionNamingTheFile) {
   // the reader stays in bounds and Validate still finds it.
   BlockCache fresh(1 << 20);
   ASSERT_TRUE(OpenTable(path, &fresh, false, &table, /*verify_checksums=*/false).ok());
-  it = table->NewIterator();
+  it = table->NewIterator(ReadOptions());
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
   }
   EXPECT_TRUE(table->Validate().IsCorruption());
@@ -252,6 +252,66 @@ TEST(SsdTableDamageTest, MalformedFilesAreCorruptionNamingTheFile) {
   write(newer);
   EXPECT_TRUE(OpenTable(path, &cache, false, &table).IsNotSupported());
 }
+
+// A table opened without checksum verification, one value byte damaged:
+// plain reads serve the damaged value; reads with
+// ReadOptions::verify_checksums get Corruption naming the file for the
+// damaged block -- also when it was cached (or mapped) by a plain read
+// first -- and the intact blocks as usual.
+TEST_P(SsdTableTest, ReadOptionVerifyChecksumsChecksEveryBlockItUses) {
+  std::vector<TestEntry> entries;
+  for (int i = 0; i < 1000; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "key%04d", i);
+    entries.push_back({key, 1, ValueType::kValue, std::string("value of ") + key});
+  }
+  const std::string path = dir_.path() + "/000011.jst";
+  const TableInfo info = BuildTable(path, entries, 4 << 10);
+  ASSERT_GT(info.blocks, 4u);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t pos = bytes.find("value of key0500");
+  ASSERT_NE(pos, std::string::npos);
+  bytes[pos] = 'V';
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table, /*verify_checksums=*/false).ok());
+  ReadOptions verify;
+  verify.verify_checksums = true;
+  ValueType type;
+  std::string value;
+
+  ASSERT_TRUE(table->Get(ReadOptions(), "key0500", kMaxSequenceNumber, &type, &value).ok());
+  EXPECT_EQ(value, "Value of key0500");  // the damage unseen; the block now cached
+  Status s = table->Get(verify, "key0500", kMaxSequenceNumber, &type, &value);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+  ASSERT_TRUE(table->Get(verify, "key0010", kMaxSequenceNumber, &type, &value).ok());
+  EXPECT_EQ(value, "value of key0010");
+  ASSERT_TRUE(table->Get(verify, "key0990", kMaxSequenceNumber, &type, &value).ok());  // not cached yet
+  EXPECT_EQ(value, "value of key0990");
+
+  auto plain = table->NewIterator(ReadOptions());
+  size_t n = 0;
+  for (plain->SeekToFirst(); plain->Valid(); plain->Next()) ++n;
+  EXPECT_EQ(n, entries.size());
+  EXPECT_TRUE(plain->status().ok()) << plain->status().ToString();
+  auto checked = table->NewIterator(verify);
+  n = 0;
+  for (checked->SeekToFirst(); checked->Valid(); checked->Next()) ++n;
+  EXPECT_GT(n, 0u);    // the intact blocks before the damaged one
+  EXPECT_LT(n, 500u);  // and not the damaged one
+  EXPECT_TRUE(checked->status().IsCorruption()) << checked->status().ToString();
+  checked = table->NewIterator(verify);
+  checked->Seek("key0700", kMaxSequenceNumber);  // past the damaged block
+  ASSERT_TRUE(checked->Valid());
+  EXPECT_EQ(checked->user_key().ToString(), "key0700");
+}
+
+INSTANTIATE_TEST_SUITE_P(CacheAndMmap, SsdTableTest, ::testing::Values(false, true));
 
 TEST(BlockCacheTest, EvictsLeastRecentlyUsedBeyondCapacity) {
   BlockCache cache(16 * 4096);  // 4096 bytes per shard

@@ -321,6 +321,66 @@ TEST_P(DamagedBlockTest, CompactionRefusesToRewriteIt) {
   EXPECT_GT(served, 8000);  // all but the damaged block's keys
 }
 
+// Without paranoid checks a damaged value byte goes unseen by a plain
+// iterator or Get; with ReadOptions::verify_checksums every SSD block read
+// is checked: the iterator stops with Corruption naming the file, and a Get
+// of a key in the damaged block returns Corruption.
+TEST_P(DamagedBlockTest, IteratorWithVerifyChecksumsFindsIt) {
+  test::ScratchDir dir;
+  std::map<std::string, std::string> model;
+  Options options = HybridOptions(nullptr);
+  options.ssd_use_mmap = GetParam();
+  ASSERT_FALSE(options.paranoid_checks);
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  }
+  std::string victim;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() == ".jst") victim = entry.path().string();
+  }
+  ASSERT_FALSE(victim.empty());
+  std::string bytes;
+  {
+    std::ifstream in(victim, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t value = bytes.find(std::string(120, 'v'), bytes.size() / 3);  // a value in a middle block
+  ASSERT_NE(value, std::string::npos);
+  FlipByte(victim, static_cast<std::streamoff>(value + 60));
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+
+  auto plain = db->NewIterator(ReadOptions());
+  size_t n = 0;
+  for (plain->SeekToFirst(); plain->Valid(); plain->Next()) ++n;
+  EXPECT_TRUE(plain->status().ok()) << plain->status().ToString();
+  EXPECT_EQ(n, model.size());
+  ReadOptions verify;
+  verify.verify_checksums = true;
+  auto checked = db->NewIterator(verify);
+  n = 0;
+  for (checked->SeekToFirst(); checked->Valid(); checked->Next()) ++n;
+  EXPECT_TRUE(checked->status().IsCorruption()) << checked->status().ToString();
+  EXPECT_NE(checked->status().ToString().find(victim), std::string::npos) << checked->status().ToString();
+  EXPECT_LT(n, model.size());
+  // Get: the keys of the damaged block read without error unless verified.
+  size_t plain_errors = 0, verified_errors = 0;
+  std::string got;
+  for (const auto& [key, expected] : model) {
+    if (!db->Get(ReadOptions(), key, &got).ok()) ++plain_errors;
+    Status s = db->Get(verify, key, &got);
+    if (!s.ok()) {
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      ++verified_errors;
+    }
+  }
+  EXPECT_EQ(plain_errors, 0u);
+  EXPECT_GT(verified_errors, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(ReadPaths, DamagedBlockTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Mmap" : "Pread"; });
 

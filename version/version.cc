@@ -3,39 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pmem/pmem_table.h"
 #include "util/checksum.h"
 #include "util/coding.h"
-#include "db/iterators.h"
 
 namespace jigsaw {
-
-namespace {
-
-// A KeySet block in pmem, read in place.
-class PmemTable final : public Table {
- public:
-  explicit PmemTable(std::unique_ptr<BlockReader> reader) : reader_(std::move(reader)) {}
-  Status Get(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const override {
-    BlockLookup result;
-    Status s = reader_->Get(user_key, snapshot, &result);
-    if (!s.ok()) return s;
-    *type = result.type;
-    if (result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
-    return Status::OK();
-  }
-  std::unique_ptr<InternalIterator> NewIterator() const override { return reader_->NewIterator(); }
-  std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
-    auto it = reader_->NewIterator();
-    return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
-  }
-  uint64_t num_entries() const override { return reader_->num_entries(); }
-  Status Validate() const override { return reader_->Validate(); }
-
- private:
-  std::unique_ptr<BlockReader> reader_;
-};
-
-}  // namespace
 
 TableMeta::~TableMeta() {
   table.reset();
@@ -74,8 +46,8 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
   Status s = BlockReader::Open(BlockFormat::kKeySet, Slice(data, size), options, &reader);
   if (!s.ok()) return Status::Corruption("block " + std::to_string(number), s.ToString());
   block->entries = reader->num_entries();
-  block->table = std::make_unique<PmemTable>(std::move(reader));
-  auto it = block->table->NewIterator();
+  block->table = pmem::NewPmemTable(std::move(reader));
+  auto it = block->table->NewIterator(ReadOptions());
   it->SeekToFirst();
   if (it->Valid()) {
     block->smallest = it->user_key().ToString();
@@ -83,6 +55,7 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
     if (it->Valid()) block->largest = it->user_key().ToString();
   }
   if (!it->status().ok()) return Status::Corruption("block " + std::to_string(number), it->status().ToString());
+  if (pool->timing() != nullptr) block->table = pmem::NewNvmTimedTable(std::move(block->table), pool->timing());
   *result = std::move(block);
   return Status::OK();
 }

@@ -60,7 +60,8 @@ struct TableMeta {
 };
 using TableRef = std::shared_ptr<TableMeta>;
 
-// Opens a committed or just-built pmem block: table plus key range.
+// Opens a committed or just-built pmem block: table plus key range; the
+// table's reads are charged to the pool's timing model if it has one.
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
                  int level, bool verify_checksum, TableRef* block);
 // Wraps an open SSD table.

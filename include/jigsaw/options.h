@@ -108,9 +108,11 @@ struct JIGSAW_EXPORT NvmTimingModel {
   double persist_line_ns = 0;
   // Extra nanoseconds per 256-byte media write unit touched by a persist.
   double write_unit_ns = 0;
-  // Extra nanoseconds per random read of a block region: each block a Get
-  // probes (filter and search), each L0 block and level an iterator seek
-  // searches.
+  // Extra nanoseconds per random read of a pmem block: each block a Get
+  // probes (filter and search), and each positioning of an iterator in a
+  // block -- a seek positions one per L0 block and one per level; moving on
+  // into a level's next block, or turning from Prev to Next (or back),
+  // positions again. SSD tables are not charged.
   double random_read_ns = 0;
   // Cap on the bytes per second that persists reach the medium, counted in
   // whole 256-byte write units; 0 = no cap.
@@ -241,8 +243,13 @@ struct JIGSAW_EXPORT Options {
 };
 
 struct JIGSAW_EXPORT ReadOptions {
-  // Verify block checksums when a block is first used. Default: false (pmem
-  // blocks are checksummed when written and verified at recovery).
+  // Verify the checksum of every SSD table block the read uses -- from the
+  // file, the block cache or the mapping; once per cached or mapped block --
+  // even without Options::paranoid_checks: Get and MultiGet return
+  // Corruption for a damaged block, an iterator ends with it. Pmem blocks
+  // need nothing more: they are verified when the database is opened, or
+  // were written since by this process.
+  // Default: false.
   bool verify_checksums = false;
   // Read as of this snapshot (from DB::GetSnapshot) instead of the latest
   // state. Default: nullptr.

@@ -1,0 +1,25 @@
+// DBIter: the user-facing Iterator (include/jigsaw/iterator.h) over a merge
+// of the engine's internal iterators: the newest version visible at a
+// sequence number of each key, deletions hidden.
+#ifndef JIGSAW_DB_DB_ITER_H_
+#define JIGSAW_DB_DB_ITER_H_
+
+#include <memory>
+#include <vector>
+
+#include "format/internal_iterator.h"
+#include "jigsaw/comparator.h"
+#include "jigsaw/iterator.h"
+
+namespace jigsaw {
+
+// Shows the newest version visible at `sequence` of each key of `internal`
+// (entries in internal-key order, typically a merging iterator), hiding
+// deletions. `pins` keeps what `internal` reads (memtables, versions) alive
+// as long as the iterator.
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins);
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_DB_DB_ITER_H_

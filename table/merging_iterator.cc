@@ -1,0 +1,169 @@
+#include "table/merging_iterator.h"
+
+#include <algorithm>
+#include <cassert>
+#include <string>
+
+#include "util/key_prefix.h"
+
+namespace jigsaw {
+
+namespace {
+
+// Merges children in internal-key order. With the bytewise comparator each
+// child's current key is summarised by its prefix (util/key_prefix.h), so
+// choosing the next entry mostly compares integers.
+class MergingIterator final : public InternalIterator {
+ public:
+  MergingIterator(const Comparator* comparator, std::vector<std::unique_ptr<InternalIterator>> children)
+      : comparator_(comparator),
+        use_heads_(comparator == BytewiseComparator()),
+        children_(std::move(children)),
+        heads_(children_.size()) {}
+
+  void SeekToFirst() override {
+    for (auto& child : children_) child->SeekToFirst();
+    forward_ = true;
+    UpdateAllHeads();
+    FindSmallest();
+  }
+  void SeekToLast() override {
+    for (auto& child : children_) child->SeekToLast();
+    forward_ = false;
+    UpdateAllHeads();
+    FindLargest();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    for (auto& child : children_) child->Seek(user_key, sequence);
+    forward_ = true;
+    UpdateAllHeads();
+    FindSmallest();
+  }
+  void Next() override {
+    assert(Valid());
+    if (!forward_) {
+      // Every other child is at or before the current entry: move each to
+      // the first entry after it. Sequence numbers are unique, so no other
+      // child holds the current (key, sequence).
+      const std::string key = user_key_.ToString();
+      const SequenceNumber sequence = TagSequence(tag_);
+      for (size_t i = 0; i < children_.size(); ++i) {
+        if (i != current_) children_[i]->Seek(key, sequence);
+      }
+      forward_ = true;
+      UpdateAllHeads();
+      order_known_ = false;
+    }
+    children_[current_]->Next();
+    UpdateHead(current_);
+    if (!order_known_) {
+      FindSmallest();
+      return;
+    }
+    // order_ holds the valid children by their current entries, current_
+    // first, and only current_ moved: it sinks to its place among the
+    // others -- one comparison while it stays the smallest, one more per
+    // child it passes (not one per child every step).
+    if (!children_[current_]->Valid()) {
+      order_.erase(order_.begin());
+    } else {
+      for (size_t i = 0; i + 1 < order_.size() && Compare(order_[i], order_[i + 1]) > 0; ++i) {
+        std::swap(order_[i], order_[i + 1]);
+      }
+    }
+    current_ = order_.empty() ? kNone : order_.front();
+    Publish();
+  }
+  void Prev() override {
+    assert(Valid());
+    if (forward_) {
+      const std::string key = user_key_.ToString();
+      const SequenceNumber sequence = TagSequence(tag_);
+      for (size_t i = 0; i < children_.size(); ++i) {
+        if (i == current_) continue;
+        InternalIterator* child = children_[i].get();
+        child->Seek(key, sequence);  // first entry after the current one
+        if (child->Valid()) {
+          child->Prev();
+        } else {
+          child->SeekToLast();
+        }
+      }
+      forward_ = false;
+      UpdateAllHeads();
+    }
+    children_[current_]->Prev();
+    UpdateHead(current_);
+    FindLargest();
+  }
+  Status status() const override {
+    for (const auto& child : children_) {
+      Status s = child->status();
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
+ private:
+  static constexpr size_t kNone = ~size_t{0};
+
+  void UpdateHead(size_t i) {
+    if (use_heads_ && children_[i]->Valid()) heads_[i] = LoadKeyPrefix(children_[i]->user_key());
+  }
+  void UpdateAllHeads() {
+    for (size_t i = 0; i < children_.size(); ++i) UpdateHead(i);
+  }
+  static int CompareTags(uint64_t a, uint64_t b) { return a > b ? -1 : a < b ? 1 : 0; }  // newer first
+  // <0, 0, >0 as child a's entry sorts before, with, after child b's.
+  int Compare(size_t a, size_t b) const {
+    const InternalIterator* x = children_[a].get();
+    const InternalIterator* y = children_[b].get();
+    if (use_heads_) {
+      const int r = CompareWithPrefixes(x->user_key(), heads_[a], y->user_key(), heads_[b]);
+      return r != 0 ? r : CompareTags(x->tag(), y->tag());
+    }
+    return CompareInternal(comparator_, x->user_key(), x->tag(), y->user_key(), y->tag());
+  }
+  // Orders the valid children by their current entries (order_) and makes
+  // the smallest current.
+  void FindSmallest() {
+    order_.clear();
+    for (size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i]->Valid()) order_.push_back(i);
+    }
+    std::sort(order_.begin(), order_.end(), [this](size_t a, size_t b) { return Compare(a, b) < 0; });
+    order_known_ = true;
+    current_ = order_.empty() ? kNone : order_.front();
+    Publish();
+  }
+  void FindLargest() {
+    order_known_ = false;
+    current_ = kNone;
+    for (size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i]->Valid() && (current_ == kNone || Compare(i, current_) > 0)) current_ = i;
+    }
+    Publish();
+  }
+  void Publish() {
+    valid_ = current_ != kNone;
+    if (valid_) SetEntryFrom(*children_[current_]);
+  }
+
+  const Comparator* const comparator_;
+  const bool use_heads_;  // bytewise order: heads order keys up to ties
+  std::vector<std::unique_ptr<InternalIterator>> children_;
+  std::vector<KeyPrefix> heads_;  // heads_[i]: prefix of child i's key while it is Valid()
+  size_t current_ = kNone;
+  std::vector<size_t> order_;  // forward: the valid children, smallest entry first
+  bool order_known_ = false;   // order_ is up to date
+  bool forward_ = true;
+};
+
+}  // namespace
+
+std::unique_ptr<InternalIterator> NewMergingIterator(const Comparator* comparator,
+                                                     std::vector<std::unique_ptr<InternalIterator>> children) {
+  return std::make_unique<MergingIterator>(comparator, std::move(children));
+}
+
+}  // namespace jigsaw

@@ -1,0 +1,115 @@
+// Pmem tables (pmem/pmem_table.h): a block served through the Table
+// interface like the model; the NVM-timed decorator charging one random
+// read per Get and per iterator positioning, none for steps or scans.
+#include "pmem/pmem_table.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tests/block_test_util.h"
+
+namespace jigsaw::pmem {
+namespace {
+
+using test::TestEntry;
+
+struct Fixture {
+  std::vector<TestEntry> entries;
+  test::AlignedBuffer buffer;
+  std::unique_ptr<Table> table;
+};
+
+void MakeTable(uint64_t seed, Fixture* f) {
+  std::mt19937_64 rng(seed);
+  f->entries = test::RandomEntries(&rng, 400, 6, 30);
+  size_t size = 0;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, f->entries, BlockBuilderOptions(), &f->buffer, &size).ok());
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(
+      BlockReader::Open(BlockFormat::kKeySet, Slice(f->buffer.data(), size), BlockReadOptions(), &reader).ok());
+  f->table = NewPmemTable(std::move(reader));
+}
+
+void ExpectServesTheModel(const Table& table, const std::vector<TestEntry>& entries) {
+  EXPECT_EQ(table.num_entries(), entries.size());
+  EXPECT_TRUE(table.Validate().ok());
+  std::vector<std::unique_ptr<InternalIterator>> iterators;
+  iterators.push_back(table.NewIterator(ReadOptions()));
+  iterators.push_back(table.NewScanIterator(nullptr));
+  for (const auto& it : iterators) {
+    size_t i = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+      ASSERT_LT(i, entries.size());
+      EXPECT_EQ(it->user_key().ToString(), entries[i].user_key);
+      EXPECT_EQ(it->sequence(), entries[i].sequence);
+      EXPECT_EQ(it->value().ToString(), entries[i].value);
+    }
+    EXPECT_EQ(i, entries.size());
+    EXPECT_TRUE(it->status().ok());
+  }
+  for (size_t i = 0; i < entries.size(); i += 7) {
+    for (SequenceNumber snapshot : {entries[i].sequence, kMaxSequenceNumber}) {
+      const TestEntry* want = test::ModelGet(entries, entries[i].user_key, snapshot);
+      ValueType type;
+      std::string value;
+      const Status s = table.Get(ReadOptions(), entries[i].user_key, snapshot, &type, &value);
+      ASSERT_EQ(s.ok(), want != nullptr) << s.ToString();
+      if (want == nullptr) continue;
+      EXPECT_EQ(type, want->type);
+      if (type == ValueType::kValue) {
+        EXPECT_EQ(value, want->value);
+      }
+    }
+  }
+}
+
+TEST(PmemTableTest, ServesTheBlockLikeTheModel) {
+  Fixture f;
+  MakeTable(5, &f);
+  ExpectServesTheModel(*f.table, f.entries);
+}
+
+TEST(PmemTableTest, TimedTableServesTheSameEntries) {
+  Fixture f;
+  MakeTable(6, &f);
+  NvmTiming timing(NvmTimingModel{});
+  auto timed = NewNvmTimedTable(std::move(f.table), &timing);
+  ExpectServesTheModel(*timed, f.entries);
+}
+
+TEST(PmemTableTest, TimedTableChargesOneRandomReadPerGetAndPerPositioning) {
+  Fixture f;
+  MakeTable(7, &f);
+  NvmTiming timing(NvmTimingModel{});  // no latency: only the count matters here
+  auto timed = NewNvmTimedTable(std::move(f.table), &timing);
+  ValueType type;
+  std::string value;
+  (void)timed->Get(ReadOptions(), f.entries[0].user_key, kMaxSequenceNumber, &type, &value);
+  (void)timed->Get(ReadOptions(), "absent", kMaxSequenceNumber, &type, &value);
+  EXPECT_EQ(timing.random_reads_charged(), 2u);
+
+  auto it = timed->NewIterator(ReadOptions());
+  EXPECT_EQ(timing.random_reads_charged(), 2u);  // making an iterator reads nothing
+  it->SeekToFirst();
+  EXPECT_EQ(timing.random_reads_charged(), 3u);
+  size_t n = 0;
+  for (; it->Valid(); it->Next()) ++n;
+  EXPECT_EQ(n, f.entries.size());
+  EXPECT_EQ(timing.random_reads_charged(), 3u);  // steps are sequential reads
+  it->SeekToLast();
+  it->Prev();
+  EXPECT_EQ(timing.random_reads_charged(), 4u);
+  it->Seek(f.entries[10].user_key, kMaxSequenceNumber);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->user_key().ToString(), f.entries[10].user_key);
+  EXPECT_EQ(timing.random_reads_charged(), 5u);
+
+  auto scan = timed->NewScanIterator(nullptr);
+  for (scan->SeekToFirst(); scan->Valid(); scan->Next()) {
+  }
+  EXPECT_EQ(timing.random_reads_charged(), 5u);  // a scan reads the block sequentially
+}
+
+}  // namespace
+}  // namespace jigsaw::pmem
