@@ -463,21 +463,26 @@ Status SsdTable::Validate() const {
 // insert evicting blocks that readers use.
 class SsdTable::BlockSource {
  public:
-  // verify: see ReadBlock (for a scan, blocks are always verified).
-  BlockSource(const SsdTable* table, bool scan, bool verify)
+  // verify: see ReadBlock (for a scan, blocks are always verified). decode:
+  // see Table::NewScanIterator; may be null.
+  BlockSource(const SsdTable* table, bool scan, bool verify, SampledPhase* decode)
       : table_(table),
         scan_(scan && !table->options_.use_mmap),
         verify_mapped_(scan && table->options_.use_mmap),
-        verify_(verify) {}
+        verify_(verify),
+        decode_(decode) {}
 
   size_t num_children() const { return table_->index_.size(); }
   size_t FirstCandidate(const Slice& user_key) const { return table_->FirstCandidateBlock(user_key); }
   Status OpenChild(size_t i, std::unique_ptr<InternalIterator>* child) {
     block_.reset();
-    const auto block = static_cast<uint32_t>(i);
-    Status s = scan_            ? OpenInWindow(block)
-               : verify_mapped_ ? OpenMappedVerified(block)
-                                : table_->ReadBlock(block, verify_, &block_);
+    // Decode: opening the block's reader (its reads are excluded by the phase).
+    const auto open = [&, block = static_cast<uint32_t>(i)] {
+      return scan_            ? OpenInWindow(block)
+             : verify_mapped_ ? OpenMappedVerified(block)
+                              : table_->ReadBlock(block, verify_, &block_);
+    };
+    Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
     if (!s.ok()) return s;
     *child = block_->reader->NewIterator();
     return Status::OK();
@@ -534,6 +539,7 @@ class SsdTable::BlockSource {
   const bool scan_;           // scan through read windows (tables read by pread)
   const bool verify_mapped_;  // scan of a mapped table
   const bool verify_;         // not a scan: ReadOptions::verify_checksums
+  SampledPhase* const decode_;
   std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
   uint32_t window_first_ = 0, window_end_ = 0;
   CachedBlockRef block_;  // the current block; declared after window_: released before it
@@ -541,10 +547,10 @@ class SsdTable::BlockSource {
 
 std::unique_ptr<InternalIterator> SsdTable::NewIterator(const ReadOptions& options) const {
   return std::make_unique<ConcatenatingIterator<BlockSource>>(/*decode=*/nullptr, this, /*scan=*/false,
-                                                              options.verify_checksums);
+                                                              options.verify_checksums, /*decode=*/nullptr);
 }
 std::unique_ptr<InternalIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
-  return std::make_unique<ConcatenatingIterator<BlockSource>>(decode, this, /*scan=*/true, /*verify=*/true);
+  return std::make_unique<ConcatenatingIterator<BlockSource>>(decode, this, /*scan=*/true, /*verify=*/true, decode);
 }
 
 }  // namespace jigsaw::ssd

@@ -52,9 +52,10 @@ concept ConcatenationSource =
 // destroys its current child before it.
 //
 // `decode` (may be null; must outlive the iterator): the phase charged with
-// what a forward pass costs the children's format -- opening each child and
-// positioning it at its first entry timed exactly, steps forward sampled (the
-// compaction profile's decode phase).
+// what a forward pass costs the children's format -- positioning each child
+// at its first entry timed exactly, steps forward sampled (the compaction
+// profile's decode phase). What opening a child costs the format is the
+// source's to time.
 //
 // Errors: the first error -- a child that cannot be opened, or a child that
 // stops with a non-OK status() -- ends the iteration for good: the iterator
@@ -121,7 +122,7 @@ class ConcatenatingIterator final : public InternalIterator {
     child_.reset();
     index_ = i;
     if (i >= num_children_ || !status_.ok()) return;
-    Status s = Exact([&] { return source_.OpenChild(i, &child_); });
+    Status s = source_.OpenChild(i, &child_);
     if (!s.ok()) Fail(s);
   }
   void Fail(const Status& s) {
@@ -129,8 +130,12 @@ class ConcatenatingIterator final : public InternalIterator {
     child_.reset();
   }
   template <typename Work>
-  auto Exact(Work&& work) -> decltype(work()) {
-    return decode_ != nullptr ? decode_->RunExact(work) : work();
+  void Exact(Work&& work) {
+    if (decode_ != nullptr) {
+      decode_->RunExact(work);
+    } else {
+      work();
+    }
   }
   // From a current child that may have run out: on to the next entry.
   void SkipForward() {
