@@ -14,7 +14,10 @@ std::vector<ManifestState::PendingCompaction> PendingManifestEntries(const std::
     ManifestState::PendingCompaction entry;
     entry.output_level = p.output_level;
     for (const TableRef& t : p.outputs) entry.outputs.push_back(t->number);
-    for (const TableRef& t : p.shadows) entry.shadows.push_back({t->offset, t->size, t->number, t->level, t->residence});
+    for (size_t i = 0; i < p.shadows.size(); ++i) {
+      const TableRef& t = p.shadows[i];
+      entry.shadows.push_back({t->offset, t->size, t->number, p.shadow_levels[i], t->residence});
+    }
     entries.push_back(std::move(entry));
   }
   return entries;
@@ -74,8 +77,8 @@ Status RedoFromShadows(TableStore* store, const ManifestState::PendingCompaction
   for (const auto& shadow : p.shadows) {
     TableRef t;
     Status s = shadow.residence == Residence::kPmem
-                   ? store->OpenPmem(shadow.number, shadow.offset, shadow.size, shadow.level, true, &t)
-                   : store->OpenSsd(shadow.number, shadow.level, &t);
+                   ? store->OpenPmem(shadow.number, shadow.offset, shadow.size, /*verify_checksum=*/true, &t)
+                   : store->OpenSsd(shadow.number, &t);
     if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
     children.push_back(t->table->NewScanIterator(/*decode=*/nullptr));
     inputs->push_back(std::move(t));
@@ -86,7 +89,7 @@ Status RedoFromShadows(TableStore* store, const ManifestState::PendingCompaction
   rules.smallest_snapshot = 0;  // every version stays
   rules.base = nullptr;         // every tombstone stays
   rules.output_level = p.output_level;
-  SsdTableSink sink(store, p.output_level, /*sync_each=*/true, /*phases=*/nullptr);
+  SsdTableSink sink(store, /*sync_each=*/true, /*phases=*/nullptr);
   Status s = MergeInto(merged.get(), rules, &sink, {}, nullptr);
   for (auto& f : sink.files()) (void)f->Close();  // synced: a close error loses nothing
   if (s.ok()) s = store->fs()->SyncDir(store->dbname());

@@ -28,6 +28,7 @@ struct PendingCompaction {
   int output_level = 0;
   std::vector<TableRef> outputs;
   std::vector<TableRef> shadows;                      // its inputs, kept unserved
+  std::vector<int> shadow_levels;                     // the level each shadow was in
   std::vector<std::unique_ptr<WritableFile>> files;  // the outputs, open for fdatasync
 };
 

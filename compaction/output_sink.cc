@@ -24,9 +24,8 @@ auto Exact(OutputPhases* phases, SampledPhase OutputPhases::*phase, Work&& work)
 // ---------------------------------------------------------------------------
 // PmemBlockSink
 
-PmemBlockSink::PmemBlockSink(TableStore* store, int level, bool may_use_standby, OutputPhases* phases)
+PmemBlockSink::PmemBlockSink(TableStore* store, bool may_use_standby, OutputPhases* phases)
     : store_(store),
-      level_(level),
       may_use_standby_(may_use_standby),
       phases_(phases),
       build_options_(store->block_builder_options()),
@@ -90,7 +89,7 @@ Status PmemBlockSink::FinishBlock() {
     region->Drain();
   });
   TableRef table;
-  s = store_->OpenPmem(store_->NewTableNumber(), reservation.offset, size, level_, /*verify_checksum=*/false, &table);
+  s = store_->OpenPmem(store_->NewTableNumber(), reservation.offset, size, /*verify_checksum=*/false, &table);
   reservations_.push_back(std::move(reservation));
   if (!s.ok()) return s;
   outputs_.push_back(std::move(table));
@@ -112,8 +111,8 @@ void PmemBlockSink::Abandon() {
 // ---------------------------------------------------------------------------
 // SsdTableSink
 
-SsdTableSink::SsdTableSink(TableStore* store, int level, bool sync_each, OutputPhases* phases)
-    : store_(store), level_(level), sync_each_(sync_each), phases_(phases) {}
+SsdTableSink::SsdTableSink(TableStore* store, bool sync_each, OutputPhases* phases)
+    : store_(store), sync_each_(sync_each), phases_(phases) {}
 
 SsdTableSink::~SsdTableSink() = default;
 
@@ -155,7 +154,7 @@ Status SsdTableSink::FinishTable() {
   files_.push_back(std::move(file_));
   if (!s.ok()) return s;
   TableRef table;
-  s = store_->OpenSsd(number_, level_, &table);
+  s = store_->OpenSsd(number_, &table);
   if (!s.ok()) return s;
   outputs_.push_back(std::move(table));
   return Status::OK();

@@ -43,7 +43,7 @@ class OutputSink {
   // drops the outputs.
   virtual void Abandon() = 0;
 
-  // The finished outputs, in key order, opened at the sink's level.
+  // The finished outputs, in key order.
   std::vector<TableRef>& outputs() { return outputs_; }
 
  protected:
@@ -54,7 +54,7 @@ class PmemBlockSink final : public OutputSink {
  public:
   // `store` must outlive the sink; `phases` (may be null: no profiling) too.
   // may_use_standby: see pmem::PoolSpace::Reserve.
-  PmemBlockSink(TableStore* store, int level, bool may_use_standby, OutputPhases* phases);
+  PmemBlockSink(TableStore* store, bool may_use_standby, OutputPhases* phases);
   ~PmemBlockSink() override;
 
   Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override;
@@ -71,7 +71,6 @@ class PmemBlockSink final : public OutputSink {
   Status FinishBlock();
 
   TableStore* const store_;
-  const int level_;
   const bool may_use_standby_;
   OutputPhases* const phases_;
   const BlockBuilderOptions build_options_;
@@ -86,7 +85,7 @@ class SsdTableSink final : public OutputSink {
   // `store` must outlive the sink; `phases` (may be null) too. sync_each:
   // each table is synced when finished (otherwise its writeback is only
   // started, and the caller syncs files()).
-  SsdTableSink(TableStore* store, int level, bool sync_each, OutputPhases* phases);
+  SsdTableSink(TableStore* store, bool sync_each, OutputPhases* phases);
   ~SsdTableSink() override;
 
   Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override;
@@ -103,7 +102,6 @@ class SsdTableSink final : public OutputSink {
   Status FinishTable();
 
   TableStore* const store_;
-  const int level_;
   const bool sync_each_;
   OutputPhases* const phases_;
   std::unique_ptr<WritableFile> file_;  // the table being built

@@ -99,7 +99,7 @@ void DBImpl::BackgroundLoop() {
 
 Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
                              std::optional<PhaseProfile>* profile) const {
-  if (!disk_mode()) return FlushToPmemBlock(tables_.get(), mem, /*level=*/0, table, reservation);
+  if (!disk_mode()) return FlushToPmemBlock(tables_.get(), mem, table, reservation);
   PhaseProfile timed;
   Status s = FlushToSsdTable(tables_.get(), mem, table, options_.profile_compactions ? &timed : nullptr);
   if (s.ok() && options_.profile_compactions) {
@@ -291,13 +291,13 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   uint64_t entries = 0;
   Status s;
   if (to_ssd) {
-    SsdTableSink sink(tables_.get(), compaction.output_level(), /*sync_each=*/false, timed);
+    SsdTableSink sink(tables_.get(), /*sync_each=*/false, timed);
     s = MergeInto(input.get(), rules, &sink, between_outputs, &entries);
     if (!s.ok()) sink.Abandon();
     out->outputs = std::move(sink.outputs());
     out->files = std::move(sink.files());
   } else {
-    PmemBlockSink sink(tables_.get(), compaction.output_level(), may_use_standby, timed);
+    PmemBlockSink sink(tables_.get(), may_use_standby, timed);
     s = MergeInto(input.get(), rules, &sink, between_outputs, &entries);
     if (!s.ok()) sink.Abandon();
     out->outputs = std::move(sink.outputs());
@@ -309,7 +309,7 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
     rules.output_level = compaction.level;
     input = NewKeyRangeIterator(ucmp_, NewCompactionInput(ucmp_, compaction, 1, decode_phase), &compaction.split_key,
                                 nullptr);
-    PmemBlockSink sink(tables_.get(), compaction.level, may_use_standby, timed);
+    PmemBlockSink sink(tables_.get(), may_use_standby, timed);
     s = MergeInto(input.get(), rules, &sink, {}, &entries);
     if (!s.ok()) sink.Abandon();
     out->remainder = std::move(sink.outputs());
@@ -356,7 +356,12 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
     p.profile = profile_index;
     p.output_level = compaction.output_level();
     p.outputs = out->outputs;
-    for (const auto& inputs : compaction.inputs) p.shadows.insert(p.shadows.end(), inputs.begin(), inputs.end());
+    for (int which = 0; which < 2; ++which) {
+      for (const TableRef& t : compaction.inputs[which]) {
+        p.shadows.push_back(t);
+        p.shadow_levels.push_back(compaction.level + which);
+      }
+    }
     p.files = std::move(out->files);
     pending_.push_back(std::move(p));
   }

@@ -379,10 +379,10 @@ Status DBImpl::LoadVersion(RecoveryState* state) {
     Status s;
     if (entry.residence == Residence::kPmem) {
       state->live_objects.insert(entry.offset);
-      s = tables_->OpenPmem(entry.number, entry.offset, entry.size, entry.level, /*verify_checksum=*/true, &table);
+      s = tables_->OpenPmem(entry.number, entry.offset, entry.size, /*verify_checksum=*/true, &table);
     } else {
       state->live_tables.insert(entry.number);
-      s = tables_->OpenSsd(entry.number, entry.level, &table);
+      s = tables_->OpenSsd(entry.number, &table);
     }
     if (!s.ok()) {
       if (pending_outputs.count(entry.number) > 0) continue;  // lost in a crash: redone from its shadows

@@ -6,7 +6,7 @@
 
 namespace jigsaw {
 
-Status FlushToPmemBlock(TableStore* store, const MemTable& mem, int level, TableRef* table,
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
                         pmem::Reservation* reservation) {
   // Size the block exactly, then copy the entries into it: keys and values
   // are copied, index fields become value offsets, links are recomputed.
@@ -33,7 +33,7 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, int level, Table
   if (s.ok()) s = builder.Finish(&block_size);
   if (s.ok()) {
     if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) store->pool()->region()->Persist(reservation->data, block_size);
-    s = store->OpenPmem(number, reservation->offset, block_size, level, /*verify_checksum=*/false, table);
+    s = store->OpenPmem(number, reservation->offset, block_size, /*verify_checksum=*/false, table);
   }
   if (!s.ok()) store->pool()->Cancel(reservation);
   return s;
@@ -41,7 +41,7 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, int level, Table
 
 Status FlushToSsdTable(TableStore* store, const MemTable& mem, TableRef* table, PhaseProfile* profile) {
   OutputPhases phases;  // before the sink that points at it
-  SsdTableSink sink(store, /*level=*/0, /*sync_each=*/true, profile != nullptr ? &phases : nullptr);
+  SsdTableSink sink(store, /*sync_each=*/true, profile != nullptr ? &phases : nullptr);
   const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
   auto it = mem.NewIterator();
   Status s;

@@ -13,9 +13,9 @@ namespace jigsaw {
 
 // Builds `mem` (non-empty) into an exactly sized, persisted but
 // uncommitted pool object: *reservation, for the caller to publish or
-// cancel, and *table, opened at `level`. Reserves from the standby if the
+// cancel, and *table. Reserves from the standby if the
 // pool is full (a flush is what frees WAL segments).
-Status FlushToPmemBlock(TableStore* store, const MemTable& mem, int level, TableRef* table,
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
                         pmem::Reservation* reservation);
 
 // Builds `mem` (non-empty) into an L0 SSD table, synced with its directory

@@ -46,14 +46,13 @@ BlockBuilderOptions TableStore::block_builder_options() const {
   return build_options;
 }
 
-Status TableStore::OpenPmem(uint64_t number, uint64_t offset, uint64_t size, int level, bool verify_checksum,
-                            TableRef* table) {
-  Status s = OpenPmemTable(pool_.get(), options_.comparator, number, offset, size, level, verify_checksum, table);
+Status TableStore::OpenPmem(uint64_t number, uint64_t offset, uint64_t size, bool verify_checksum, TableRef* table) {
+  Status s = OpenPmemTable(pool_.get(), options_.comparator, number, offset, size, verify_checksum, table);
   if (s.ok()) (*table)->disposer = this;
   return s;
 }
 
-Status TableStore::OpenSsd(uint64_t number, int level, TableRef* table) {
+Status TableStore::OpenSsd(uint64_t number, TableRef* table) {
   const std::string path = TablePath(number);
   std::unique_ptr<RandomAccessFile> file;
   Status s = fs_->NewRandomAccessFile(path, &file);
@@ -71,7 +70,7 @@ Status TableStore::OpenSsd(uint64_t number, int level, TableRef* table) {
   if (ssd_table->num_entries() == 0) return Status::Corruption("table " + path, "empty");
   const std::string smallest = ssd_table->smallest(), largest = ssd_table->largest();
   const uint64_t entries = ssd_table->num_entries(), size = ssd_table->file_size();
-  *table = MakeSsdTable(number, size, level, std::move(ssd_table), smallest, largest, entries);
+  *table = MakeSsdTable(number, size, std::move(ssd_table), smallest, largest, entries);
   (*table)->disposer = this;
   return Status::OK();
 }

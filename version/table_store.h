@@ -56,10 +56,9 @@ class TableStore final : public TableDisposer {
   BlockBuilderOptions block_builder_options() const;
 
   // Opens the pmem block at `offset` (committed or just built) as a table.
-  Status OpenPmem(uint64_t number, uint64_t offset, uint64_t size, int level, bool verify_checksum,
-                  TableRef* table);
+  Status OpenPmem(uint64_t number, uint64_t offset, uint64_t size, bool verify_checksum, TableRef* table);
   // Opens the SSD table file `number`: Corruption if it is missing or empty.
-  Status OpenSsd(uint64_t number, int level, TableRef* table);
+  Status OpenSsd(uint64_t number, TableRef* table);
   // Creates the file of a new SSD table.
   Status NewTableFile(uint64_t number, std::unique_ptr<WritableFile>* file);
   std::string TablePath(uint64_t number) const;

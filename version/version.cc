@@ -14,13 +14,12 @@ TableMeta::~TableMeta() {
   if (obsolete.load(std::memory_order_acquire) && disposer != nullptr) disposer->Dispose(*this);
 }
 
-TableRef MakeSsdTable(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
+TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries) {
   auto block = std::make_shared<TableMeta>();
   block->number = number;
   block->residence = Residence::kSsd;
   block->size = file_size;
-  block->level = level;
   block->table = std::move(table);
   block->smallest = smallest;
   block->largest = largest;
@@ -29,7 +28,7 @@ TableRef MakeSsdTable(uint64_t number, uint64_t file_size, int level, std::uniqu
 }
 
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                 int level, bool verify_checksum, TableRef* result) {
+                     bool verify_checksum, TableRef* result) {
   const char* data = pool->Direct(offset);
   if (data == nullptr || size > pool->ObjectSize(offset)) {
     return Status::Corruption("block " + std::to_string(number), "size exceeds its pmem object");
@@ -38,7 +37,6 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
   block->number = number;
   block->offset = offset;
   block->size = size;
-  block->level = level;
   BlockReadOptions options;
   options.comparator = comparator;
   options.verify_checksum = verify_checksum;

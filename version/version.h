@@ -42,13 +42,14 @@ class TableDisposer {
   virtual void Dispose(const TableMeta& block) = 0;
 };
 
-// One unit of a level: a KeySet block in pmem or an SSD table.
+// One unit of a level: a KeySet block in pmem or an SSD table. Which level
+// it is in is the Version's to say: a trivial move puts the same TableMeta
+// one level down.
 struct TableMeta {
   uint64_t number = 0;  // unique, increasing in creation order
   Residence residence = Residence::kPmem;
   uint64_t offset = 0;  // pmem: pool object holding the block
   uint64_t size = 0;    // pmem: block bytes; SSD: file bytes
-  int level = 0;
   std::string smallest;  // first and last user key
   std::string largest;
   uint64_t entries = 0;
@@ -63,9 +64,9 @@ using TableRef = std::shared_ptr<TableMeta>;
 // Opens a committed or just-built pmem block: table plus key range; the
 // table's reads are charged to the pool's timing model if it has one.
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                 int level, bool verify_checksum, TableRef* block);
+                     bool verify_checksum, TableRef* block);
 // Wraps an open SSD table.
-TableRef MakeSsdTable(uint64_t number, uint64_t file_size, int level, std::unique_ptr<Table> table,
+TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries);
 
 struct Version {
