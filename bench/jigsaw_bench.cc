@@ -494,7 +494,7 @@ int Main(int argc, char** argv) {
   app.add_option("--table_size_kb", f.table_size_kb,
                  "JigsawDB pmem block / SSD table target KiB (default: 4096 in pmem mode; 2048 with SSD tables, "
                  "LevelDB's file size)");
-  app.add_option("--ssd_io", f.ssd_io, "SSD read-ahead: auto, uring or pread")
+  app.add_option("--ssd_io", f.ssd_io, "SSD batched reads (iterator read-ahead, MultiGet) and, with uring, table writes: auto, uring or pread")
       ->check(CLI::IsMember({"auto", "uring", "pread"}));
   app.add_option("--cache_size_mb", f.cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
   app.add_option("--timing_model", f.timing_model,

@@ -99,9 +99,10 @@ void DBImpl::BackgroundLoop() {
 
 Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
                              std::optional<PhaseProfile>* profile) const {
-  if (!disk_mode()) return FlushToPmemBlock(tables_.get(), mem, table, reservation);
   PhaseProfile timed;
-  Status s = FlushToSsdTable(tables_.get(), mem, table, options_.profile_compactions ? &timed : nullptr);
+  PhaseProfile* const timing = options_.profile_compactions ? &timed : nullptr;
+  Status s = disk_mode() ? FlushToSsdTable(tables_.get(), mem, table, timing)
+                         : FlushToPmemBlock(tables_.get(), mem, table, reservation, timing);
   if (s.ok() && options_.profile_compactions) {
     timed.start_s = SecondsSinceOpen();
     *profile = timed;

@@ -6,8 +6,9 @@
 
 namespace jigsaw {
 
-Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
-                        pmem::Reservation* reservation) {
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
+                        PhaseProfile* profile) {
+  const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
   // Size the block exactly, then copy the entries into it: keys and values
   // are copied, index fields become value offsets, links are recomputed.
   const BlockBuilderOptions build_options = store->block_builder_options();
@@ -25,17 +26,33 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
   Status s = store->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation,
                                      /*may_use_standby=*/true);
   if (!s.ok()) return s;
+  const uint64_t encode_start_ns = profile != nullptr ? SteadyNanos() : 0;
   keyset::Builder builder(build_options, reservation->data, size);
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
     s = builder.AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
   }
   size_t block_size = 0;
   if (s.ok()) s = builder.Finish(&block_size);
+  const uint64_t write_start_ns = profile != nullptr ? SteadyNanos() : 0;
   if (s.ok()) {
     if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) store->pool()->region()->Persist(reservation->data, block_size);
     s = store->OpenPmem(number, reservation->offset, block_size, /*verify_checksum=*/false, table);
   }
-  if (!s.ok()) store->pool()->Cancel(reservation);
+  if (!s.ok()) {
+    store->pool()->Cancel(reservation);
+    return s;
+  }
+  if (profile != nullptr) {
+    const uint64_t end_ns = SteadyNanos();
+    profile->level = -1;
+    profile->to_ssd = false;
+    profile->encode_ns = write_start_ns - encode_start_ns;
+    profile->write_ns = end_ns - write_start_ns;
+    profile->bytes_in = mem.ApproximateMemoryUsage();
+    profile->entries = entries;
+    profile->bytes_out = block_size;
+    profile->Finish(end_ns - start_ns);
+  }
   return s;
 }
 

@@ -14,9 +14,13 @@ namespace jigsaw {
 // Builds `mem` (non-empty) into an exactly sized, persisted but
 // uncommitted pool object: *reservation, for the caller to publish or
 // cancel, and *table. Reserves from the standby if the
-// pool is full (a flush is what frees WAL segments).
-Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
-                        pmem::Reservation* reservation);
+// pool is full (a flush is what frees WAL segments). With `profile` (may be
+// null) it is filled as a flush's row: encode = building the block in
+// place in the pool (the builder writes pmem directly, so this includes
+// storing its bytes), write = persisting them (the flushes and fence),
+// merge = walking the memtable to size the block and the rest.
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
+                        PhaseProfile* profile);
 
 // Builds `mem` (non-empty) into an L0 SSD table, synced with its directory
 // entry before return (the commit that follows drops the WAL holding the

@@ -3,8 +3,10 @@
 // Every store the engine wants durable -- block bytes, WAL records, manifest
 // records, root fields -- is followed by Flush/Drain or Persist on the region
 // that maps it. Implementations: PmemRegion (libpmem on a real or emulated
-// pmem mapping, or msync where the mapping is not pmem); tests substitute a
-// region that records persists to simulate power failures (issue 4).
+// pmem mapping, or msync where the mapping is not pmem). Crash tests do not
+// substitute a Region: the power-failure simulator sits one layer lower, at
+// libpmem's API (emulation/power_failure.h), so it also sees libpmemobj's
+// own persists.
 //
 // Thread-safety: all methods may be called concurrently.
 #ifndef JIGSAW_PMEM_REGION_H_

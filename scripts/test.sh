@@ -4,6 +4,7 @@
 #   2. the same tests built with clang under AddressSanitizer + UBSan
 #   3. the concurrency tests under ThreadSanitizer (gcc)
 #   4. a short libFuzzer run of both block readers (the clang build of step 2)
+#   and, first, scripts/check-layering.sh (the folders' include rule)
 # Installs missing Debian packages first (needs root or sudo).
 # Environment: JIGSAW_FUZZ_SECONDS (default 60), JIGSAW_JOBS (default nproc).
 set -euo pipefail
@@ -16,6 +17,10 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 section() { printf '\n=== %s ===\n' "$*"; }
+
+section "layering: no folder includes one above it (docs/architecture.md)"
+layering_status=passed
+./scripts/check-layering.sh || layering_status=failed
 
 section "unit tests (gcc, RelWithDebInfo with assertions)"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -54,7 +59,9 @@ while read -r _ _ _ f _ _ _ _ total; do
   failed=$((failed + f))
 done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
-if [[ $fuzz_status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+for status in "$fuzz_status" "$layering_status"; do
+  if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
 echo
 echo "jigsaw: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -76,21 +76,41 @@ class JIGSAW_EXPORT DB {
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
-  // Properties (false if unknown):
-  //   "jigsaw.levels"           blocks and bytes per level, one line each
-  //   "jigsaw.num-blocks-at-level<N>"
-  //   "jigsaw.pmem-bytes"       bytes of live blocks in pmem
-  //   "jigsaw.pool-used-bytes"  bytes allocated in the pmem pool
-  //   "jigsaw.compactions"      number of compactions run
+  // Properties (false if unknown); "table" is a pmem block or an SSD table:
+  //   "jigsaw.levels"           tables and bytes per level, one line each
+  //   "jigsaw.num-blocks-at-level<N>"   tables at level N (0-6)
+  //   "jigsaw.pmem-bytes"       bytes of live tables in pmem
+  //   "jigsaw.ssd-bytes"        bytes of live SSD tables
+  //   "jigsaw.pool-used-bytes"  bytes allocated in the pmem pool (blocks,
+  //                             WAL segments, manifest); 0 in disk mode
+  //   "jigsaw.compactions"      number of merging compactions run
   //   "jigsaw.flushes"          number of memtable flushes
-  //   "jigsaw.stalls"           write slowdowns and stops, with time stalled
+  //   "jigsaw.stalls"           write slowdowns and stops, time stalled, and
+  //                             flushes run between a compaction's outputs
+  //   "jigsaw.sync-stats"       SSD syncs made and bytes synced; hybrid
+  //                             mode's pending (unsynced) compactions and
+  //                             those redone at this open
+  //   "jigsaw.block-cache"      SSD block cache capacity, usage, hits, misses
+  //   "jigsaw.io"               the SSD I/O engine chosen at open
+  //                             (Options::ssd_io) and io_uring rings given up
   //   "jigsaw.pmem-device"      pool path, whether it is pmem, NUMA placement,
   //                             and the pmem namespaces libndctl reports
   //   "jigsaw.wal-recovery"     what this open's WAL replay found: logs and
   //                             records replayed, and every damage the
   //                             wal_recovery_mode tolerated (log, offset,
-  //                             what was dropped); not part of jigsaw.stats
-  //   "jigsaw.stats"            all of the above
+  //                             what was dropped)
+  //   "jigsaw.compaction-profile"   with Options::profile_compactions: CSV,
+  //                             a header line, then one row per flush (level
+  //                             -1) or compaction: start_s, level, to_ssd,
+  //                             the phases' seconds (read, decode, merge,
+  //                             encode, write, sync, total), bytes_in,
+  //                             bytes_out, entries, instrumentation_s,
+  //                             entries_moved (> 0: a trivial move)
+  //   "jigsaw.stats"            a summary for people: the levels, pmem bytes,
+  //                             flushes, compactions (bytes read and written,
+  //                             split steps), trivial moves (tables and bytes
+  //                             moved by reference), stalls, memtables and
+  //                             the pool's standby chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 
   // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
