@@ -50,7 +50,7 @@ Status PmemBlockSink::CloseIfFull(size_t key_size, size_t value_size, bool* clos
 void PmemBlockSink::StartBlock(size_t min_capacity) {
   const size_t capacity = std::max<size_t>(2 * store_->options().block_size, min_capacity);
   if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-  builder_ = std::make_unique<keyset::Builder>(build_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+  builder_ = keyset::NewBuilder(build_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
 }
 
 Status PmemBlockSink::Add(const InternalIterator& entry) {

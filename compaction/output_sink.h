@@ -76,7 +76,7 @@ class PmemBlockSink final : public OutputSink {
   const BlockBuilderOptions build_options_;
   const uint64_t chunk_limit_;  // block bytes that fill whole pool chunks
   std::vector<uint64_t> buffer_;  // 8-byte aligned
-  std::unique_ptr<keyset::Builder> builder_;
+  std::unique_ptr<BlockBuilder> builder_;
   std::vector<pmem::Reservation> reservations_;
 };
 

@@ -14,10 +14,11 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
   const BlockBuilderOptions build_options = store->block_builder_options();
   auto it = mem.NewIterator();
   uint64_t entries = 0;
-  uint64_t keyset_bytes = keyset::kHeadNodeSize;
+  const uint32_t version = build_options.keyset_version;
+  uint64_t keyset_bytes = keyset::HeadNodeSize(version);
   uint64_t value_bytes = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    keyset_bytes += keyset::EntrySize(keyset::BulkHeight(entries), it->user_key().size());
+    keyset_bytes += keyset::BulkEntrySize(version, entries, it->user_key().size());
     value_bytes += it->value().size();
     ++entries;
   }
@@ -27,12 +28,12 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
                                      /*may_use_standby=*/true);
   if (!s.ok()) return s;
   const uint64_t encode_start_ns = profile != nullptr ? SteadyNanos() : 0;
-  keyset::Builder builder(build_options, reservation->data, size);
+  std::unique_ptr<BlockBuilder> builder = keyset::NewBuilder(build_options, reservation->data, size);
   for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
-    s = builder.AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
+    s = builder->AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
   }
   size_t block_size = 0;
-  if (s.ok()) s = builder.Finish(&block_size);
+  if (s.ok()) s = builder->Finish(&block_size);
   const uint64_t write_start_ns = profile != nullptr ? SteadyNanos() : 0;
   if (s.ok()) {
     if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) store->pool()->region()->Persist(reservation->data, block_size);

@@ -5,11 +5,11 @@
 
 #include "format/bloom.h"
 #include "util/coding.h"
-#include "format/keyset_block.h"
+#include "format/keyset_v1.h"
 
 namespace jigsaw {
 
-namespace ent = keyset::ent;
+namespace ent = keyset::v1::ent;
 
 MemTable::MemTable(const Comparator* comparator, size_t arena_chunk, size_t filter_bytes)
     : comparator_(comparator), bytewise_(comparator == BytewiseComparator()), arena_(arena_chunk), rng_(0x6a19) {
@@ -20,15 +20,15 @@ MemTable::MemTable(const Comparator* comparator, size_t arena_chunk, size_t filt
     filter_.reset(new std::atomic<uint64_t>[words]);
     for (size_t i = 0; i < words; ++i) filter_[i].store(0, std::memory_order_relaxed);
   }
-  head_ = arena_.Allocate(keyset::kHeadNodeSize);
+  head_ = arena_.Allocate(keyset::v1::kHeadNodeSize);
   std::fill(tail_, tail_ + kMaxHeight, head_);
-  std::memset(head_, 0, keyset::kHeadNodeSize);
+  std::memset(head_, 0, keyset::v1::kHeadNodeSize);
   EncodeFixed32(head_ + ent::kHeight, kMaxHeight);
 }
 
 Slice MemTable::NodeKey(const char* node) {
   const uint32_t height = DecodeFixed32(node + ent::kHeight);
-  return Slice(node + keyset::kEntryHeaderSize + 8 * size_t{height}, DecodeFixed32(node + ent::kKeySize));
+  return Slice(node + keyset::v1::kEntryHeaderSize + 8 * size_t{height}, DecodeFixed32(node + ent::kKeySize));
 }
 
 uint64_t MemTable::NodeTag(const char* node) { return DecodeFixed64(node + ent::kTag); }
@@ -144,7 +144,7 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     value_copy = arena_.Allocate(value.size());
     std::memcpy(value_copy, value.data(), value.size());
   }
-  char* node = arena_.Allocate(keyset::EntrySize(static_cast<uint32_t>(height), key.size()));
+  char* node = arena_.Allocate(keyset::v1::EntrySize(static_cast<uint32_t>(height), key.size()));
   EncodeFixed64(node + ent::kTag, tag);
   EncodeFixed64(node + ent::kIndex, reinterpret_cast<uint64_t>(value_copy));
   EncodeFixed32(node + ent::kKeySize, static_cast<uint32_t>(key.size()));
@@ -160,7 +160,7 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
       line[i].store(line[i].load(std::memory_order_relaxed) | bits[i], std::memory_order_relaxed);
     }
   }
-  char* key_copy = node + keyset::kEntryHeaderSize + 8 * size_t(height);
+  char* key_copy = node + keyset::v1::kEntryHeaderSize + 8 * size_t(height);
   if (!key.empty()) {
     EncodeFixed64(key_copy + AlignUp8(key.size()) - 8, 0);
     std::memcpy(key_copy, key.data(), key.size());

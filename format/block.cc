@@ -3,6 +3,7 @@
 #include "format/classic_block.h"
 #include "util/coding.h"
 #include "format/keyset_block.h"
+#include "format/keyset_v1.h"
 
 namespace jigsaw {
 
@@ -17,7 +18,7 @@ const char* BlockFormatName(BlockFormat format) {
 std::unique_ptr<BlockBuilder> NewBlockBuilder(BlockFormat format, const BlockBuilderOptions& options, char* dest,
                                               size_t capacity) {
   switch (format) {
-    case BlockFormat::kKeySet: return std::make_unique<keyset::Builder>(options, dest, capacity);
+    case BlockFormat::kKeySet: return keyset::NewBuilder(options, dest, capacity);
     case BlockFormat::kClassic: return std::make_unique<classic::Builder>(options, dest, capacity);
   }
   return nullptr;
@@ -26,9 +27,10 @@ std::unique_ptr<BlockBuilder> NewBlockBuilder(BlockFormat format, const BlockBui
 size_t MaxEntryFootprint(BlockFormat format, size_t key_size, size_t value_size) {
   switch (format) {
     case BlockFormat::kKeySet:
-      // Entry of maximum height, value with padding, offset, key head, and up
-      // to 64 bytes of Bloom-filter growth or alignment.
-      return keyset::EntrySize(keyset::kMaxHeight, key_size) + AlignUp8(value_size) + 8 + 8 + 64 + 8;
+      // Either version: a version 1 entry of maximum height (the larger),
+      // value with padding, offset, key head, and up to 64 bytes of
+      // Bloom-filter growth or alignment.
+      return keyset::v1::EntrySize(keyset::kMaxHeight, key_size) + AlignUp8(value_size) + 8 + 8 + 64 + 8;
     case BlockFormat::kClassic:
       // Three varints, the internal key, the value and a restart point.
       return 15 + key_size + 8 + value_size + 4;

@@ -36,6 +36,9 @@ struct BlockBuilderOptions {
   int bloom_bits_per_key = 10;
   // Classic: entries between restart points. Default 16.
   int restart_interval = 16;
+  // KeySet: the format version to write, 1 or 2 (docs/format.md). Default:
+  // 2, the latest; 1 only to make old blocks for tests and comparisons.
+  uint32_t keyset_version = 2;
 };
 
 // Builds one block into dest[0, capacity).

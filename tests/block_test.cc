@@ -1,5 +1,6 @@
-// One harness, both formats: every check here runs against the KeySet block
-// and the classic block through the shared BlockBuilder/BlockReader interface.
+// One harness, every format: each check here runs against the KeySet block
+// (version 2, and version 1 which is still read) and the classic block
+// through the shared BlockBuilder/BlockReader interface.
 #include "format/block.h"
 
 #include <gtest/gtest.h>
@@ -16,12 +17,24 @@ namespace {
 using test::AlignedBuffer;
 using test::TestEntry;
 
-class BlockTest : public ::testing::TestWithParam<BlockFormat> {
+struct Variant {
+  BlockFormat format;
+  uint32_t keyset_version;  // KeySet only
+  const char* name;
+};
+
+class BlockTest : public ::testing::TestWithParam<Variant> {
  protected:
-  BlockFormat format() const { return GetParam(); }
+  BlockFormat format() const { return GetParam().format; }
+  // Builder options of this variant.
+  BlockBuilderOptions Options(BlockBuilderOptions options = {}) const {
+    options.keyset_version = GetParam().keyset_version;
+    return options;
+  }
 
   // Builds `entries` and opens a reader on the result.
-  void BuildAndOpen(const std::vector<TestEntry>& entries, const BlockBuilderOptions& build_options = {}) {
+  void BuildAndOpen(const std::vector<TestEntry>& entries, const BlockBuilderOptions& given_options = {}) {
+    const BlockBuilderOptions build_options = Options(given_options);
     size_t size = 0;
     ASSERT_TRUE(test::BuildBlock(format(), entries, build_options, &buffer_, &size).ok());
     block_ = Slice(buffer_.data(), size);
@@ -212,7 +225,7 @@ TEST_P(BlockTest, MaximumKeyAndValueSizes) {
 
 TEST_P(BlockTest, OversizedKeyOrValueIsInvalidArgument) {
   AlignedBuffer buffer(1 << 20);
-  auto builder = NewBlockBuilder(format(), {}, buffer.data(), buffer.size());
+  auto builder = NewBlockBuilder(format(), Options(), buffer.data(), buffer.size());
   EXPECT_TRUE(builder->Add(std::string(kMaxKeySize + 1, 'k'), 1, ValueType::kValue, "v").IsInvalidArgument());
   std::string huge(kMaxValueSize + 1, 'v');
   EXPECT_TRUE(builder->Add("k", 1, ValueType::kValue, huge).IsInvalidArgument());
@@ -230,7 +243,7 @@ TEST_P(BlockTest, FullDestinationIsNoSpaceAndBlockStaysUsable) {
   AlignedBuffer buffer(capacity + 64);
   // Canary bytes past the capacity must never be written.
   for (size_t i = capacity; i < capacity + 64; ++i) buffer.data()[i] = '\x5a';
-  auto builder = NewBlockBuilder(format(), {}, buffer.data(), capacity);
+  auto builder = NewBlockBuilder(format(), Options(), buffer.data(), capacity);
   std::vector<TestEntry> added;
   for (int i = 0;; ++i) {
     TestEntry e{"key" + std::to_string(100000 + i), 1, ValueType::kValue, std::string(100, 'v')};
@@ -254,7 +267,7 @@ TEST_P(BlockTest, CurrentSizeIsExact) {
   std::mt19937_64 rng(11);
   std::vector<TestEntry> entries = test::RandomEntries(&rng, 300, 30, 300);
   AlignedBuffer buffer(1 << 20);
-  auto builder = NewBlockBuilder(format(), {}, buffer.data(), buffer.size());
+  auto builder = NewBlockBuilder(format(), Options(), buffer.data(), buffer.size());
   for (const TestEntry& e : entries) {
     const size_t before = builder->CurrentSize();
     ASSERT_TRUE(builder->Add(e.user_key, e.sequence, e.type, e.value).ok());
@@ -399,8 +412,11 @@ TEST(BlockFormatsTest, BothFormatsIterateIdentically) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, BlockTest, ::testing::Values(BlockFormat::kKeySet, BlockFormat::kClassic),
-                         [](const auto& info) { return std::string(BlockFormatName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Formats, BlockTest,
+                         ::testing::Values(Variant{BlockFormat::kKeySet, 2, "KeySetV2"},
+                                           Variant{BlockFormat::kKeySet, 1, "KeySetV1"},
+                                           Variant{BlockFormat::kClassic, 2, "Classic"}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace jigsaw

@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "format/keyset_block.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw::pmem {
@@ -20,11 +21,13 @@ struct Fixture {
   std::unique_ptr<Table> table;
 };
 
-void MakeTable(uint64_t seed, Fixture* f) {
+void MakeTable(uint64_t seed, Fixture* f, uint32_t keyset_version = keyset::kLatestVersion) {
   std::mt19937_64 rng(seed);
   f->entries = test::RandomEntries(&rng, 400, 6, 30);
   size_t size = 0;
-  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, f->entries, BlockBuilderOptions(), &f->buffer, &size).ok());
+  BlockBuilderOptions options;
+  options.keyset_version = keyset_version;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, f->entries, options, &f->buffer, &size).ok());
   std::unique_ptr<BlockReader> reader;
   ASSERT_TRUE(
       BlockReader::Open(BlockFormat::kKeySet, Slice(f->buffer.data(), size), BlockReadOptions(), &reader).ok());
@@ -67,6 +70,14 @@ void ExpectServesTheModel(const Table& table, const std::vector<TestEntry>& entr
 TEST(PmemTableTest, ServesTheBlockLikeTheModel) {
   Fixture f;
   MakeTable(5, &f);
+  ExpectServesTheModel(*f.table, f.entries);
+}
+
+// Pools written before format version 2 hold version 1 blocks: they are
+// served the same way.
+TEST(PmemTableTest, ServesAVersionOneBlockLikeTheModel) {
+  Fixture f;
+  MakeTable(5, &f, /*keyset_version=*/1);
   ExpectServesTheModel(*f.table, f.entries);
 }
 

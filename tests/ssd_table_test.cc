@@ -18,10 +18,11 @@ namespace {
 
 using test::TestEntry;
 
-TableInfo BuildTable(const std::string& path, const std::vector<TestEntry>& entries, size_t block_size) {
+TableInfo BuildTable(const std::string& path, const std::vector<TestEntry>& entries, size_t block_size,
+                     const BlockBuilderOptions& options = BlockBuilderOptions()) {
   std::unique_ptr<WritableFile> file;
   EXPECT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
-  TableBuilder builder(BlockBuilderOptions(), block_size, file.get());
+  TableBuilder builder(options, block_size, file.get());
   for (const TestEntry& e : entries) EXPECT_TRUE(builder.Add(e.user_key, e.sequence, e.type, e.value).ok());
   TableInfo info;
   EXPECT_TRUE(builder.Finish(&info).ok());
@@ -112,6 +113,32 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
       ASSERT_TRUE(it->Valid());
       EXPECT_EQ(it->user_key().ToString(), first->user_key);
       EXPECT_EQ(it->sequence(), first->sequence);
+    }
+  }
+}
+
+// Tables written before format version 2 hold version 1 KeySet blocks: they
+// are served the same way.
+TEST_P(SsdTableTest, ServesATableOfVersionOneBlocks) {
+  std::mt19937_64 rng(43);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 2000, 24, 300);
+  const std::string path = dir_.path() + "/000007.jst";
+  BlockBuilderOptions options;
+  options.keyset_version = 1;
+  BuildTable(path, entries, 4096, options);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table).ok());
+  EXPECT_TRUE(table->Validate().ok());
+  auto it = table->NewIterator(ReadOptions());
+  ExpectIteratesLikeTheModel(it.get(), entries);
+  for (size_t i = 0; i < entries.size(); i += 13) {
+    const TestEntry* want = test::ModelGet(entries, entries[i].user_key, kMaxSequenceNumber);
+    ValueType type;
+    std::string value;
+    ASSERT_TRUE(table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value).ok());
+    EXPECT_EQ(type, want->type);
+    if (type == ValueType::kValue) {
+      EXPECT_EQ(value, want->value);
     }
   }
 }

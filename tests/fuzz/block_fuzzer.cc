@@ -1,4 +1,5 @@
-// libFuzzer target for both block readers.
+// libFuzzer target for the block readers: classic, and KeySet of every
+// version (the header's version picks the reader; the seeds hold both).
 //
 // Input: one byte choosing the format (even: KeySet, odd: classic) and
 // whether to verify the checksum (bit 1), then the block bytes. The block is

@@ -1,0 +1,703 @@
+#include "format/keyset_v2.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cstring>
+#include <string>
+
+#include "util/checksum.h"
+#include "util/coding.h"
+
+namespace jigsaw::keyset::v2 {
+
+uint32_t BulkHeight(uint64_t index) {
+  const int trailing_zero_bits = std::countr_zero(index + 1);
+  return 1 + std::min<uint32_t>(static_cast<uint32_t>(trailing_zero_bits / 3), kMaxHeight - 1);
+}
+
+namespace {
+
+inline uint32_t LinkOf(const char* entry, uint32_t level) {
+  return DecodeFixed32(entry + ent::kNext + 4 * size_t{level});
+}
+
+// Reads the key of a well-formed entry (builder-side, trusted memory).
+inline Slice TrustedEntryKey(const char* entry) {
+  const uint32_t shape = DecodeFixed32(entry + ent::kShape);
+  return Slice(entry + kEntryHeaderSize + 4 * size_t{ShapeHeight(shape)}, ShapeKeySize(shape));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Builder
+
+Builder::Builder(const BlockBuilderOptions& options, char* dest, size_t capacity)
+    : options_(options),
+      key_heads_(options.comparator == BytewiseComparator()),
+      dest_(dest),
+      capacity_(capacity) {
+  assert(reinterpret_cast<uintptr_t>(dest) % 8 == 0);
+  // Start with room for ~1/3 of the destination, the usual share of keys.
+  ReserveStaging(std::clamp<uint64_t>(capacity / 3, kHeadNodeSize, uint64_t{4} << 20));
+  // The head node: a sentinel entry of full height, empty key, whose links
+  // start every level of the skiplist.
+  std::memset(staging_.get(), 0, kHeadNodeSize);
+  EncodeFixed32(StagingAt(0) + ent::kShape, PackShape(0, kMaxHeight));
+  keyset_bytes_ = kHeadNodeSize;
+}
+
+void Builder::ReserveStaging(uint64_t bytes) {
+  if (bytes <= staging_capacity_) return;
+  const uint64_t capacity = std::max<uint64_t>(AlignUp8(bytes), 2 * staging_capacity_);
+  std::unique_ptr<uint64_t[]> grown(new uint64_t[capacity / 8]);  // uninitialised
+  if (keyset_bytes_ > 0) std::memcpy(grown.get(), staging_.get(), keyset_bytes_);
+  staging_ = std::move(grown);
+  staging_capacity_ = capacity;
+}
+
+Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
+                                       bool key_heads, int bloom_bits_per_key) {
+  Layout layout;
+  const uint64_t samples = SampleCount(entries);
+  layout.keyset_offset = kHeaderSize + AlignUp8(value_bytes);
+  layout.samples_offset = layout.keyset_offset + keyset_bytes;
+  uint64_t end = layout.samples_offset + AlignUp8(4 * samples);
+  layout.sample_heads_offset = 0;
+  if (key_heads) {
+    layout.sample_heads_offset = end;
+    end += 8 * samples;
+  }
+  layout.bloom.lines = bloom::LinesFor(entries, bloom_bits_per_key);
+  layout.bloom.probes = layout.bloom.lines > 0 ? bloom::kProbes : 0;
+  layout.bloom_offset = 0;
+  if (layout.bloom.lines > 0) {
+    layout.bloom_offset = AlignUp64(end);
+    end = layout.bloom_offset + uint64_t{layout.bloom.lines} * bloom::kLineBytes;
+  }
+  layout.block_size = end;
+  return layout;
+}
+
+uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
+                      const BlockBuilderOptions& options) {
+  return Builder::ComputeLayout(entries, value_bytes, keyset_bytes, options.comparator == BytewiseComparator(),
+                                options.bloom_bits_per_key)
+      .block_size;
+}
+
+Slice Builder::LastUserKey() const {
+  assert(entries_ > 0);
+  return TrustedEntryKey(StagingAt(last_offset_));
+}
+
+size_t Builder::CurrentSize() const {
+  return ComputeLayout(entries_, value_bytes_, keyset_bytes_, key_heads_, options_.bloom_bits_per_key).block_size;
+}
+
+Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
+                            uint32_t key_hash) {
+  assert(key_hash == bloom::KeyHash(user_key));
+  assert(!finished_);
+  if (user_key.size() > kMaxKeySize) {
+    return Status::InvalidArgument("key too large",
+                                   std::to_string(user_key.size()) + " bytes, limit " +
+                                       std::to_string(kMaxKeySize));
+  }
+  if (value.size() > kMaxValueSize) {
+    return Status::InvalidArgument("value too large",
+                                   std::to_string(value.size()) + " bytes, limit " +
+                                       std::to_string(kMaxValueSize));
+  }
+  if (sequence > kMaxSequenceNumber) return Status::InvalidArgument("sequence number above 2^56-1");
+
+  const uint64_t index = entries_;
+  const uint32_t height = BulkHeight(index);
+  const uint64_t entry_size = EntrySize(height, user_key.size());
+  const uint64_t new_value_bytes = value_bytes_ + value.size();
+  const uint64_t new_keyset_bytes = keyset_bytes_ + entry_size;
+  if (new_value_bytes > kMaxSectionSize || new_keyset_bytes > kMaxSectionSize) {
+    return Status::NoSpace("KeySet block full");
+  }
+  if (ComputeLayout(index + 1, new_value_bytes, new_keyset_bytes, key_heads_, options_.bloom_bits_per_key)
+          .block_size > capacity_) {
+    return Status::NoSpace("KeySet block full");
+  }
+
+#ifndef NDEBUG
+  if (index > 0) {
+    const char* last = StagingAt(last_offset_);
+    assert(CompareInternal(options_.comparator, TrustedEntryKey(last), DecodeFixed64(last), user_key,
+                           PackTag(sequence, type)) < 0);
+  }
+#endif
+
+  if (!value.empty()) std::memcpy(dest_ + kHeaderSize + value_bytes_, value.data(), value.size());
+
+  const uint64_t offset = keyset_bytes_;
+  ReserveStaging(new_keyset_bytes);
+  char* entry = StagingAt(offset);
+  // Zero the entry's last word first: the key's padding (and the links,
+  // which are set when the next entry of each level arrives, or by Finish).
+  EncodeFixed64(entry + entry_size - 8, 0);
+  EncodeFixed64(entry + ent::kTag, PackTag(sequence, type));
+  EncodeFixed64(entry + ent::kIndex,
+                PackIndex(static_cast<uint32_t>(value_bytes_), static_cast<uint32_t>(value.size())));
+  EncodeFixed32(entry + ent::kShape, PackShape(static_cast<uint32_t>(user_key.size()), height));
+  for (uint32_t level = 0; level < height; ++level) {
+    const uint64_t previous = last_at_level_[level];
+    EncodeFixed32(StagingAt(previous) + ent::kNext + 4 * size_t{level}, static_cast<uint32_t>(offset - previous));
+    EncodeFixed32(entry + ent::kNext + 4 * size_t{level}, 0);
+    last_at_level_[level] = offset;
+  }
+  if (!user_key.empty()) std::memcpy(entry + kEntryHeaderSize + 4 * size_t{height}, user_key.data(), user_key.size());
+  max_height_ = std::max(max_height_, height);
+  if (index % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
+  if (options_.bloom_bits_per_key > 0) key_hashes_.push_back(key_hash);
+  last_offset_ = offset;
+  ++entries_;
+  value_bytes_ = new_value_bytes;
+  keyset_bytes_ = new_keyset_bytes;
+  return Status::OK();
+}
+
+Status Builder::Finish(size_t* block_size) {
+  assert(!finished_);
+  const uint64_t n = entries_;
+  const uint64_t m = samples_.size();
+  const Layout layout = ComputeLayout(n, value_bytes_, keyset_bytes_, key_heads_, options_.bloom_bits_per_key);
+  if (layout.block_size > capacity_) return Status::NoSpace("KeySet block does not fit");
+  finished_ = true;
+  const char* staging = StagingAt(0);
+
+  // The value buffer's padding, then the key set (every link was terminated
+  // when its entry was added).
+  std::memset(dest_ + kHeaderSize + value_bytes_, 0, layout.keyset_offset - kHeaderSize - value_bytes_);
+  std::memcpy(dest_ + layout.keyset_offset, staging, keyset_bytes_);
+
+  // Samples (zero-padded to 8), their heads, then the Bloom filter.
+  char* samples = dest_ + layout.samples_offset;
+  if (m > 0) std::memcpy(samples, samples_.data(), 4 * m);
+  std::memset(samples + 4 * m, 0, AlignUp8(4 * m) - 4 * m);
+  uint32_t skip = 0;
+  if (key_heads_ && n > 0) {
+    skip = static_cast<uint32_t>(
+        CommonPrefixLength(TrustedEntryKey(staging + samples_.front()), TrustedEntryKey(staging + last_offset_)));
+    char* heads = dest_ + layout.sample_heads_offset;
+    for (uint64_t j = 0; j < m; ++j) EncodeFixed64(heads + 8 * j, KeyHead(TrustedEntryKey(staging + samples_[j]), skip));
+  }
+  if (layout.bloom.lines > 0) {
+    const uint64_t filter_start = layout.sample_heads_offset != 0 ? layout.sample_heads_offset + 8 * m
+                                                                  : layout.samples_offset + AlignUp8(4 * m);
+    std::memset(dest_ + filter_start, 0, layout.block_size - filter_start);
+    char* bloom_lines = dest_ + layout.bloom_offset;
+    for (uint32_t hash : key_hashes_) bloom::AddHash(bloom_lines, layout.bloom, hash);
+  }
+
+  std::memset(dest_, 0, kHeaderSize);
+  EncodeFixed64(dest_ + hdr::kMagic, kMagic);
+  EncodeFixed32(dest_ + hdr::kVersion, kFormatVersion);
+  EncodeFixed32(dest_ + hdr::kHeaderSize, kHeaderSize);
+  EncodeFixed64(dest_ + hdr::kBlockSize, layout.block_size);
+  EncodeFixed32(dest_ + hdr::kFlags, key_heads_ ? kFlagKeyHeads : 0);
+  EncodeFixed32(dest_ + hdr::kEntryCount, static_cast<uint32_t>(n));
+  EncodeFixed64(dest_ + hdr::kValueBufferSize, value_bytes_);
+  EncodeFixed64(dest_ + hdr::kKeySetOffset, layout.keyset_offset);
+  EncodeFixed64(dest_ + hdr::kKeySetSize, keyset_bytes_);
+  EncodeFixed64(dest_ + hdr::kEntryOffsetsOffset, layout.samples_offset);
+  EncodeFixed64(dest_ + hdr::kKeyHeadsOffset, layout.sample_heads_offset);
+  EncodeFixed64(dest_ + hdr::kBloomOffset, layout.bloom_offset);
+  EncodeFixed32(dest_ + hdr::kBloomLines, layout.bloom.lines);
+  EncodeFixed32(dest_ + hdr::kBloomProbes, layout.bloom.probes);
+  EncodeFixed32(dest_ + hdr::kKeyHeadSkip, skip);
+  EncodeFixed32(dest_ + hdr::kMaxHeightUsed, max_height_);
+  EncodeFixed32(dest_ + hdr::kComparatorId, ComparatorId(options_.comparator));
+  EncodeFixed32(dest_ + hdr::kChecksum, BlockChecksum(dest_, layout.block_size));
+  *block_size = layout.block_size;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+namespace {
+
+struct EntryView {
+  Slice key;
+  Slice value;
+  uint64_t tag = 0;
+  uint64_t offset = 0;
+  uint32_t height = 0;
+  uint32_t next = 0;  // level-0 link: distance to the next entry, 0 = end
+};
+
+// The sections every lookup and iteration reads. Iterators keep a copy, so a
+// step reads no reader state through a pointer.
+struct Sections {
+  const char* values = nullptr;
+  uint64_t value_buffer_size = 0;
+  const char* keyset = nullptr;
+  uint64_t keyset_size = 0;
+  const char* samples = nullptr;
+  uint32_t count = 0;
+
+  // Loads the entry at key-set `offset`. False if it does not lie inside
+  // the block or its shape or type is not one the format defines. These
+  // are the only checks memory safety needs; the finer structure
+  // (alignment, order, upper links) is Validate()'s job.
+  bool LoadAt(uint64_t offset, EntryView* entry) const {
+    if (offset < kHeadNodeSize || offset > keyset_size - kMinEntrySize) return false;
+    const char* p = keyset + offset;
+    const uint32_t shape = DecodeFixed32(p + ent::kShape);
+    const uint32_t height = ShapeHeight(shape);
+    const uint64_t key_offset = offset + kEntryHeaderSize + 4 * uint64_t{height};
+    const uint32_t key_size = ShapeKeySize(shape);
+    const uint64_t index = DecodeFixed64(p + ent::kIndex);
+    const uint64_t value_offset = index & 0xffffffff;
+    const uint64_t value_size = index >> 32;
+    const uint64_t tag = DecodeFixed64(p + ent::kTag);
+    if ((shape & ~kShapeKnownBits) != 0 || height > kMaxHeight || key_offset + key_size > keyset_size ||
+        value_offset + value_size > value_buffer_size || (tag & 0xff) > kMaxValueTypeByte) {
+      return false;
+    }
+    entry->key = Slice(keyset + key_offset, key_size);
+    entry->value = Slice(values + value_offset, value_size);
+    entry->tag = tag;
+    entry->offset = offset;
+    entry->height = height;
+    entry->next = LinkOf(p, 0);
+    return true;
+  }
+
+  // The entry after `entry` (which is not the last): false if the link is
+  // missing or leads outside the key set.
+  bool LoadNext(const EntryView& entry, EntryView* next) const {
+    return entry.next != 0 && LoadAt(entry.offset + entry.next, next);
+  }
+
+  uint64_t SampleOffset(uint32_t sample) const { return DecodeFixed32(samples + 4 * size_t{sample}); }
+};
+
+}  // namespace
+
+class Reader final : public BlockReader {
+ public:
+  static Status Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader);
+
+  BlockFormat format() const override { return BlockFormat::kKeySet; }
+  uint64_t num_entries() const override { return s_.count; }
+  Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const override;
+  std::unique_ptr<InternalIterator> NewIterator() const override;
+  Status Validate() const override;
+
+  const Sections& sections() const { return s_; }
+
+  // The first entry whose internal key is >= (user_key, tag): its ordinal
+  // (count if none) and, when there is one, the entry in *entry. False if a
+  // malformed entry was met.
+  bool LowerBound(const Slice& user_key, uint64_t tag, uint32_t* ordinal, EntryView* entry) const;
+
+ private:
+  Reader() = default;
+  // First sample whose entry is >= (user_key, tag), searching samples
+  // [lo, hi) with full comparisons. False on a malformed entry.
+  bool FirstSampleAtOrAfter(uint32_t lo, uint32_t hi, const Slice& user_key, uint64_t tag, uint32_t* result) const;
+  uint32_t sample_count() const { return static_cast<uint32_t>(SampleCount(s_.count)); }
+
+  const Comparator* comparator_ = nullptr;
+  Sections s_;
+  const char* sample_heads_ = nullptr;  // nullptr: no key heads
+  uint32_t key_head_skip_ = 0;
+  const char* common_prefix_ = nullptr;  // first key_head_skip_ bytes shared by every key
+  const char* bloom_ = nullptr;          // nullptr: no filter
+  bloom::Geometry bloom_geometry_;
+  uint32_t max_height_ = 1;
+};
+
+Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* result) {
+  const char* base = contents.data();
+  const uint64_t size = contents.size();
+  if (size < kHeaderSize) {
+    return Status::Corruption("KeySet block truncated",
+                              std::to_string(size) + " bytes, header needs " + std::to_string(kHeaderSize));
+  }
+  if (reinterpret_cast<uintptr_t>(base) % 8 != 0) {
+    return Status::InvalidArgument("KeySet block buffer is not 8-byte aligned");
+  }
+  if (DecodeFixed64(base + hdr::kMagic) != kMagic) return Status::Corruption("not a KeySet block (bad magic)");
+  const uint32_t version = DecodeFixed32(base + hdr::kVersion);
+  if (version > kFormatVersion) {
+    return Status::NotSupported("KeySet block format version " + std::to_string(version) +
+                                " is newer than the supported version " + std::to_string(kFormatVersion));
+  }
+  if (version != kFormatVersion) {
+    return Status::Corruption("KeySet block has format version " + std::to_string(version));
+  }
+  if (DecodeFixed32(base + hdr::kHeaderSize) != kHeaderSize) {
+    return Status::Corruption("KeySet block header size is not 128");
+  }
+  const uint64_t block_size = DecodeFixed64(base + hdr::kBlockSize);
+  if (block_size != size) {
+    return Status::Corruption("KeySet block size mismatch", "header says " + std::to_string(block_size) +
+                                                                 ", buffer has " + std::to_string(size));
+  }
+  if (options.verify_checksum && BlockChecksum(base, size) != DecodeFixed32(base + hdr::kChecksum)) {
+    return Status::Corruption("KeySet block checksum mismatch");
+  }
+  for (size_t i = hdr::kReserved; i < hdr::kChecksum; ++i) {
+    if (base[i] != 0) return Status::Corruption("KeySet block header has non-zero reserved bytes");
+  }
+  const uint32_t flags = DecodeFixed32(base + hdr::kFlags);
+  if ((flags & ~kKnownFlags) != 0) return Status::Corruption("KeySet block has unknown flags");
+  if (DecodeFixed32(base + hdr::kComparatorId) != ComparatorId(options.comparator)) {
+    return Status::InvalidArgument("KeySet block was built with a different comparator than",
+                                   options.comparator->Name());
+  }
+  const bool has_heads = (flags & kFlagKeyHeads) != 0;
+  if (has_heads && options.comparator != BytewiseComparator()) {
+    return Status::InvalidArgument("KeySet block has key heads but the comparator is not bytewise");
+  }
+
+  const uint64_t count = DecodeFixed32(base + hdr::kEntryCount);
+  const uint64_t value_buffer_size = DecodeFixed64(base + hdr::kValueBufferSize);
+  const uint64_t keyset_offset = DecodeFixed64(base + hdr::kKeySetOffset);
+  const uint64_t keyset_size = DecodeFixed64(base + hdr::kKeySetSize);
+  const uint64_t samples_offset = DecodeFixed64(base + hdr::kEntryOffsetsOffset);
+  const uint64_t sample_heads_offset = DecodeFixed64(base + hdr::kKeyHeadsOffset);
+  const uint64_t bloom_offset = DecodeFixed64(base + hdr::kBloomOffset);
+  const bloom::Geometry geometry{DecodeFixed32(base + hdr::kBloomLines), DecodeFixed32(base + hdr::kBloomProbes)};
+  const uint32_t skip = DecodeFixed32(base + hdr::kKeyHeadSkip);
+  const uint32_t max_height = DecodeFixed32(base + hdr::kMaxHeightUsed);
+  const uint64_t samples = SampleCount(count);
+
+  auto bad = [](const char* what) { return Status::Corruption("KeySet block header", what); };
+  if (value_buffer_size > kMaxSectionSize) return bad("value buffer too large");
+  if (keyset_offset != kHeaderSize + AlignUp8(value_buffer_size)) return bad("key set offset");
+  if (keyset_size > kMaxSectionSize || keyset_size < kHeadNodeSize || keyset_size % 8 != 0) {
+    return bad("key set size");
+  }
+  if (count * kMinEntrySize > keyset_size - kHeadNodeSize) return bad("entry count exceeds key set");
+  if (samples_offset != keyset_offset + keyset_size) return bad("samples offset");
+  uint64_t end = samples_offset + AlignUp8(4 * samples);
+  if (has_heads) {
+    if (sample_heads_offset != end) return bad("sample heads offset");
+    end += 8 * samples;
+  } else if (sample_heads_offset != 0 || skip != 0) {
+    return bad("key heads fields set without key heads");
+  }
+  if (geometry.lines > 0) {
+    if (geometry.probes != bloom::kProbes) return bad("bloom probes");
+    if (bloom_offset != AlignUp64(end)) return bad("bloom offset");
+    end = bloom_offset + uint64_t{geometry.lines} * bloom::kLineBytes;
+  } else if (geometry.probes != 0 || bloom_offset != 0) {
+    return bad("bloom fields set without a filter");
+  }
+  if (end != block_size) return bad("sections do not add up to the block size");
+  if (skip > kMaxKeySize) return bad("key head skip");
+  if (max_height == 0 || max_height > kMaxHeight) return bad("max height");
+
+  std::unique_ptr<Reader> r(new Reader());
+  r->comparator_ = options.comparator;
+  r->s_.values = base + kHeaderSize;
+  r->s_.value_buffer_size = value_buffer_size;
+  r->s_.keyset = base + keyset_offset;
+  r->s_.keyset_size = keyset_size;
+  r->s_.samples = base + samples_offset;
+  r->s_.count = static_cast<uint32_t>(count);
+  r->sample_heads_ = has_heads ? base + sample_heads_offset : nullptr;
+  r->key_head_skip_ = skip;
+  r->bloom_ = geometry.lines > 0 ? base + bloom_offset : nullptr;
+  r->bloom_geometry_ = geometry;
+  r->max_height_ = max_height;
+
+  if (DecodeFixed32(r->s_.keyset + ent::kShape) != PackShape(0, kMaxHeight)) {
+    return Status::Corruption("KeySet block head node is malformed");
+  }
+  if (skip > 0) {
+    EntryView first;
+    if (count == 0 || !r->s_.LoadAt(r->s_.SampleOffset(0), &first) || first.key.size() < skip) {
+      return Status::Corruption("KeySet block first entry does not hold the common key prefix");
+    }
+    r->common_prefix_ = first.key.data();
+  }
+  *result = std::move(r);
+  return Status::OK();
+}
+
+namespace {
+
+// First index in heads[lo, hi) whose head is >= target (or > target when
+// `strict`), with conditional moves instead of data-dependent branches.
+inline uint32_t HeadBound(const char* heads, uint32_t lo, uint32_t hi, uint64_t target, bool strict) {
+  uint32_t base = lo;
+  uint32_t n = hi - lo;
+  while (n > 1) {
+    const uint32_t half = n / 2;
+    const uint64_t head = DecodeFixed64(heads + 8 * size_t{base + half - 1});
+    base = (strict ? head <= target : head < target) ? base + half : base;
+    n -= half;
+  }
+  if (n == 1) {
+    const uint64_t head = DecodeFixed64(heads + 8 * size_t{base});
+    base += (strict ? head <= target : head < target) ? 1 : 0;
+  }
+  return base;
+}
+
+}  // namespace
+
+bool Reader::FirstSampleAtOrAfter(uint32_t lo, uint32_t hi, const Slice& user_key, uint64_t tag,
+                                  uint32_t* result) const {
+  EntryView entry;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (!s_.LoadAt(s_.SampleOffset(mid), &entry)) return false;
+    if (CompareInternal(comparator_, entry.key, entry.tag, user_key, tag) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  *result = lo;
+  return true;
+}
+
+bool Reader::LowerBound(const Slice& user_key, uint64_t tag, uint32_t* ordinal, EntryView* entry) const {
+  const uint32_t count = s_.count;
+  const uint32_t m = sample_count();
+  uint32_t sample = 0;  // first sample whose entry is >= the target
+  if (sample_heads_ != nullptr && count > 0) {
+    // Every key starts with the common prefix; a target outside it sorts
+    // before or after the whole block.
+    const size_t n = std::min<size_t>(user_key.size(), key_head_skip_);
+    const int c = n == 0 ? 0 : std::memcmp(user_key.data(), common_prefix_, n);
+    if (c > 0) {
+      *ordinal = count;
+      return true;
+    }
+    if (c < 0 || user_key.size() < key_head_skip_) {
+      sample = 0;
+    } else {
+      // Samples with a smaller head are before the target, with a larger
+      // head after it; only equal heads need a full comparison.
+      const uint64_t target_head = KeyHead(user_key, key_head_skip_);
+      const uint32_t lo = HeadBound(sample_heads_, 0, m, target_head, /*strict=*/false);
+      uint32_t hi = lo;
+      if (hi < m && DecodeFixed64(sample_heads_ + 8 * size_t{hi}) == target_head) {
+        hi = HeadBound(sample_heads_, lo + 1, m, target_head, /*strict=*/true);
+      }
+      if (!FirstSampleAtOrAfter(lo, hi, user_key, tag, &sample)) return false;
+    }
+  } else if (!FirstSampleAtOrAfter(0, m, user_key, tag, &sample)) {
+    return false;
+  }
+  if (sample == 0) {
+    *ordinal = 0;
+    return count == 0 || s_.LoadAt(s_.SampleOffset(0), entry);
+  }
+  // The answer is in the group after sample - 1 (at most 15 steps), or is
+  // sample's own entry.
+  uint32_t i = (sample - 1) * kSampleStride;
+  const uint32_t group_end = std::min<uint32_t>(sample * kSampleStride, count);
+  if (!s_.LoadAt(s_.SampleOffset(sample - 1), entry)) return false;
+  for (++i; i < group_end; ++i) {
+    EntryView next;
+    if (!s_.LoadNext(*entry, &next)) return false;
+    *entry = next;
+    if (CompareInternal(comparator_, entry->key, entry->tag, user_key, tag) >= 0) {
+      *ordinal = i;
+      return true;
+    }
+  }
+  *ordinal = group_end;
+  if (group_end == count) return true;
+  EntryView next;
+  if (!s_.LoadNext(*entry, &next)) return false;
+  *entry = next;
+  return true;
+}
+
+Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const {
+  // The Bloom line is fetched while the sample heads are searched.
+  const char* line = nullptr;
+  uint32_t hash = 0;
+  if (bloom_ != nullptr) {
+    hash = bloom::KeyHash(user_key);
+    line = bloom::LineFor(bloom_, bloom_geometry_, hash);
+    __builtin_prefetch(line);
+  }
+  uint32_t ordinal = 0;
+  EntryView entry;
+  const bool well_formed = LowerBound(user_key, PackTag(snapshot, ValueType::kValue), &ordinal, &entry);
+  if (line != nullptr && !bloom::LineMayContain(line, hash)) return Status::NotFound(Slice());
+  if (!well_formed) return Status::Corruption("KeySet block has a malformed entry");
+  if (ordinal >= s_.count || comparator_->Compare(entry.key, user_key) != 0) return Status::NotFound(Slice());
+  result->type = TagType(entry.tag);
+  result->sequence = TagSequence(entry.tag);
+  result->value = result->type == ValueType::kValue ? entry.value : Slice();
+  return Status::OK();
+}
+
+Status Reader::Validate() const {
+  // Last node seen at each level (0 = the head node, which has every level).
+  uint64_t previous_at_level[kMaxHeight] = {};
+  uint64_t previous_end = kHeadNodeSize;
+  uint64_t offset = LinkOf(s_.keyset, 0);  // the head node is at 0
+  EntryView previous;
+  EntryView entry;
+  auto corruption = [](uint32_t index, const char* what) {
+    return Status::Corruption("KeySet block entry " + std::to_string(index), what);
+  };
+  for (uint32_t i = 0; i < s_.count; ++i) {
+    if (i > 0) offset = previous.next == 0 ? 0 : previous.offset + previous.next;
+    if (offset == 0) return corruption(i, "is missing: the level-0 list ends early");
+    if (!s_.LoadAt(offset, &entry)) return corruption(i, "lies outside the key set or is malformed");
+    if (entry.offset % 8 != 0) return corruption(i, "is not 8-byte aligned");
+    if (entry.offset < previous_end) return corruption(i, "overlaps the previous entry");
+    previous_end = entry.offset + EntrySize(entry.height, entry.key.size());
+    if (entry.height > max_height_) return corruption(i, "taller than the header's max height");
+    if (i > 0 && CompareInternal(comparator_, previous.key, previous.tag, entry.key, entry.tag) >= 0) {
+      return corruption(i, "out of order");
+    }
+    for (uint32_t level = 0; level < entry.height; ++level) {
+      const uint64_t from = previous_at_level[level];
+      if (from + LinkOf(s_.keyset + from, level) != entry.offset) return corruption(i, "skiplist link mismatch");
+      previous_at_level[level] = entry.offset;
+    }
+    if (i % kSampleStride == 0) {
+      if (s_.SampleOffset(i / kSampleStride) != entry.offset) return corruption(i, "sample offset mismatch");
+      if (sample_heads_ != nullptr &&
+          DecodeFixed64(sample_heads_ + 8 * size_t{i / kSampleStride}) != KeyHead(entry.key, key_head_skip_)) {
+        return corruption(i, "sample head mismatch");
+      }
+    }
+    if (sample_heads_ != nullptr &&
+        (entry.key.size() < key_head_skip_ ||
+         (key_head_skip_ > 0 && std::memcmp(entry.key.data(), common_prefix_, key_head_skip_) != 0))) {
+      return corruption(i, "does not start with the block's common prefix");
+    }
+    if (bloom_ != nullptr && !bloom::MayContainHash(bloom_, bloom_geometry_, bloom::KeyHash(entry.key))) {
+      return corruption(i, "missing from the Bloom filter");
+    }
+    previous = entry;
+  }
+  if (previous_end > s_.keyset_size) return Status::Corruption("KeySet block entries overrun the key set");
+  for (uint32_t level = 0; level < kMaxHeight; ++level) {
+    if (LinkOf(s_.keyset + previous_at_level[level], level) != 0) {
+      return Status::Corruption("KeySet block skiplist level does not end after the last entry");
+    }
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// Iterator
+
+namespace {
+
+// Steps forward along the level-0 links; steps backward through the sample
+// of the current entry's group, whose offsets it keeps while the group lasts
+// (a reverse scan walks each group once).
+class Iterator final : public InternalIterator {
+ public:
+  explicit Iterator(const Reader* reader) : reader_(reader), s_(reader->sections()), ordinal_(s_.count) {}
+
+  void SeekToFirst() override { PositionAt(0); }
+  void SeekToLast() override { PositionAt(s_.count == 0 ? 0 : s_.count - 1); }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    uint32_t ordinal = 0;
+    EntryView entry;
+    if (!reader_->LowerBound(user_key, PackTag(sequence, ValueType::kValue), &ordinal, &entry)) {
+      return MarkCorrupt();
+    }
+    if (ordinal >= s_.count) return SetInvalid();
+    Set(ordinal, entry);
+  }
+  void Next() override {
+    assert(Valid());
+    if (ordinal_ + 1 >= s_.count) return SetInvalid();
+    EntryView next;
+    if (next_ == 0 || !s_.LoadAt(offset_ + next_, &next)) return MarkCorrupt();
+    // Each step's address comes from the entry before it; entries are
+    // laid out in order, so fetching a few lines ahead hides the chain.
+    __builtin_prefetch(s_.keyset + next.offset + kScanPrefetchBytes);
+    Set(ordinal_ + 1, next);
+  }
+  void Prev() override {
+    assert(Valid());
+    PositionAt(ordinal_ == 0 ? s_.count : ordinal_ - 1);
+  }
+  Status status() const override { return status_; }
+
+ private:
+  // Positions at entry `ordinal` (count: past the end): from its group's
+  // sample, walking no further than the entry itself, and remembering the
+  // offsets walked so that a reverse scan visits each entry once.
+  void PositionAt(uint32_t ordinal) {
+    if (ordinal >= s_.count) return SetInvalid();
+    const uint32_t group = ordinal / kSampleStride;
+    const uint32_t k = ordinal % kSampleStride;
+    EntryView entry;
+    if (group != cached_group_) {
+      if (!s_.LoadAt(s_.SampleOffset(group), &entry)) return MarkCorrupt();
+      cached_group_ = group;
+      group_offsets_[0] = entry.offset;
+      cached_ = 1;
+    }
+    // The entry itself if known, else the last known one (cached_ >= 1).
+    const uint32_t start = std::min(k, cached_ - 1) % kSampleStride;
+    if (!s_.LoadAt(group_offsets_[start], &entry)) return MarkCorrupt();
+    while (cached_ <= k) {
+      EntryView next;
+      if (!s_.LoadNext(entry, &next)) return MarkCorrupt();
+      entry = next;
+      group_offsets_[cached_++] = entry.offset;
+    }
+    Set(ordinal, entry);
+  }
+  // Makes `entry` the current entry, at `ordinal`. Takes the fields from the
+  // caller's copy (registers), never back from this object's memory: a
+  // load spanning two fresh stores stalls every step.
+  void Set(uint32_t ordinal, const EntryView& entry) {
+    ordinal_ = ordinal;
+    valid_ = true;
+    user_key_ = entry.key;
+    value_ = entry.value;
+    tag_ = entry.tag;
+    has_key_hash_ = false;
+    offset_ = entry.offset;
+    next_ = entry.next;
+  }
+  void SetInvalid() {
+    ordinal_ = s_.count;
+    valid_ = false;
+  }
+  // Out of line and cold: keeps the Status construction off the stepping path.
+  [[gnu::noinline, gnu::cold]] void MarkCorrupt() {
+    status_ = Status::Corruption("KeySet block has a malformed entry");
+    SetInvalid();
+  }
+
+  static constexpr uint32_t kNoGroup = 0xffffffff;
+  static constexpr uint64_t kScanPrefetchBytes = 512;
+  const Reader* const reader_;
+  const Sections s_;
+  uint32_t ordinal_;     // == count when not valid
+  uint64_t offset_ = 0;  // of the current entry, when valid
+  uint32_t next_ = 0;    // its level-0 link
+  uint32_t cached_group_ = kNoGroup;
+  uint32_t cached_ = 0;  // group_offsets_[0, cached_) are known
+  uint64_t group_offsets_[kSampleStride] = {};
+  Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<InternalIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
+
+Status OpenReader(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader) {
+  return Reader::Open(contents, options, reader);
+}
+
+}  // namespace jigsaw::keyset::v2

@@ -1,0 +1,448 @@
+// KeySet version 2, the version builders write: the byte layout, its size
+// per entry against the classic block, position independence, the samples
+// and their heads, versioning, and damage behind a valid checksum. The
+// behaviour every format shares is block_test's.
+#include "format/keyset_v2.h"
+
+#include <gtest/gtest.h>
+
+#include <cinttypes>
+#include <cstring>
+#include <random>
+
+#include "format/bloom.h"
+#include "tests/block_test_util.h"
+#include "util/coding.h"
+
+namespace jigsaw {
+namespace {
+
+using test::AlignedBuffer;
+using test::TestEntry;
+namespace v2 = keyset::v2;
+
+std::vector<TestEntry> SequentialEntries(int n, const std::string& prefix = "user") {
+  std::vector<TestEntry> entries;
+  for (int i = 0; i < n; ++i) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "%s%016d", prefix.c_str(), i);
+    entries.push_back({key, static_cast<SequenceNumber>(i + 1), ValueType::kValue, "value" + std::to_string(i)});
+  }
+  return entries;
+}
+
+Slice Build(const std::vector<TestEntry>& entries, AlignedBuffer* buffer, BlockBuilderOptions options = {},
+            BlockFormat format = BlockFormat::kKeySet) {
+  size_t size = 0;
+  EXPECT_TRUE(test::BuildBlock(format, entries, options, buffer, &size).ok());
+  return Slice(buffer->data(), size);
+}
+
+const char* KeySet(const char* block) { return block + DecodeFixed64(block + keyset::hdr::kKeySetOffset); }
+const char* Samples(const char* block) { return block + DecodeFixed64(block + keyset::hdr::kEntryOffsetsOffset); }
+char* MutableKeySet(char* block) { return block + DecodeFixed64(block + keyset::hdr::kKeySetOffset); }
+
+// Rewrites the checksum after a deliberate edit, so that structural checks
+// (not the checksum) must catch the damage.
+void Reseal(char* block, size_t size) {
+  EncodeFixed32(block + keyset::hdr::kChecksum, keyset::BlockChecksum(block, size));
+}
+
+TEST(KeySetV2Test, LayoutOfEntriesAndSamples) {
+  AlignedBuffer buffer;
+  auto entries = SequentialEntries(100);
+  Slice block = Build(entries, &buffer);
+  const char* b = block.data();
+  EXPECT_EQ(std::memcmp(b, "JIGSAWKS", 8), 0);
+  EXPECT_EQ(DecodeFixed32(b + keyset::hdr::kVersion), 2u);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kBlockSize), block.size());
+  EXPECT_EQ(DecodeFixed32(b + keyset::hdr::kEntryCount), 100u);
+  EXPECT_EQ(DecodeFixed32(b + keyset::hdr::kFlags), keyset::kFlagKeyHeads);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kBloomOffset) % 64, 0u);
+  // Entries follow the head node back to back, in order, each linked to the
+  // next by its size; the index field packs the value's offset and size.
+  const char* keyset = KeySet(b);
+  uint64_t offset = v2::kHeadNodeSize;
+  EXPECT_EQ(DecodeFixed32(keyset + v2::ent::kNext), offset);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const char* e = keyset + offset;
+    const uint32_t shape = DecodeFixed32(e + v2::ent::kShape);
+    EXPECT_EQ(v2::ShapeHeight(shape), v2::BulkHeight(i));
+    EXPECT_EQ(v2::ShapeKeySize(shape), entries[i].user_key.size());
+    EXPECT_EQ(DecodeFixed64(e + v2::ent::kTag), PackTag(entries[i].sequence, entries[i].type));
+    const uint64_t index = DecodeFixed64(e + v2::ent::kIndex);
+    EXPECT_EQ(std::string(b + keyset::kHeaderSize + (index & 0xffffffff), index >> 32), entries[i].value);
+    EXPECT_EQ(std::string(e + v2::kEntryHeaderSize + 4 * v2::BulkHeight(i), entries[i].user_key.size()),
+              entries[i].user_key);
+    const uint64_t size = v2::EntrySize(v2::BulkHeight(i), entries[i].user_key.size());
+    EXPECT_EQ(DecodeFixed32(e + v2::ent::kNext), i + 1 < entries.size() ? size : 0u);
+    if (i % v2::kSampleStride == 0) {
+      EXPECT_EQ(DecodeFixed32(Samples(b) + 4 * (i / v2::kSampleStride)), offset);
+    }
+    offset += size;
+  }
+  EXPECT_EQ(offset, DecodeFixed64(b + keyset::hdr::kKeySetSize));
+}
+
+// docs/format.md's worked example, field by field.
+TEST(KeySetV2Test, TheSpecsWorkedExample) {
+  AlignedBuffer buffer;
+  Slice block = Build({{"apple", 7, ValueType::kValue, "red"}, {"apricot", 5, ValueType::kDeletion, ""}}, &buffer);
+  const char* b = block.data();
+  EXPECT_EQ(block.size(), 384u);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kKeySetOffset), 136u);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kKeySetSize), 136u);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kEntryOffsetsOffset), 272u);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kKeyHeadsOffset), 280u);
+  EXPECT_EQ(DecodeFixed64(b + keyset::hdr::kBloomOffset), 320u);
+  EXPECT_EQ(DecodeFixed32(b + keyset::hdr::kKeyHeadSkip), 2u);
+  EXPECT_EQ(DecodeFixed32(b + 136 + v2::ent::kNext), 72u);
+  EXPECT_EQ(DecodeFixed64(b + 208 + v2::ent::kTag), 0x701u);
+  EXPECT_EQ(DecodeFixed64(b + 208 + v2::ent::kIndex), uint64_t{3} << 32);
+  EXPECT_EQ(DecodeFixed32(b + 208 + v2::ent::kShape), 5u);
+  EXPECT_EQ(DecodeFixed32(b + 208 + v2::ent::kNext), 32u);
+  EXPECT_EQ(std::memcmp(b + 208 + 24, "apple\0\0\0", 8), 0);
+  EXPECT_EQ(DecodeFixed64(b + 240 + v2::ent::kTag), 0x500u);
+  EXPECT_EQ(DecodeFixed64(b + 240 + v2::ent::kIndex), 3u);
+  EXPECT_EQ(DecodeFixed32(b + 240 + v2::ent::kNext), 0u);
+  EXPECT_EQ(DecodeFixed32(b + 272), 72u);
+  EXPECT_EQ(DecodeFixed64(b + 280), keyset::KeyHead("apple", 2));
+}
+
+TEST(KeySetV2Test, BulkHeightsFormAFanOutEightSkiplist) {
+  EXPECT_EQ(v2::BulkHeight(0), 1u);
+  EXPECT_EQ(v2::BulkHeight(6), 1u);
+  EXPECT_EQ(v2::BulkHeight(7), 2u);   // 8th entry
+  EXPECT_EQ(v2::BulkHeight(63), 3u);  // 64th entry
+  EXPECT_EQ(v2::BulkHeight((uint64_t{1} << 30) - 1), 11u);
+  EXPECT_EQ(v2::BulkHeight((uint64_t{1} << 36) - 1), keyset::kMaxHeight);
+  EXPECT_EQ(v2::BulkHeight((uint64_t{1} << 60) - 1), keyset::kMaxHeight);
+}
+
+TEST(KeySetV2Test, EntrySizes) {
+  EXPECT_EQ(v2::EntrySize(1, 16), 40u);  // tag, index, shape, one link, key
+  EXPECT_EQ(v2::EntrySize(2, 16), 48u);
+  EXPECT_EQ(v2::EntrySize(1, 0), 24u);
+  EXPECT_EQ(v2::kHeadNodeSize, 72u);
+}
+
+// The size target, a property of the layout: for the block a 4 MiB
+// memtable of db_bench keys flushes (16-byte keys, 100-byte values), a
+// version 2 block without a filter takes at most 1.25x the classic block's
+// bytes per entry (the classic block has no filter either; an SSD table
+// holds one filter for all its blocks whatever their format).
+TEST(KeySetV2Test, BytesPerEntryAtMostFiveQuartersOfClassic) {
+  std::mt19937_64 rng(2024);
+  std::vector<uint64_t> numbers;
+  while (numbers.size() < 36000) numbers.push_back(rng() % 1000000);
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  std::vector<TestEntry> entries;
+  for (uint64_t n : numbers) {
+    char key[17];
+    std::snprintf(key, sizeof(key), "%016" PRIu64, n);
+    std::string value(100, '\0');
+    for (char& c : value) c = static_cast<char>(rng());
+    entries.push_back({std::string(key, 16), 1, ValueType::kValue, value});
+  }
+  BlockBuilderOptions no_filter;
+  no_filter.bloom_bits_per_key = 0;
+  AlignedBuffer a, b, c;
+  const double v2_bytes = static_cast<double>(Build(entries, &a, no_filter).size()) / entries.size();
+  const double classic_bytes =
+      static_cast<double>(Build(entries, &b, no_filter, BlockFormat::kClassic).size()) / entries.size();
+  BlockBuilderOptions v1_options = no_filter;
+  v1_options.keyset_version = 1;
+  const double v1_bytes = static_cast<double>(Build(entries, &c, v1_options).size()) / entries.size();
+  EXPECT_LE(v2_bytes, 1.25 * classic_bytes) << v2_bytes << " vs classic " << classic_bytes;
+  EXPECT_LT(v2_bytes, v1_bytes);
+  RecordProperty("v2_bytes_per_entry", std::to_string(v2_bytes));
+  RecordProperty("classic_bytes_per_entry", std::to_string(classic_bytes));
+}
+
+// A block is position independent: copied anywhere (another pmem address, an
+// SSD file buffer, a cache buffer) it reads the same with no rebase.
+TEST(KeySetV2Test, CopiedBytesReadIdentically) {
+  AlignedBuffer buffer;
+  std::mt19937_64 rng(3);
+  auto entries = test::RandomEntries(&rng, 500, 20, 100);
+  Slice block = Build(entries, &buffer);
+  AlignedBuffer copy(block.size() + 8);
+  std::memcpy(copy.data() + 8, block.data(), block.size());
+  std::memset(buffer.data(), 0, block.size());  // the original is gone
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(copy.data() + 8, block.size()), {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  auto it = reader->NewIterator();
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+    ASSERT_EQ(it->user_key().ToString(), entries[i].user_key);
+    ASSERT_EQ(it->value().ToString(), entries[i].value);
+  }
+  EXPECT_EQ(i, entries.size());
+}
+
+TEST(KeySetV2Test, BuildIsDeterministic) {
+  auto entries = SequentialEntries(300);
+  AlignedBuffer a, b;
+  Slice x = Build(entries, &a);
+  Slice y = Build(entries, &b);
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size()), 0);
+}
+
+// Versions of one key straddle sample boundaries: lookups and seeks must
+// still find the newest visible version and step across groups both ways.
+TEST(KeySetV2Test, SamplesNarrowEveryLookup) {
+  std::vector<TestEntry> entries;
+  for (int k = 0; k < 300; ++k) {
+    const int versions = k % 7 == 0 ? 40 : 1;
+    for (int v = versions; v >= 1; --v) {
+      char key[32];
+      std::snprintf(key, sizeof(key), "key%08d", k * 3);
+      entries.push_back({key, static_cast<SequenceNumber>(v), ValueType::kValue, std::to_string(k * 100 + v)});
+    }
+  }
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  BlockLookup r;
+  for (int k = 0; k < 300; ++k) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "key%08d", k * 3);
+    const int versions = k % 7 == 0 ? 40 : 1;
+    ASSERT_TRUE(reader->Get(key, kMaxSequenceNumber, &r).ok()) << key;
+    EXPECT_EQ(r.value.ToString(), std::to_string(k * 100 + versions));
+    if (versions > 1) {
+      ASSERT_TRUE(reader->Get(key, 17, &r).ok());
+      EXPECT_EQ(r.sequence, 17u);
+      auto it = reader->NewIterator();
+      it->Seek(key, 3);
+      ASSERT_TRUE(it->Valid());
+      EXPECT_EQ(it->sequence(), 3u);
+      it->Prev();
+      ASSERT_TRUE(it->Valid());
+      EXPECT_EQ(it->sequence(), 4u);
+    }
+    std::snprintf(key, sizeof(key), "key%08d", k * 3 + 1);  // absent, between two present keys
+    EXPECT_TRUE(reader->Get(key, kMaxSequenceNumber, &r).IsNotFound()) << key;
+    auto it = reader->NewIterator();
+    it->Seek(key);
+    if (k < 299) {
+      ASSERT_TRUE(it->Valid());
+      std::snprintf(key, sizeof(key), "key%08d", k * 3 + 3);
+      EXPECT_EQ(it->user_key().ToString(), key);
+    } else {
+      EXPECT_FALSE(it->Valid());
+    }
+  }
+}
+
+TEST(KeySetV2Test, KeyHeadsSkipTheCommonPrefix) {
+  AlignedBuffer buffer;
+  auto entries = SequentialEntries(1000, "common-prefix/");
+  Slice block = Build(entries, &buffer);
+  // Keys are "common-prefix/" + 16 digits; the first and last share 14 + 13 bytes.
+  EXPECT_EQ(DecodeFixed32(block.data() + keyset::hdr::kKeyHeadSkip), 14u + 13u);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  BlockLookup r;
+  for (const TestEntry& e : entries) {
+    ASSERT_TRUE(reader->Get(e.user_key, kMaxSequenceNumber, &r).ok()) << e.user_key;
+    ASSERT_EQ(r.value.ToString(), e.value);
+  }
+  auto it = reader->NewIterator();
+  it->Seek("common");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->user_key().ToString(), entries.front().user_key);
+  it->Seek("common-prefix0");
+  EXPECT_FALSE(it->Valid());
+  it->Seek("a");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->user_key().ToString(), entries.front().user_key);
+  it->Seek("common-prefix/0000000000000999x");
+  EXPECT_FALSE(it->Valid());
+}
+
+class ReverseComparator : public Comparator {
+ public:
+  int Compare(const Slice& a, const Slice& b) const override { return b.compare(a); }
+  const char* Name() const override { return "test.Reverse"; }
+};
+
+TEST(KeySetV2Test, CustomComparatorSearchesSamplesByComparison) {
+  ReverseComparator reverse;
+  std::vector<TestEntry> entries;
+  for (int i = 99; i >= 0; --i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%03d", i);
+    entries.push_back({key, 1, ValueType::kValue, std::to_string(i)});
+  }
+  BlockBuilderOptions options;
+  options.comparator = &reverse;
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer, options);
+  EXPECT_EQ(DecodeFixed32(block.data() + keyset::hdr::kFlags) & keyset::kFlagKeyHeads, 0u);
+  std::unique_ptr<BlockReader> reader;
+  EXPECT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).IsInvalidArgument());
+  BlockReadOptions read_options;
+  read_options.comparator = &reverse;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, read_options, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  BlockLookup r;
+  for (int i = 0; i < 100; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%03d", i);
+    ASSERT_TRUE(reader->Get(key, kMaxSequenceNumber, &r).ok()) << key;
+    EXPECT_EQ(r.value.ToString(), std::to_string(i));
+  }
+  auto it = reader->NewIterator();
+  it->Seek("k050x");  // between k051 and k050 in reverse order
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->user_key().ToString(), "k050");
+  it->Prev();
+  EXPECT_EQ(it->user_key().ToString(), "k051");
+}
+
+TEST(KeySetV2Test, NoBloomFilter) {
+  BlockBuilderOptions options;
+  options.bloom_bits_per_key = 0;
+  AlignedBuffer buffer;
+  auto entries = SequentialEntries(50);
+  Slice block = Build(entries, &buffer, options);
+  EXPECT_EQ(DecodeFixed32(block.data() + keyset::hdr::kBloomLines), 0u);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  BlockLookup r;
+  EXPECT_TRUE(reader->Get(entries[7].user_key, kMaxSequenceNumber, &r).ok());
+  EXPECT_TRUE(reader->Get("nope", kMaxSequenceNumber, &r).IsNotFound());
+}
+
+TEST(KeySetV2Test, NewerVersionIsNotSupportedAndZeroIsCorruption) {
+  AlignedBuffer buffer;
+  Slice block = Build(SequentialEntries(3), &buffer);
+  EncodeFixed32(buffer.data() + keyset::hdr::kVersion, keyset::kLatestVersion + 1);
+  Reseal(buffer.data(), block.size());
+  std::unique_ptr<BlockReader> reader;
+  Status s = BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_NE(s.message().find("version 3"), std::string::npos);
+  EncodeFixed32(buffer.data() + keyset::hdr::kVersion, 0);
+  Reseal(buffer.data(), block.size());
+  EXPECT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).IsCorruption());
+}
+
+TEST(KeySetV2Test, MisalignedBufferIsInvalidArgument) {
+  AlignedBuffer buffer;
+  Slice block = Build(SequentialEntries(3), &buffer);
+  AlignedBuffer copy(block.size() + 8);
+  std::memcpy(copy.data() + 4, block.data(), block.size());
+  std::unique_ptr<BlockReader> reader;
+  EXPECT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(copy.data() + 4, block.size()), {}, &reader)
+                  .IsInvalidArgument());
+}
+
+// Key-set offset of the i-th entry of a bulk-built block of
+// SequentialEntries (entries are contiguous).
+uint64_t OffsetOf(const char* block, uint32_t i) {
+  const char* keyset = KeySet(block);
+  uint64_t offset = v2::kHeadNodeSize;
+  for (uint32_t k = 0; k < i; ++k) offset += DecodeFixed32(keyset + offset + v2::ent::kNext);
+  return offset;
+}
+
+TEST(KeySetV2Test, ValidateCatchesStructuralDamageBehindAValidChecksum) {
+  auto entries = SequentialEntries(64);
+  struct Damage {
+    const char* name;
+    void (*apply)(char* block);
+  };
+  const Damage damages[] = {
+      {"swap two samples",
+       [](char* b) {
+         char* samples = b + DecodeFixed64(b + keyset::hdr::kEntryOffsetsOffset);
+         const uint32_t x = DecodeFixed32(samples + 4);
+         EncodeFixed32(samples + 4, DecodeFixed32(samples + 8));
+         EncodeFixed32(samples + 8, x);
+       }},
+      {"break a level-1 link",
+       [](char* b) {
+         const uint64_t off = OffsetOf(b, 7);  // height 2
+         EncodeFixed32(MutableKeySet(b) + off + v2::ent::kNext + 4, 40);
+       }},
+      {"skip an entry at level 0",
+       [](char* b) {
+         const uint64_t off = OffsetOf(b, 3);
+         char* link = MutableKeySet(b) + off + v2::ent::kNext;
+         EncodeFixed32(link, 2 * DecodeFixed32(link));
+       }},
+      {"change a sample head",
+       [](char* b) {
+         char* heads = b + DecodeFixed64(b + keyset::hdr::kKeyHeadsOffset);
+         EncodeFixed64(heads + 8, DecodeFixed64(heads + 8) + 1);
+       }},
+      {"swap two keys",
+       [](char* b) {
+         char* k1 = MutableKeySet(b) + OffsetOf(b, 10) + v2::kEntryHeaderSize + 4;
+         char* k2 = MutableKeySet(b) + OffsetOf(b, 11) + v2::kEntryHeaderSize + 4;
+         char tmp[20];
+         std::memcpy(tmp, k1, 20);
+         std::memcpy(k1, k2, 20);
+         std::memcpy(k2, tmp, 20);
+       }},
+  };
+  for (const Damage& damage : damages) {
+    AlignedBuffer buffer;
+    Slice block = Build(entries, &buffer);
+    damage.apply(buffer.data());
+    Reseal(buffer.data(), block.size());
+    std::unique_ptr<BlockReader> reader;
+    ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).ok()) << damage.name;
+    EXPECT_TRUE(reader->Validate().IsCorruption()) << damage.name;
+  }
+}
+
+TEST(KeySetV2Test, ReservedShapeBitsAreCorruptionOnRead) {
+  AlignedBuffer buffer;
+  Slice block = Build(SequentialEntries(20), &buffer);
+  char* shape = MutableKeySet(buffer.data()) + OffsetOf(buffer.data(), 5) + v2::ent::kShape;
+  EncodeFixed32(shape, DecodeFixed32(shape) | (1u << 30));
+  BlockReadOptions options;
+  options.verify_checksum = false;
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, options, &reader).ok());
+  auto it = reader->NewIterator();
+  int seen = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++seen;
+  EXPECT_EQ(seen, 5);
+  EXPECT_TRUE(it->status().IsCorruption());
+  EXPECT_TRUE(reader->Validate().IsCorruption());
+}
+
+TEST(KeySetV2Test, OutOfRangeLinkIsCorruptionOnRead) {
+  AlignedBuffer buffer;
+  Slice block = Build(SequentialEntries(20), &buffer);
+  EncodeFixed32(MutableKeySet(buffer.data()) + OffsetOf(buffer.data(), 7) + v2::ent::kNext, 0xfffffff8u);
+  BlockReadOptions options;
+  options.verify_checksum = false;
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, options, &reader).ok());
+  auto it = reader->NewIterator();
+  int seen = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++seen;
+  EXPECT_EQ(seen, 8);
+  EXPECT_TRUE(it->status().IsCorruption());
+  it->SeekToLast();  // group 1 (entries 16..19) is intact
+  EXPECT_TRUE(it->Valid());
+  it->Seek(SequentialEntries(20)[10].user_key);  // group 0 runs through the damage
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption());
+  EXPECT_TRUE(reader->Validate().IsCorruption());
+}
+
+}  // namespace
+}  // namespace jigsaw
