@@ -296,10 +296,22 @@ class Reader final : public BlockReader {
   // The first entry whose internal key is >= (user_key, tag): its ordinal
   // (count if none) and, when there is one, the entry in *entry. False if a
   // malformed entry was met.
-  bool LowerBound(const Slice& user_key, uint64_t tag, uint32_t* ordinal, EntryView* entry) const;
+  bool LowerBound(const Slice& user_key, uint64_t tag, uint32_t* ordinal, EntryView* entry) const {
+    uint32_t sample = 0;
+    return FindSample(user_key, tag, &sample) && WalkGroup(sample, user_key, tag, ordinal, entry);
+  }
 
  private:
   Reader() = default;
+  // LowerBound in two steps. FindSample: the first sample whose entry is >=
+  // the target (sample_count() if none; kPastEveryKey when the target sorts
+  // after every key), from the sample heads, comparing keys only among
+  // samples of an equal head (all samples without heads). WalkGroup: the
+  // answer, in the group before that sample or at the sample itself. Both
+  // are false on a malformed entry.
+  static constexpr uint32_t kPastEveryKey = 0xffffffff;
+  bool FindSample(const Slice& user_key, uint64_t tag, uint32_t* sample) const;
+  bool WalkGroup(uint32_t sample, const Slice& user_key, uint64_t tag, uint32_t* ordinal, EntryView* entry) const;
   // First sample whose entry is >= (user_key, tag), searching samples
   // [lo, hi) with full comparisons. False on a malformed entry.
   bool FirstSampleAtOrAfter(uint32_t lo, uint32_t hi, const Slice& user_key, uint64_t tag, uint32_t* result) const;
@@ -463,34 +475,38 @@ bool Reader::FirstSampleAtOrAfter(uint32_t lo, uint32_t hi, const Slice& user_ke
   return true;
 }
 
-bool Reader::LowerBound(const Slice& user_key, uint64_t tag, uint32_t* ordinal, EntryView* entry) const {
-  const uint32_t count = s_.count;
+bool Reader::FindSample(const Slice& user_key, uint64_t tag, uint32_t* sample) const {
   const uint32_t m = sample_count();
-  uint32_t sample = 0;  // first sample whose entry is >= the target
-  if (sample_heads_ != nullptr && count > 0) {
-    // Every key starts with the common prefix; a target outside it sorts
-    // before or after the whole block.
-    const size_t n = std::min<size_t>(user_key.size(), key_head_skip_);
-    const int c = n == 0 ? 0 : std::memcmp(user_key.data(), common_prefix_, n);
-    if (c > 0) {
-      *ordinal = count;
-      return true;
-    }
-    if (c < 0 || user_key.size() < key_head_skip_) {
-      sample = 0;
-    } else {
-      // Samples with a smaller head are before the target, with a larger
-      // head after it; only equal heads need a full comparison.
-      const uint64_t target_head = KeyHead(user_key, key_head_skip_);
-      const uint32_t lo = HeadBound(sample_heads_, 0, m, target_head, /*strict=*/false);
-      uint32_t hi = lo;
-      if (hi < m && DecodeFixed64(sample_heads_ + 8 * size_t{hi}) == target_head) {
-        hi = HeadBound(sample_heads_, lo + 1, m, target_head, /*strict=*/true);
-      }
-      if (!FirstSampleAtOrAfter(lo, hi, user_key, tag, &sample)) return false;
-    }
-  } else if (!FirstSampleAtOrAfter(0, m, user_key, tag, &sample)) {
-    return false;
+  if (sample_heads_ == nullptr || s_.count == 0) return FirstSampleAtOrAfter(0, m, user_key, tag, sample);
+  // Every key starts with the common prefix; a target outside it sorts
+  // before or after the whole block.
+  const size_t n = std::min<size_t>(user_key.size(), key_head_skip_);
+  const int c = n == 0 ? 0 : std::memcmp(user_key.data(), common_prefix_, n);
+  if (c > 0) {
+    *sample = kPastEveryKey;
+    return true;
+  }
+  if (c < 0 || user_key.size() < key_head_skip_) {
+    *sample = 0;
+    return true;
+  }
+  // Samples with a smaller head are before the target, with a larger head
+  // after it; only equal heads need a full comparison.
+  const uint64_t target_head = KeyHead(user_key, key_head_skip_);
+  const uint32_t lo = HeadBound(sample_heads_, 0, m, target_head, /*strict=*/false);
+  uint32_t hi = lo;
+  if (hi < m && DecodeFixed64(sample_heads_ + 8 * size_t{hi}) == target_head) {
+    hi = HeadBound(sample_heads_, lo + 1, m, target_head, /*strict=*/true);
+  }
+  return FirstSampleAtOrAfter(lo, hi, user_key, tag, sample);
+}
+
+bool Reader::WalkGroup(uint32_t sample, const Slice& user_key, uint64_t tag, uint32_t* ordinal,
+                       EntryView* entry) const {
+  const uint32_t count = s_.count;
+  if (sample == kPastEveryKey) {
+    *ordinal = count;
+    return true;
   }
   if (sample == 0) {
     *ordinal = 0;
@@ -519,7 +535,8 @@ bool Reader::LowerBound(const Slice& user_key, uint64_t tag, uint32_t* ordinal, 
 }
 
 Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const {
-  // The Bloom line is fetched while the sample heads are searched.
+  // The Bloom line is fetched while the sample heads are searched, and
+  // tested before the group walk (most blocks a lookup probes lack the key).
   const char* line = nullptr;
   uint32_t hash = 0;
   if (bloom_ != nullptr) {
@@ -527,11 +544,15 @@ Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* 
     line = bloom::LineFor(bloom_, bloom_geometry_, hash);
     __builtin_prefetch(line);
   }
+  const uint64_t tag = PackTag(snapshot, ValueType::kValue);
+  uint32_t sample = 0;
+  const bool found_sample = FindSample(user_key, tag, &sample);
+  if (line != nullptr && !bloom::LineMayContain(line, hash)) return Status::NotFound(Slice());
   uint32_t ordinal = 0;
   EntryView entry;
-  const bool well_formed = LowerBound(user_key, PackTag(snapshot, ValueType::kValue), &ordinal, &entry);
-  if (line != nullptr && !bloom::LineMayContain(line, hash)) return Status::NotFound(Slice());
-  if (!well_formed) return Status::Corruption("KeySet block has a malformed entry");
+  if (!found_sample || !WalkGroup(sample, user_key, tag, &ordinal, &entry)) {
+    return Status::Corruption("KeySet block has a malformed entry");
+  }
   if (ordinal >= s_.count || comparator_->Compare(entry.key, user_key) != 0) return Status::NotFound(Slice());
   result->type = TagType(entry.tag);
   result->sequence = TagSequence(entry.tag);
