@@ -6,6 +6,15 @@
 //   Scan   iterate the whole block, reading keys and value slices (readseq)
 //   Get    point lookup of a random present key, reading its value's first byte
 //   Seek   Seek to a random present key, reading its value's first byte
+// and, with the engine's own code paths:
+//   Merge  a compaction's merge (compaction/merge.h) of two overlapping
+//          blocks, each of two thirds of the dataset's keys, half of each
+//          one's keys also in the other (older there, so dropped), into
+//          4 MiB output blocks in DRAM
+//   Flush  a flush (db/flush.h) of a full 4 MiB memtable, filled in random
+//          key order, into one block (KeySet: sized exactly first, as the
+//          engine's pmem flush does)
+// Merge and Flush count the entries they read.
 // Each benchmark runs with repetitions; the closing summary prints the median
 // time per operation of both formats and the KeySet speed-up.
 //
@@ -21,7 +30,11 @@
 #include <string>
 #include <vector>
 
+#include "compaction/merge.h"
+#include "db/flush.h"
+#include "db/memtable.h"
 #include "format/block.h"
+#include "table/merging_iterator.h"
 
 namespace jigsaw {
 namespace {
@@ -188,6 +201,139 @@ void BM_Seek(benchmark::State& state, BlockFormat format) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 
+// An OutputSink that builds blocks of one format into DRAM buffers of
+// kOutputBlockBytes, as the pmem sink does before its copy into the pool.
+class BufferSink final : public OutputSink {
+ public:
+  static constexpr size_t kOutputBlockBytes = 4 << 20;
+  // `buffer`: at least kBufferWords, reused by every block (as the pmem
+  // sink reuses its DRAM buffer).
+  static constexpr size_t kBufferWords = 2 * kOutputBlockBytes / 8 + 1;
+  BufferSink(BlockFormat format, std::vector<uint64_t>* buffer) : format_(format), buffer_(*buffer) {}
+
+  Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override {
+    *closed = builder_ != nullptr &&
+              builder_->CurrentSize() + MaxEntryFootprint(format_, key_size, value_size) > kOutputBlockBytes;
+    return *closed ? FinishBlock() : Status::OK();
+  }
+  Status Add(const InternalIterator& entry) override {
+    if (builder_ == nullptr) {
+      builder_ = NewBlockBuilder(format_, {}, reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
+    }
+    return builder_->AddWithHash(entry.user_key(), entry.sequence(), entry.type(), entry.value(), entry.key_hash());
+  }
+  Status Finish() override { return builder_ == nullptr ? Status::OK() : FinishBlock(); }
+  void Abandon() override { builder_.reset(); }
+
+  uint64_t output_entries() const { return output_entries_; }
+  uint64_t output_bytes() const { return output_bytes_; }
+
+ private:
+  Status FinishBlock() {
+    size_t size = 0;
+    output_entries_ += builder_->num_entries();
+    Status s = builder_->Finish(&size);
+    output_bytes_ += size;
+    builder_.reset();
+    return s;
+  }
+
+  const BlockFormat format_;
+  std::vector<uint64_t>& buffer_;
+  std::unique_ptr<BlockBuilder> builder_;
+  uint64_t output_entries_ = 0;
+  uint64_t output_bytes_ = 0;
+};
+
+// Two blocks of one format for Merge: of the dataset's keys in order, one
+// in three goes to `newer` only, one to `older` only and one to both.
+struct MergeInputs {
+  BuiltBlock newer, older;
+};
+
+const MergeInputs& GetMergeInputs(BlockFormat format) {
+  static std::map<BlockFormat, MergeInputs> inputs;
+  auto found = inputs.find(format);
+  if (found != inputs.end()) return found->second;
+  const Dataset& d = GetDataset();
+  MergeInputs& m = inputs[format];
+  for (int which = 0; which < 2; ++which) {
+    BuiltBlock& b = which == 0 ? m.newer : m.older;
+    const size_t capacity = Capacity(format, d);
+    b.storage.resize(capacity / 8 + 1);
+    char* dest = reinterpret_cast<char*>(b.storage.data());
+    auto builder = NewBlockBuilder(format, {}, dest, capacity);
+    for (size_t i = 0; i < d.count(); ++i) {
+      const size_t kind = i % 3;  // 0: newer only, 1: older only, 2: both
+      if (kind == 2 || kind == static_cast<size_t>(which)) {
+        if (!builder->Add(d.keys[i], which == 0 ? 2 : 1, ValueType::kValue, d.values[i]).ok()) std::abort();
+      }
+    }
+    size_t size = 0;
+    if (!builder->Finish(&size).ok()) std::abort();
+    b.contents = Slice(dest, size);
+    if (!BlockReader::Open(format, b.contents, {}, &b.reader).ok()) std::abort();
+  }
+  return m;
+}
+
+void BM_Merge(benchmark::State& state, BlockFormat format) {
+  const MergeInputs& m = GetMergeInputs(format);
+  MergeRules rules;
+  rules.ucmp = BytewiseComparator();
+  // Every version is older than the oldest snapshot: of a key in both
+  // inputs, the older version is dropped.
+  rules.smallest_snapshot = 10;
+  uint64_t read = 0;
+  uint64_t written = 0, bytes = 0;
+  std::vector<uint64_t> buffer(BufferSink::kBufferWords);
+  for (auto _ : state) {
+    std::vector<std::unique_ptr<InternalIterator>> children;
+    children.push_back(m.newer.reader->NewIterator());
+    children.push_back(m.older.reader->NewIterator());
+    auto input = NewMergingIterator(BytewiseComparator(), std::move(children));
+    BufferSink sink(format, &buffer);
+    if (!MergeInto(input.get(), rules, &sink, nullptr, &read).ok()) std::abort();
+    written = sink.output_entries();
+    bytes = sink.output_bytes();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(read));
+  state.counters["output_entries"] = static_cast<double>(written);
+  state.counters["output_bytes"] = static_cast<double>(bytes);
+}
+
+// A full memtable of the dataset, filled in random key order as
+// fillrandom fills it.
+const MemTable& GetMemTable() {
+  static const std::unique_ptr<MemTable> mem = [] {
+    const Dataset& d = GetDataset();
+    auto table = std::make_unique<MemTable>(BytewiseComparator());
+    for (size_t i = 0; i < d.count(); ++i) {
+      const Slice key = d.LookupKey(i);  // random order
+      table->Add(i + 1, ValueType::kValue, key, d.values[i]);
+    }
+    return table;
+  }();
+  return *mem;
+}
+
+void BM_Flush(benchmark::State& state, BlockFormat format) {
+  const MemTable& mem = GetMemTable();
+  const Dataset& d = GetDataset();
+  const size_t capacity = Capacity(format, d);
+  std::vector<uint64_t> storage(capacity / 8 + 1);
+  char* dest = reinterpret_cast<char*>(storage.data());
+  for (auto _ : state) {
+    size_t block_size = 0;
+    size_t limit = capacity;
+    if (format == BlockFormat::kKeySet) limit = KeySetBlockSizeFor(mem, BlockBuilderOptions());
+    if (!BuildMemTableBlock(mem, format, BlockBuilderOptions(), dest, limit, &block_size).ok()) std::abort();
+    benchmark::DoNotOptimize(dest);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * mem.num_entries()));
+}
+
 // Collects the median of each benchmark for the closing summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
@@ -207,14 +353,15 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("\nSummary: %zu entries (%zu-byte keys, %zu-byte values), median of repetitions\n",
                 GetDataset().keys.size(), kKeySize, kValueSize);
     std::printf("%-14s %16s %16s %10s  %s\n", "op", "KeySet ns/entry", "Classic ns/entry", "speed-up", "target");
-    for (const char* op : {"Build", "BuildNoFilter", "Scan", "Get", "Seek"}) {
+    for (const char* op : {"Build", "BuildNoFilter", "Scan", "Get", "Seek", "Merge", "Flush"}) {
       const double keyset = NanosPerItem(std::string("BM_KeySet_") + op);
       // Variants without a classic counterpart compare with plain Build.
       double classic = NanosPerItem(std::string("BM_Classic_") + op);
       if (classic <= 0) classic = NanosPerItem("BM_Classic_Build");
       if (keyset <= 0 || classic <= 0) continue;
       std::string target = "-";
-      if (std::strcmp(op, "Build") == 0 || std::strcmp(op, "Scan") == 0) {
+      if (std::strcmp(op, "Build") == 0 || std::strcmp(op, "Scan") == 0 || std::strcmp(op, "Merge") == 0 ||
+          std::strcmp(op, "Flush") == 0) {
         target = classic / keyset >= 3.0 ? ">= 3x: met" : ">= 3x: MISSED";
       } else if (std::strcmp(op, "Get") == 0) {
         target = keyset <= 400.0 ? "<= 400 ns: met" : "<= 400 ns: MISSED";
@@ -257,7 +404,7 @@ int main(int argc, char** argv) {
     void (*fn)(benchmark::State&, BlockFormat);
   };
   const Op ops[] = {{"Build", jigsaw::BM_Build}, {"Scan", jigsaw::BM_Scan}, {"Get", jigsaw::BM_Get},
-                    {"Seek", jigsaw::BM_Seek}};
+                    {"Seek", jigsaw::BM_Seek},   {"Merge", jigsaw::BM_Merge}, {"Flush", jigsaw::BM_Flush}};
   auto add = [](const std::string& name, void (*fn)(benchmark::State&, BlockFormat), BlockFormat format) {
     benchmark::RegisterBenchmark(name.c_str(), fn, format)
         ->Repetitions(5)

@@ -6,15 +6,10 @@
 
 namespace jigsaw {
 
-Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
-                        PhaseProfile* profile) {
-  const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
-  // Size the block exactly, then copy the entries into it: keys and values
-  // are copied, index fields become value offsets, links are recomputed.
-  const BlockBuilderOptions build_options = store->block_builder_options();
+uint64_t KeySetBlockSizeFor(const MemTable& mem, const BlockBuilderOptions& options) {
+  const uint32_t version = options.keyset_version;
   auto it = mem.NewIterator();
   uint64_t entries = 0;
-  const uint32_t version = build_options.keyset_version;
   uint64_t keyset_bytes = keyset::HeadNodeSize(version);
   uint64_t value_bytes = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -22,18 +17,34 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
     value_bytes += it->value().size();
     ++entries;
   }
-  const uint64_t size = keyset::BlockSizeFor(entries, value_bytes, keyset_bytes, build_options);
+  return keyset::BlockSizeFor(entries, value_bytes, keyset_bytes, options);
+}
+
+Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBuilderOptions& options, char* dest,
+                          size_t capacity, size_t* block_size) {
+  std::unique_ptr<BlockBuilder> builder = NewBlockBuilder(format, options, dest, capacity);
+  auto it = mem.NewIterator();
+  Status s;
+  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
+    s = builder->AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
+  }
+  return s.ok() ? builder->Finish(block_size) : s;
+}
+
+Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
+                        PhaseProfile* profile) {
+  const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
+  // Size the block exactly, then copy the entries into it: keys and values
+  // are copied, index fields become value offsets, links are recomputed.
+  const BlockBuilderOptions build_options = store->block_builder_options();
+  const uint64_t size = KeySetBlockSizeFor(mem, build_options);
   const uint64_t number = store->NewTableNumber();
   Status s = store->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation,
                                      /*may_use_standby=*/true);
   if (!s.ok()) return s;
   const uint64_t encode_start_ns = profile != nullptr ? SteadyNanos() : 0;
-  std::unique_ptr<BlockBuilder> builder = keyset::NewBuilder(build_options, reservation->data, size);
-  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
-    s = builder->AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
-  }
   size_t block_size = 0;
-  if (s.ok()) s = builder->Finish(&block_size);
+  s = BuildMemTableBlock(mem, BlockFormat::kKeySet, build_options, reservation->data, size, &block_size);
   const uint64_t write_start_ns = profile != nullptr ? SteadyNanos() : 0;
   if (s.ok()) {
     if (!JIGSAW_PERSIST_BUG(kDropFlushBlockPersist)) store->pool()->region()->Persist(reservation->data, block_size);
@@ -50,7 +61,7 @@ Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table,
     profile->encode_ns = write_start_ns - encode_start_ns;
     profile->write_ns = end_ns - write_start_ns;
     profile->bytes_in = mem.ApproximateMemoryUsage();
-    profile->entries = entries;
+    profile->entries = mem.num_entries();
     profile->bytes_out = block_size;
     profile->Finish(end_ns - start_ns);
   }

@@ -11,6 +11,16 @@
 
 namespace jigsaw {
 
+// The exact size of the KeySet block (of options.keyset_version) that
+// BuildMemTableBlock makes of `mem`: one pass over the memtable.
+uint64_t KeySetBlockSizeFor(const MemTable& mem, const BlockBuilderOptions& options);
+
+// Builds every entry of `mem` into one block of `format` at dest[0,
+// capacity) (8-byte aligned): the flush's work, also run by format_bench.
+// NoSpace if it does not fit.
+Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBuilderOptions& options, char* dest,
+                          size_t capacity, size_t* block_size);
+
 // Builds `mem` (non-empty) into an exactly sized, persisted but
 // uncommitted pool object: *reservation, for the caller to publish or
 // cancel, and *table. Reserves from the standby if the
