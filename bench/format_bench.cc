@@ -12,8 +12,8 @@
 //          one's keys also in the other (older there, so dropped), into
 //          4 MiB output blocks in DRAM
 //   Flush  a flush (db/flush.h) of a full 4 MiB memtable, filled in random
-//          key order, into one block (KeySet: sized exactly first, as the
-//          engine's pmem flush does)
+//          key order, into one block (KeySet: into a destination sized
+//          from the memtable's counters, as the engine's pmem flush does)
 // Merge and Flush count the entries they read.
 // Each benchmark runs with repetitions; the closing summary prints the median
 // time per operation of both formats and the KeySet speed-up.
@@ -326,7 +326,7 @@ void BM_Flush(benchmark::State& state, BlockFormat format) {
   for (auto _ : state) {
     size_t block_size = 0;
     size_t limit = capacity;
-    if (format == BlockFormat::kKeySet) limit = KeySetBlockSizeFor(mem, BlockBuilderOptions());
+    if (format == BlockFormat::kKeySet) limit = KeySetBlockSizeBound(mem, BlockBuilderOptions());
     if (!BuildMemTableBlock(mem, format, BlockBuilderOptions(), dest, limit, &block_size).ok()) std::abort();
     benchmark::DoNotOptimize(dest);
     benchmark::ClobberMemory();

@@ -3,10 +3,17 @@
 #include "compaction/output_sink.h"
 #include "util/persist_bug.h"
 #include "format/keyset_block.h"
+#include "format/keyset_v2.h"
 
 namespace jigsaw {
 
-uint64_t KeySetBlockSizeFor(const MemTable& mem, const BlockBuilderOptions& options) {
+uint64_t KeySetBlockSizeBound(const MemTable& mem, const BlockBuilderOptions& options) {
+  if (options.keyset_version == keyset::v2::kFormatVersion) {
+    return keyset::v2::BlockSizeFor(mem.num_entries(), mem.value_bytes(),
+                                    keyset::v2::KeySetBytesBound(mem.num_entries(), mem.height_one_entry_bytes()),
+                                    options);
+  }
+  // Older versions: exactly, from a pass over the entries.
   const uint32_t version = options.keyset_version;
   auto it = mem.NewIterator();
   uint64_t entries = 0;
@@ -34,10 +41,11 @@ Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBu
 Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
                         PhaseProfile* profile) {
   const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
-  // Size the block exactly, then copy the entries into it: keys and values
-  // are copied, index fields become value offsets, links are recomputed.
+  // Reserve a bound of the block's size from the memtable's counters (no
+  // walk), then build the block in place: keys and values are copied, index
+  // fields become value offsets and sizes, links are recomputed.
   const BlockBuilderOptions build_options = store->block_builder_options();
-  const uint64_t size = KeySetBlockSizeFor(mem, build_options);
+  const uint64_t size = KeySetBlockSizeBound(mem, build_options);
   const uint64_t number = store->NewTableNumber();
   Status s = store->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, reservation,
                                      /*may_use_standby=*/true);

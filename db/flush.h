@@ -11,9 +11,11 @@
 
 namespace jigsaw {
 
-// The exact size of the KeySet block (of options.keyset_version) that
-// BuildMemTableBlock makes of `mem`: one pass over the memtable.
-uint64_t KeySetBlockSizeFor(const MemTable& mem, const BlockBuilderOptions& options);
+// At least the size of the KeySet block (of options.keyset_version) that
+// BuildMemTableBlock makes of `mem`: for version 2 in O(1) from the
+// memtable's counters (a few bytes per 8 entries over the exact size), for
+// version 1 exactly, from a pass over the entries.
+uint64_t KeySetBlockSizeBound(const MemTable& mem, const BlockBuilderOptions& options);
 
 // Builds every entry of `mem` into one block of `format` at dest[0,
 // capacity) (8-byte aligned): the flush's work, also run by format_bench.
@@ -21,14 +23,15 @@ uint64_t KeySetBlockSizeFor(const MemTable& mem, const BlockBuilderOptions& opti
 Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBuilderOptions& options, char* dest,
                           size_t capacity, size_t* block_size);
 
-// Builds `mem` (non-empty) into an exactly sized, persisted but
-// uncommitted pool object: *reservation, for the caller to publish or
-// cancel, and *table. Reserves from the standby if the
-// pool is full (a flush is what frees WAL segments). With `profile` (may be
-// null) it is filled as a flush's row: encode = building the block in
-// place in the pool (the builder writes pmem directly, so this includes
-// storing its bytes), write = persisting them (the flushes and fence),
-// merge = walking the memtable to size the block and the rest.
+// Builds `mem` (non-empty) into a persisted but uncommitted pool object of
+// KeySetBlockSizeBound bytes (the block may end a little before the
+// object): *reservation, for the caller to publish or cancel, and *table.
+// Reserves from the standby if the pool is full (a flush is what frees WAL
+// segments). With `profile` (may be null) it is filled as a flush's row:
+// encode = building the block in place in the pool (the builder writes
+// pmem directly, so this includes storing its bytes and walking the
+// memtable), write = persisting them (the flushes and fence), merge = the
+// rest.
 Status FlushToPmemBlock(TableStore* store, const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
                         PhaseProfile* profile);
 

@@ -6,6 +6,7 @@
 #include "format/bloom.h"
 #include "util/coding.h"
 #include "format/keyset_v1.h"
+#include "format/keyset_v2.h"
 
 namespace jigsaw {
 
@@ -174,6 +175,10 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     SetNext(prev[level], level, node);
     if (prev[level] == tail_[level]) tail_[level] = node;  // the new last node of this level
   }
+  value_bytes_.store(value_bytes_.load(std::memory_order_relaxed) + value.size(), std::memory_order_relaxed);
+  height_one_entry_bytes_.store(
+      height_one_entry_bytes_.load(std::memory_order_relaxed) + keyset::v2::EntrySize(1, key.size()),
+      std::memory_order_relaxed);
   num_entries_.fetch_add(1, std::memory_order_release);
 }
 

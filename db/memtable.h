@@ -46,6 +46,11 @@ class MemTable {
   // Bytes allocated for nodes and values.
   size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_acquire); }
+  // For sizing a flush without walking the entries: the bytes of all
+  // values, and of the version 2 block entries of all keys at height 1
+  // (keyset::v2::KeySetBytesBound adds the rest).
+  uint64_t value_bytes() const { return value_bytes_.load(std::memory_order_relaxed); }
+  uint64_t height_one_entry_bytes() const { return height_one_entry_bytes_.load(std::memory_order_relaxed); }
 
  private:
   friend class MemTableIterator;
@@ -83,6 +88,8 @@ class MemTable {
   std::atomic<int> max_height_{1};
   std::minstd_rand rng_;
   std::atomic<uint64_t> num_entries_{0};
+  std::atomic<uint64_t> value_bytes_{0};             // written by the writer only
+  std::atomic<uint64_t> height_one_entry_bytes_{0};  // written by the writer only
   // The writer's own: the last node of each level (head_ while a level is
   // empty). An entry larger than tail_[0] is appended after them without a
   // search, which makes sequential inserts O(1).

@@ -16,6 +16,19 @@ uint32_t BulkHeight(uint64_t index) {
   return 1 + std::min<uint32_t>(static_cast<uint32_t>(trailing_zero_bits / 3), kMaxHeight - 1);
 }
 
+uint64_t KeySetBytesBound(uint64_t entries, uint64_t height_one_bytes) {
+  // Entries of height > l (l >= 1): those whose ordinal + 1 is a multiple
+  // of 8^l, at most kMaxHeight - 1 extra levels.
+  uint64_t extra_levels = 0;
+  uint64_t stride = 1;
+  for (uint32_t level = 1; level < kMaxHeight; ++level) {
+    if (stride > entries / 8) break;
+    stride *= 8;
+    extra_levels += entries / stride;
+  }
+  return kHeadNodeSize + height_one_bytes + 8 * extra_levels;
+}
+
 namespace {
 
 inline uint32_t LinkOf(const char* entry, uint32_t level) {

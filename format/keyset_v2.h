@@ -84,6 +84,13 @@ inline constexpr uint64_t SampleCount(uint64_t entries) { return (entries + kSam
 // i+1). Lookups start from the samples, so the upper levels are kept thin.
 uint32_t BulkHeight(uint64_t index);
 
+// An upper bound of the key set (head node included) of a bulk-built block
+// of `entries` entries whose entries at height 1 would total
+// `height_one_bytes`: each extra level of an entry adds at most 8 bytes,
+// and how many extra levels bulk heights give depends on `entries` alone.
+// Lets a flush size its block without walking the entries.
+uint64_t KeySetBytesBound(uint64_t entries, uint64_t height_one_bytes);
+
 // Size of a block holding `entries` entries whose values total `value_bytes`
 // and whose key set (head node included) is `keyset_bytes` -- the sum of
 // EntrySize(BulkHeight(i), key size) plus kHeadNodeSize -- built with

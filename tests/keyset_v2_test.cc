@@ -119,6 +119,23 @@ TEST(KeySetV2Test, BulkHeightsFormAFanOutEightSkiplist) {
   EXPECT_EQ(v2::BulkHeight((uint64_t{1} << 60) - 1), keyset::kMaxHeight);
 }
 
+// A flush sizes its block from the memtable's counters: the bound holds for
+// any key sizes and counts, and overshoots by a few bytes per 8 entries.
+TEST(KeySetV2Test, KeySetBytesBoundCoversBulkHeights) {
+  std::mt19937_64 rng(11);
+  for (uint64_t n : {0, 1, 7, 8, 9, 63, 64, 65, 511, 512, 1000, 36157, 300000}) {
+    uint64_t exact = v2::kHeadNodeSize, height_one = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const size_t key_size = rng() % 40;
+      exact += v2::EntrySize(v2::BulkHeight(i), key_size);
+      height_one += v2::EntrySize(1, key_size);
+    }
+    const uint64_t bound = v2::KeySetBytesBound(n, height_one);
+    EXPECT_LE(exact, bound) << n;
+    EXPECT_LE(bound, exact + n / 7 * 8 + 8) << n;
+  }
+}
+
 TEST(KeySetV2Test, EntrySizes) {
   EXPECT_EQ(v2::EntrySize(1, 16), 40u);  // tag, index, shape, one link, key
   EXPECT_EQ(v2::EntrySize(2, 16), 48u);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "format/keyset_block.h"
+#include "format/keyset_v2.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw {
@@ -61,6 +62,19 @@ TEST(MemTableTest, NodesUseTheKeySetEntryLayout) {
   const char* key = it->user_key().data();
   EXPECT_EQ(reinterpret_cast<uintptr_t>(key) % 8, 0u);
   EXPECT_EQ(it->value().ToString(), "value");
+}
+
+// The counters a flush sizes its block from, without walking the entries.
+TEST(MemTableTest, CountsValueBytesAndEntryBytesForTheFlush) {
+  MemTable mem(BytewiseComparator());
+  EXPECT_EQ(mem.value_bytes(), 0u);
+  EXPECT_EQ(mem.height_one_entry_bytes(), 0u);
+  mem.Add(1, ValueType::kValue, "k", "12345");
+  mem.Add(2, ValueType::kDeletion, "a-longer-key-of-25-bytes!", "");
+  mem.Add(3, ValueType::kValue, "", "x");
+  EXPECT_EQ(mem.value_bytes(), 6u);
+  EXPECT_EQ(mem.height_one_entry_bytes(),
+            keyset::v2::EntrySize(1, 1) + keyset::v2::EntrySize(1, 25) + keyset::v2::EntrySize(1, 0));
 }
 
 // One writer, concurrent readers: readers always see a sorted list whose
