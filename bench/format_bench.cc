@@ -10,7 +10,10 @@
 //   Merge  a compaction's merge (compaction/merge.h) of two overlapping
 //          blocks, each of two thirds of the dataset's keys, half of each
 //          one's keys also in the other (older there, so dropped), into
-//          4 MiB output blocks in DRAM
+//          4 MiB output blocks in DRAM, without in-block filters (as SSD
+//          tables, whose one filter is the same for both formats). Keys
+//          alternate between the inputs: runs from one input are 1-2
+//          entries long, the hardest case for copying runs as bytes
 //   Flush  a flush (db/flush.h) of a full 4 MiB memtable, filled in random
 //          key order, into one block (KeySet: into a destination sized
 //          from the memtable's counters, as the engine's pmem flush does)
@@ -218,7 +221,11 @@ class BufferSink final : public OutputSink {
   }
   Status Add(const InternalIterator& entry) override {
     if (builder_ == nullptr) {
-      builder_ = NewBlockBuilder(format_, {}, reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
+      // No in-block filter in either format: as in an SSD table, whose one
+      // filter (whatever the block format) is not the format's work.
+      BlockBuilderOptions options;
+      options.bloom_bits_per_key = 0;
+      builder_ = NewBlockBuilder(format_, options, reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
     }
     return builder_->AddWithHash(entry.user_key(), entry.sequence(), entry.type(), entry.value(), entry.key_hash());
   }
