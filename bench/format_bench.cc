@@ -14,6 +14,9 @@
 //          tables, whose one filter is the same for both formats). Keys
 //          alternate between the inputs: runs from one input are 1-2
 //          entries long, the hardest case for copying runs as bytes
+//   MergeLeveled  the same with a leveled compaction's shape: the newer
+//          block holds one key in ten (half of them also in the older
+//          block), the older block all the others: runs of ~9 entries
 //   Flush  a flush (db/flush.h) of a full 4 MiB memtable, filled in random
 //          key order, into one block (KeySet: into a destination sized
 //          from the memtable's counters, as the engine's pmem flush does)
@@ -37,6 +40,7 @@
 #include "db/flush.h"
 #include "db/memtable.h"
 #include "format/block.h"
+#include "format/keyset_v2.h"
 #include "table/merging_iterator.h"
 
 namespace jigsaw {
@@ -220,14 +224,15 @@ class BufferSink final : public OutputSink {
     return *closed ? FinishBlock() : Status::OK();
   }
   Status Add(const InternalIterator& entry) override {
-    if (builder_ == nullptr) {
-      // No in-block filter in either format: as in an SSD table, whose one
-      // filter (whatever the block format) is not the format's work.
-      BlockBuilderOptions options;
-      options.bloom_bits_per_key = 0;
-      builder_ = NewBlockBuilder(format_, options, reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
-    }
+    if (builder_ == nullptr) StartBlock();
     return builder_->AddWithHash(entry.user_key(), entry.sequence(), entry.type(), entry.value(), entry.key_hash());
+  }
+  // KeySet outputs take runs as the engine's pmem sink does.
+  bool TakesRuns() const override { return format_ == BlockFormat::kKeySet; }
+  Status AppendRun(const EntryRun& run, uint32_t* taken) override {
+    if (builder_ == nullptr) StartBlock();
+    *taken = static_cast<keyset::v2::Builder*>(builder_.get())->AppendRun(run, kOutputBlockBytes);
+    return Status::OK();
   }
   Status Finish() override { return builder_ == nullptr ? Status::OK() : FinishBlock(); }
   void Abandon() override { builder_.reset(); }
@@ -236,6 +241,13 @@ class BufferSink final : public OutputSink {
   uint64_t output_bytes() const { return output_bytes_; }
 
  private:
+  void StartBlock() {
+    // No in-block filter in either format: as in an SSD table, whose one
+    // filter (whatever the block format) is not the format's work.
+    BlockBuilderOptions options;
+    options.bloom_bits_per_key = 0;
+    builder_ = NewBlockBuilder(format_, options, reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
+  }
   Status FinishBlock() {
     size_t size = 0;
     output_entries_ += builder_->num_entries();
@@ -252,18 +264,28 @@ class BufferSink final : public OutputSink {
   uint64_t output_bytes_ = 0;
 };
 
-// Two blocks of one format for Merge: of the dataset's keys in order, one
-// in three goes to `newer` only, one to `older` only and one to both.
+// Two blocks of one format to merge. Alternating: of the dataset's keys in
+// order, one in three goes to `newer` only, one to `older` only and one to
+// both. Leveled (an upper level's table against the denser level below):
+// one key in ten goes to `newer`, half of those to `older` too, and every
+// other key to `older` only.
+enum class MergeShape { kAlternating, kLeveled };
 struct MergeInputs {
   BuiltBlock newer, older;
 };
 
-const MergeInputs& GetMergeInputs(BlockFormat format) {
-  static std::map<BlockFormat, MergeInputs> inputs;
-  auto found = inputs.find(format);
+// 0: newer only, 1: older only, 2: both.
+int MergeKind(MergeShape shape, size_t i) {
+  if (shape == MergeShape::kAlternating) return static_cast<int>(i % 3);
+  return i % 20 == 0 ? 2 : i % 20 == 10 ? 0 : 1;
+}
+
+const MergeInputs& GetMergeInputs(BlockFormat format, MergeShape shape) {
+  static std::map<std::pair<BlockFormat, MergeShape>, MergeInputs> inputs;
+  auto found = inputs.find({format, shape});
   if (found != inputs.end()) return found->second;
   const Dataset& d = GetDataset();
-  MergeInputs& m = inputs[format];
+  MergeInputs& m = inputs[{format, shape}];
   for (int which = 0; which < 2; ++which) {
     BuiltBlock& b = which == 0 ? m.newer : m.older;
     const size_t capacity = Capacity(format, d);
@@ -271,8 +293,8 @@ const MergeInputs& GetMergeInputs(BlockFormat format) {
     char* dest = reinterpret_cast<char*>(b.storage.data());
     auto builder = NewBlockBuilder(format, {}, dest, capacity);
     for (size_t i = 0; i < d.count(); ++i) {
-      const size_t kind = i % 3;  // 0: newer only, 1: older only, 2: both
-      if (kind == 2 || kind == static_cast<size_t>(which)) {
+      const int kind = MergeKind(shape, i);
+      if (kind == 2 || kind == which) {
         if (!builder->Add(d.keys[i], which == 0 ? 2 : 1, ValueType::kValue, d.values[i]).ok()) std::abort();
       }
     }
@@ -284,14 +306,14 @@ const MergeInputs& GetMergeInputs(BlockFormat format) {
   return m;
 }
 
-void BM_Merge(benchmark::State& state, BlockFormat format) {
-  const MergeInputs& m = GetMergeInputs(format);
+void MergeBenchmark(benchmark::State& state, BlockFormat format, MergeShape shape) {
+  const MergeInputs& m = GetMergeInputs(format, shape);
   MergeRules rules;
   rules.ucmp = BytewiseComparator();
   // Every version is older than the oldest snapshot: of a key in both
   // inputs, the older version is dropped.
   rules.smallest_snapshot = 10;
-  uint64_t read = 0;
+  uint64_t read = 0, spliced = 0;
   uint64_t written = 0, bytes = 0;
   std::vector<uint64_t> buffer(BufferSink::kBufferWords);
   for (auto _ : state) {
@@ -300,13 +322,19 @@ void BM_Merge(benchmark::State& state, BlockFormat format) {
     children.push_back(m.older.reader->NewIterator());
     auto input = NewMergingIterator(BytewiseComparator(), std::move(children));
     BufferSink sink(format, &buffer);
-    if (!MergeInto(input.get(), rules, &sink, nullptr, &read).ok()) std::abort();
+    if (!MergeInto(input.get(), rules, &sink, nullptr, &read, &spliced).ok()) std::abort();
     written = sink.output_entries();
     bytes = sink.output_bytes();
   }
   state.SetItemsProcessed(static_cast<int64_t>(read));
   state.counters["output_entries"] = static_cast<double>(written);
   state.counters["output_bytes"] = static_cast<double>(bytes);
+  state.counters["spliced_share"] = read > 0 ? static_cast<double>(spliced) / static_cast<double>(read) : 0.0;
+}
+
+void BM_Merge(benchmark::State& state, BlockFormat format) { MergeBenchmark(state, format, MergeShape::kAlternating); }
+void BM_MergeLeveled(benchmark::State& state, BlockFormat format) {
+  MergeBenchmark(state, format, MergeShape::kLeveled);
 }
 
 // A full memtable of the dataset, filled in random key order as
@@ -360,7 +388,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("\nSummary: %zu entries (%zu-byte keys, %zu-byte values), median of repetitions\n",
                 GetDataset().keys.size(), kKeySize, kValueSize);
     std::printf("%-14s %16s %16s %10s  %s\n", "op", "KeySet ns/entry", "Classic ns/entry", "speed-up", "target");
-    for (const char* op : {"Build", "BuildNoFilter", "Scan", "Get", "Seek", "Merge", "Flush"}) {
+    for (const char* op : {"Build", "BuildNoFilter", "Scan", "Get", "Seek", "Merge", "MergeLeveled", "Flush"}) {
       const double keyset = NanosPerItem(std::string("BM_KeySet_") + op);
       // Variants without a classic counterpart compare with plain Build.
       double classic = NanosPerItem(std::string("BM_Classic_") + op);
@@ -411,7 +439,8 @@ int main(int argc, char** argv) {
     void (*fn)(benchmark::State&, BlockFormat);
   };
   const Op ops[] = {{"Build", jigsaw::BM_Build}, {"Scan", jigsaw::BM_Scan}, {"Get", jigsaw::BM_Get},
-                    {"Seek", jigsaw::BM_Seek},   {"Merge", jigsaw::BM_Merge}, {"Flush", jigsaw::BM_Flush}};
+                    {"Seek", jigsaw::BM_Seek},   {"Merge", jigsaw::BM_Merge}, {"MergeLeveled", jigsaw::BM_MergeLeveled},
+                    {"Flush", jigsaw::BM_Flush}};
   auto add = [](const std::string& name, void (*fn)(benchmark::State&, BlockFormat), BlockFormat format) {
     benchmark::RegisterBenchmark(name.c_str(), fn, format)
         ->Repetitions(5)

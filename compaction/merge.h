@@ -29,12 +29,16 @@ struct MergeRules {
 };
 
 // Feeds the surviving entries of `input` (internal-key order) to `sink`,
-// then finishes it. `after_output` (may be empty) runs each time an output
-// ended before the last; an error from it stops the merge. *entries (may
-// be null) counts the entries read. On error the sink is left for the
+// then finishes it. Where the sink takes runs and the input offers them
+// (KeySet version 2 blocks, InternalIterator::PeekRun), maximal runs in
+// which the merge decides nothing go to the sink as bytes; entries are
+// visited one by one only around them. `after_output` (may be empty) runs
+// each time an output ended before the last; an error from it stops the
+// merge. *entries (may be null) counts the entries read, *spliced (may be
+// null) those of them copied in runs. On error the sink is left for the
 // caller to Abandon.
 Status MergeInto(InternalIterator* input, const MergeRules& rules, OutputSink* sink,
-                 const std::function<Status()>& after_output, uint64_t* entries);
+                 const std::function<Status()>& after_output, uint64_t* entries, uint64_t* spliced = nullptr);
 
 // The merged inputs of `compaction`: one child per L0 table (they overlap),
 // one concatenating iterator per deeper level (sorted, disjoint), over the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "format/keyset_v2.h"
 #include "pmem/pool_sizing.h"
 
 namespace jigsaw {
@@ -72,6 +73,16 @@ Status PmemBlockSink::Add(const InternalIterator& entry) {
     }
   }
   return s;
+}
+
+Status PmemBlockSink::AppendRun(const EntryRun& run, uint32_t* taken) {
+  *taken = 0;
+  if (build_options_.keyset_version != keyset::v2::kFormatVersion) return Status::OK();
+  if (builder_ == nullptr) StartBlock(store_->options().block_size);
+  auto* builder = static_cast<keyset::v2::Builder*>(builder_.get());
+  const uint64_t limit = std::min<uint64_t>(store_->options().block_size, chunk_limit_);
+  *taken = Exact(phases_, &OutputPhases::encode, [&] { return builder->AppendRun(run, limit); });
+  return Status::OK();
 }
 
 Status PmemBlockSink::FinishBlock() {

@@ -37,6 +37,18 @@ class OutputSink {
   virtual Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) = 0;
   // Appends the current entry of `entry` (in internal-key order).
   virtual Status Add(const InternalIterator& entry) = 0;
+  // Appends a prefix of `run` (entries after the last one added, each a new
+  // user key) as bytes, if this sink's output format can: sets *taken to
+  // the number of entries appended -- 0 if it cannot, or if the current
+  // output has no room left for the first (the caller then adds entries
+  // one by one, and CloseIfFull ends the output).
+  // Whether AppendRun can ever take entries (so the merge looks for runs).
+  virtual bool TakesRuns() const { return false; }
+  virtual Status AppendRun(const EntryRun& run, uint32_t* taken) {
+    (void)run;
+    *taken = 0;
+    return Status::OK();
+  }
   // Ends the last output.
   virtual Status Finish() = 0;
   // After an error: cancels reservations, closes and deletes files, and
@@ -59,6 +71,10 @@ class PmemBlockSink final : public OutputSink {
 
   Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override;
   Status Add(const InternalIterator& entry) override;
+  // KeySet version 2 outputs take runs (keyset::v2::Builder::AppendRun),
+  // charged to encode.
+  bool TakesRuns() const override { return build_options_.keyset_version == keyset::kLatestVersion; }
+  Status AppendRun(const EntryRun& run, uint32_t* taken) override;
   Status Finish() override;
   void Abandon() override;
 

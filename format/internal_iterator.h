@@ -14,6 +14,21 @@
 
 namespace jigsaw {
 
+// A run of consecutive entries of one KeySet (version 2) block that a
+// compaction may copy as bytes (keyset::v2::Builder::AppendRun): the
+// entries lie back to back, their values too and in the same order, no two
+// have one user key and none is a deletion -- so the merge has nothing to
+// decide inside it. Points into the block; valid until the iterator moves.
+struct EntryRun {
+  const char* entries = nullptr;  // the first entry's bytes
+  uint64_t entry_bytes = 0;       // of all `count` entries
+  const char* values = nullptr;   // the first entry's value
+  uint64_t value_bytes = 0;       // of all `count` values
+  const char* last = nullptr;     // the last entry's bytes
+  uint32_t first_value_offset = 0;  // the first value's offset in its block
+  uint32_t count = 0;
+};
+
 // An iterator over entries in internal-key order: a block's, a memtable's,
 // a table's, a level's or a merge of several. Slices returned by user_key()
 // and value() stay valid until the iterator moves or is destroyed (a KeySet
@@ -47,6 +62,21 @@ class InternalIterator {
   bool carries_key_hash() const { return has_key_hash_; }
   // Corruption if a damaged entry was met; the iterator is then !Valid().
   virtual Status status() const = 0;
+
+  // Runs (compactions only; forward iteration). PeekRun describes the run
+  // that starts at the current entry, at most `max_entries` long, whose
+  // entries all sort before (limit_key, limit_tag) when limit_key is not
+  // null, and returns its length: 0 when the iterator cannot hand over
+  // bytes (not a KeySet v2 block, or the current entry cannot start a run).
+  // SkipRun(n) moves past the first n (1 <= n <= that length) entries of
+  // the run just peeked, as n calls of Next would. Requires Valid().
+  virtual uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) {
+    (void)limit_key, (void)limit_tag, (void)max_entries, (void)run;
+    return 0;
+  }
+  virtual void SkipRun(uint32_t n) {
+    for (uint32_t i = 0; i < n && Valid(); ++i) Next();
+  }
 
  protected:
   // Copies the current entry of `source` (which must be Valid()): for

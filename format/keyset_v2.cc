@@ -175,6 +175,97 @@ Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, Valu
   return Status::OK();
 }
 
+void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag) {
+  assert(index < run.count);
+  const char* e = index + 1 == run.count ? run.last : run.entries;
+  for (uint32_t i = 0; index + 1 < run.count && i < index; ++i) {
+    const uint32_t shape = DecodeFixed32(e + ent::kShape);
+    e += EntrySize(ShapeHeight(shape), ShapeKeySize(shape));
+  }
+  const uint32_t shape = DecodeFixed32(e + ent::kShape);
+  *key = Slice(e + kEntryHeaderSize + 4 * size_t{ShapeHeight(shape)}, ShapeKeySize(shape));
+  *tag = DecodeFixed64(e + ent::kTag);
+}
+
+uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
+  assert(!finished_);
+  const uint64_t limit = std::min<uint64_t>(size_limit, capacity_);
+  // How many entries fit: all of them when a cheap bound says so, else
+  // counted entry by entry with the exact layout (once per output block).
+  uint32_t take = run.count;
+  uint64_t take_entry_bytes = run.entry_bytes;
+  uint64_t take_value_bytes = run.value_bytes;
+  const uint64_t bound = CurrentSize() + run.entry_bytes + run.value_bytes + 2 * uint64_t{run.count} +
+                         (options_.bloom_bits_per_key + 7) / 8 * uint64_t{run.count} + 192;
+  if (bound > limit || keyset_bytes_ + run.entry_bytes > kMaxSectionSize ||
+      value_bytes_ + run.value_bytes > kMaxSectionSize) {
+    take = 0;
+    take_entry_bytes = 0;
+    take_value_bytes = 0;
+    const char* e = run.entries;
+    while (take < run.count) {
+      const uint32_t shape = DecodeFixed32(e + ent::kShape);
+      const uint64_t size = EntrySize(ShapeHeight(shape), ShapeKeySize(shape));
+      const uint64_t value_size = DecodeFixed64(e + ent::kIndex) >> 32;
+      const uint64_t keyset = keyset_bytes_ + take_entry_bytes + size;
+      const uint64_t values = value_bytes_ + take_value_bytes + value_size;
+      if (keyset > kMaxSectionSize || values > kMaxSectionSize ||
+          ComputeLayout(entries_ + take + 1, values, keyset, key_heads_, options_.bloom_bits_per_key).block_size >
+              limit) {
+        break;
+      }
+      take_entry_bytes += size;
+      take_value_bytes += value_size;
+      e += size;
+      ++take;
+    }
+    if (take == 0) return 0;
+  }
+
+  // The bytes, whole.
+  const uint64_t start = keyset_bytes_;
+  ReserveStaging(start + take_entry_bytes);
+  std::memcpy(StagingAt(start), run.entries, take_entry_bytes);
+  if (take_value_bytes > 0) std::memcpy(dest_ + kHeaderSize + value_bytes_, run.values, take_value_bytes);
+
+  // The per-entry patch: value offsets rebased, links entering the run set
+  // (the first entry of each level), samples and hashes recorded. Links
+  // inside the run are distances and stay right.
+  const int64_t rebase = static_cast<int64_t>(value_bytes_) - static_cast<int64_t>(run.first_value_offset);
+  uint64_t offset = start;
+  for (uint32_t k = 0; k < take; ++k) {
+    char* e = StagingAt(offset);
+    const uint32_t shape = DecodeFixed32(e + ent::kShape);
+    const uint32_t height = ShapeHeight(shape);
+    const uint64_t index = DecodeFixed64(e + ent::kIndex);
+    EncodeFixed64(e + ent::kIndex, PackIndex(static_cast<uint32_t>(static_cast<int64_t>(index & 0xffffffff) + rebase),
+                                             static_cast<uint32_t>(index >> 32)));
+    for (uint32_t level = 0; level < height; ++level) {
+      const uint64_t previous = last_at_level_[level];
+      if (previous < start) {
+        EncodeFixed32(StagingAt(previous) + ent::kNext + 4 * size_t{level}, static_cast<uint32_t>(offset - previous));
+      }
+      last_at_level_[level] = offset;
+    }
+    max_height_ = std::max(max_height_, height);
+    if ((entries_ + k) % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
+    if (options_.bloom_bits_per_key > 0) {
+      key_hashes_.push_back(bloom::KeyHash(Slice(e + kEntryHeaderSize + 4 * size_t{height}, ShapeKeySize(shape))));
+    }
+    last_offset_ = offset;
+    offset += EntrySize(height, ShapeKeySize(shape));
+  }
+  // Links that left the run (or the part taken) end here until the next
+  // entry of their level arrives.
+  for (uint32_t level = 0; level < kMaxHeight; ++level) {
+    if (last_at_level_[level] >= start) EncodeFixed32(StagingAt(last_at_level_[level]) + ent::kNext + 4 * size_t{level}, 0);
+  }
+  entries_ += take;
+  keyset_bytes_ += take_entry_bytes;
+  value_bytes_ += take_value_bytes;
+  return take;
+}
+
 Status Builder::Finish(size_t* block_size) {
   assert(!finished_);
   const uint64_t n = entries_;
@@ -305,6 +396,7 @@ class Reader final : public BlockReader {
   Status Validate() const override;
 
   const Sections& sections() const { return s_; }
+  const Comparator* comparator() const { return comparator_; }
 
   // The first entry whose internal key is >= (user_key, tag): its ordinal
   // (count if none) and, when there is one, the entry in *entry. False if a
@@ -635,7 +727,8 @@ namespace {
 // (a reverse scan walks each group once).
 class Iterator final : public InternalIterator {
  public:
-  explicit Iterator(const Reader* reader) : reader_(reader), s_(reader->sections()), ordinal_(s_.count) {}
+  explicit Iterator(const Reader* reader)
+      : reader_(reader), comparator_(reader->comparator()), s_(reader->sections()), ordinal_(s_.count) {}
 
   void SeekToFirst() override { PositionAt(0); }
   void SeekToLast() override { PositionAt(s_.count == 0 ? 0 : s_.count - 1); }
@@ -663,6 +756,67 @@ class Iterator final : public InternalIterator {
     PositionAt(ordinal_ == 0 ? s_.count : ordinal_ - 1);
   }
   Status status() const override { return status_; }
+
+  uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
+    assert(Valid());
+    if (TagType(tag_) == ValueType::kDeletion) return 0;
+    EntryView entry;
+    if (!s_.LoadAt(offset_, &entry)) return 0;
+    if (limit_key != nullptr &&
+        CompareInternal(comparator_, entry.key, entry.tag, *limit_key, limit_tag) >= 0) {
+      return 0;
+    }
+    const uint32_t available = std::min<uint32_t>(max_entries, s_.count - ordinal_);
+    uint32_t n = 1;
+    uint64_t end = offset_ + EntrySize(entry.height, entry.key.size());
+    const uint64_t first_value = entry.value.data() - s_.values;
+    uint64_t value_end = first_value + entry.value.size();
+    // Extend while the next entry is adjacent, its value follows, and the
+    // merge would decide nothing about it.
+    while (n < available) {
+      EntryView next;
+      if (entry.next != EntrySize(entry.height, entry.key.size()) || !s_.LoadAt(end, &next)) break;
+      if (TagType(next.tag) == ValueType::kDeletion || next.value.data() - s_.values != static_cast<ptrdiff_t>(value_end) ||
+          comparator_->Compare(next.key, entry.key) == 0 ||
+          (limit_key != nullptr && CompareInternal(comparator_, next.key, next.tag, *limit_key, limit_tag) >= 0)) {
+        break;
+      }
+      entry = next;
+      end += EntrySize(entry.height, entry.key.size());
+      value_end += entry.value.size();
+      ++n;
+    }
+    run->entries = s_.keyset + offset_;
+    run->last = s_.keyset + entry.offset;
+    run->entry_bytes = end - offset_;
+    run->values = s_.values + first_value;
+    run->value_bytes = value_end - first_value;
+    run->first_value_offset = static_cast<uint32_t>(first_value);
+    run->count = n;
+    peeked_last_ = entry.offset;
+    peeked_count_ = n;
+    return n;
+  }
+  void SkipRun(uint32_t n) override {
+    assert(Valid() && n >= 1);
+    if (ordinal_ + n >= s_.count) return SetInvalid();
+    // The run's entries are adjacent (PeekRun checked): its n-th entry
+    // starts where the first n - 1 end (or is the peeked run's last); the
+    // entry after it is its link's.
+    uint64_t offset = offset_;
+    if (n == peeked_count_) {
+      offset = peeked_last_;
+    } else {
+      for (uint32_t i = 1; i < n; ++i) {
+        const uint32_t shape = DecodeFixed32(s_.keyset + offset + ent::kShape);
+        offset += EntrySize(ShapeHeight(shape), ShapeKeySize(shape));
+      }
+    }
+    peeked_count_ = 0;
+    EntryView last, next;
+    if (!s_.LoadAt(offset, &last) || !s_.LoadNext(last, &next)) return MarkCorrupt();
+    Set(ordinal_ + n, next);
+  }
 
  private:
   // Positions at entry `ordinal` (count: past the end): from its group's
@@ -696,6 +850,7 @@ class Iterator final : public InternalIterator {
   void Set(uint32_t ordinal, const EntryView& entry) {
     ordinal_ = ordinal;
     valid_ = true;
+    peeked_count_ = 0;
     user_key_ = entry.key;
     value_ = entry.value;
     tag_ = entry.tag;
@@ -706,6 +861,7 @@ class Iterator final : public InternalIterator {
   void SetInvalid() {
     ordinal_ = s_.count;
     valid_ = false;
+    peeked_count_ = 0;
   }
   // Out of line and cold: keeps the Status construction off the stepping path.
   [[gnu::noinline, gnu::cold]] void MarkCorrupt() {
@@ -716,10 +872,13 @@ class Iterator final : public InternalIterator {
   static constexpr uint32_t kNoGroup = 0xffffffff;
   static constexpr uint64_t kScanPrefetchBytes = 512;
   const Reader* const reader_;
+  const Comparator* const comparator_;
   const Sections s_;
   uint32_t ordinal_;     // == count when not valid
   uint64_t offset_ = 0;  // of the current entry, when valid
   uint32_t next_ = 0;    // its level-0 link
+  uint64_t peeked_last_ = 0;   // the last entry of the run PeekRun described
+  uint32_t peeked_count_ = 0;  // its length (0: none since the last move)
   uint32_t cached_group_ = kNoGroup;
   uint32_t cached_ = 0;  // group_offsets_[0, cached_) are known
   uint64_t group_offsets_[kSampleStride] = {};

@@ -110,6 +110,14 @@ class Builder final : public BlockBuilder {
   // The hash feeds the Bloom filter only; version 2 entries do not store it.
   Status AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
                      uint32_t key_hash) override;
+  // Appends a prefix of `run` (entries of another version 2 block, after
+  // the last one added) as bytes: the entries and their values are copied
+  // whole, then each entry's value offset is rebased, the links that enter
+  // and leave the run are set, and samples and filter hashes recorded --
+  // no key is compared and no field re-encoded. Takes as many entries as
+  // keep the finished block within min(size_limit, capacity) and returns
+  // how many (0: not even the first fits). Heights stay the source's.
+  uint32_t AppendRun(const EntryRun& run, uint64_t size_limit);
   Status Finish(size_t* block_size) override;
   uint64_t num_entries() const override { return entries_; }
   Slice LastUserKey() const override;
@@ -145,6 +153,9 @@ class Builder final : public BlockBuilder {
   uint32_t max_height_ = 1;
   bool finished_ = false;
 };
+
+// The key and tag of entry `index` (< run.count) of a run.
+void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag);
 
 // Opens a version 2 reader; see BlockReader::Open. Also gives the messages
 // for blocks of no known version.

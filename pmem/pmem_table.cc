@@ -65,6 +65,13 @@ class NvmTimedIterator final : public InternalIterator {
     Moved();
   }
   Status status() const override { return base_->status(); }
+  uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
+    return base_->PeekRun(limit_key, limit_tag, max_entries, run);
+  }
+  void SkipRun(uint32_t n) override {
+    base_->SkipRun(n);
+    Moved();
+  }
 
  private:
   void Moved() {

@@ -114,6 +114,20 @@ class ConcatenatingIterator final : public InternalIterator {
     }
   }
   Status status() const override { return status_; }
+  // Runs stay inside one child (one block).
+  uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
+    assert(Valid());
+    return child_->PeekRun(limit_key, limit_tag, max_entries, run);
+  }
+  void SkipRun(uint32_t n) override {
+    assert(Valid());
+    child_->SkipRun(n);
+    if (child_->Valid()) {
+      SetEntryFrom(*child_);
+    } else {
+      SkipForward();
+    }
+  }
 
  private:
   // Makes child i current (none if i is past the last child or the

@@ -31,6 +31,14 @@ class TimedIterator final : public InternalIterator {
     Moved();
   }
   Status status() const override { return base_->status(); }
+  // A run is found and skipped without decoding an entry; timed exactly.
+  uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
+    return phase_->RunExact([&] { return base_->PeekRun(limit_key, limit_tag, max_entries, run); });
+  }
+  void SkipRun(uint32_t n) override {
+    phase_->RunExact([&] { base_->SkipRun(n); });
+    Moved();
+  }
 
  private:
   void Moved() {

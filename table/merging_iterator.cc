@@ -60,19 +60,7 @@ class MergingIterator final : public InternalIterator {
       FindSmallest();
       return;
     }
-    // order_ holds the valid children by their current entries, current_
-    // first, and only current_ moved: it sinks to its place among the
-    // others -- one comparison while it stays the smallest, one more per
-    // child it passes (not one per child every step).
-    if (!children_[current_]->Valid()) {
-      order_.erase(order_.begin());
-    } else {
-      for (size_t i = 0; i + 1 < order_.size() && Compare(order_[i], order_[i + 1]) > 0; ++i) {
-        std::swap(order_[i], order_[i + 1]);
-      }
-    }
-    current_ = order_.empty() ? kNone : order_.front();
-    Publish();
+    Resort();
   }
   void Prev() override {
     assert(Valid());
@@ -95,6 +83,34 @@ class MergingIterator final : public InternalIterator {
     children_[current_]->Prev();
     UpdateHead(current_);
     FindLargest();
+  }
+  // A run of the current child that ends before the next smallest child's
+  // entry (forward iteration only).
+  uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
+    assert(Valid());
+    if (!forward_ || !order_known_) return 0;
+    const InternalIterator* runner_up = order_.size() > 1 ? children_[order_[1]].get() : nullptr;
+    Slice limit;
+    uint64_t tag = 0;
+    if (runner_up != nullptr) {
+      limit = runner_up->user_key();
+      tag = runner_up->tag();
+      if (limit_key != nullptr && CompareInternal(comparator_, *limit_key, limit_tag, limit, tag) < 0) {
+        limit = *limit_key;
+        tag = limit_tag;
+      }
+    } else if (limit_key != nullptr) {
+      limit = *limit_key;
+      tag = limit_tag;
+    }
+    const bool limited = runner_up != nullptr || limit_key != nullptr;
+    return children_[current_]->PeekRun(limited ? &limit : nullptr, tag, max_entries, run);
+  }
+  void SkipRun(uint32_t n) override {
+    assert(Valid() && forward_ && order_known_);
+    children_[current_]->SkipRun(n);
+    UpdateHead(current_);
+    Resort();
   }
   Status status() const override {
     for (const auto& child : children_) {
@@ -123,6 +139,21 @@ class MergingIterator final : public InternalIterator {
       return r != 0 ? r : CompareTags(x->tag(), y->tag());
     }
     return CompareInternal(comparator_, x->user_key(), x->tag(), y->user_key(), y->tag());
+  }
+  // After current_ (and only it) moved forward: order_ holds the valid
+  // children by their current entries, current_ first, and current_ sinks
+  // to its place among the others -- one comparison while it stays the
+  // smallest, one more per child it passes (not one per child every step).
+  void Resort() {
+    if (!children_[current_]->Valid()) {
+      order_.erase(order_.begin());
+    } else {
+      for (size_t i = 0; i + 1 < order_.size() && Compare(order_[i], order_[i + 1]) > 0; ++i) {
+        std::swap(order_[i], order_[i + 1]);
+      }
+    }
+    current_ = order_.empty() ? kNone : order_.front();
+    Publish();
   }
   // Orders the valid children by their current entries (order_) and makes
   // the smallest current.

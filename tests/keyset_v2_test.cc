@@ -461,5 +461,138 @@ TEST(KeySetV2Test, OutOfRangeLinkIsCorruptionOnRead) {
   EXPECT_TRUE(reader->Validate().IsCorruption());
 }
 
+// Runs: PeekRun describes entries the merge decides nothing about, and
+// AppendRun copies them as bytes into another block that reads exactly as
+// if they had been added one by one.
+TEST(KeySetV2Test, PeekRunStopsAtDeletionsRepeatedKeysAndTheLimit) {
+  std::vector<TestEntry> entries;
+  for (int i = 0; i < 40; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%03d", i);
+    entries.push_back({key, 100, ValueType::kValue, "v" + std::to_string(i)});
+  }
+  entries[10].type = ValueType::kDeletion;
+  entries[10].value.clear();
+  entries.insert(entries.begin() + 21, {"k020", 50, ValueType::kValue, "older"});  // a second version of k020
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &reader).ok());
+  auto it = reader->NewIterator();
+  EntryRun run;
+  it->SeekToFirst();
+  EXPECT_EQ(it->PeekRun(nullptr, 0, 1000, &run), 10u);  // k000..k009, then the deletion
+  EXPECT_EQ(it->PeekRun(nullptr, 0, 4, &run), 4u);       // at most max_entries
+  const Slice limit("k005");
+  EXPECT_EQ(it->PeekRun(&limit, PackTag(100, ValueType::kValue), 1000, &run), 5u);  // k000..k004
+  it->SkipRun(5);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->user_key().ToString(), "k005");
+  it->Seek("k010");
+  EXPECT_EQ(it->PeekRun(nullptr, 0, 1000, &run), 0u);  // a deletion starts no run
+  it->Next();
+  EXPECT_EQ(it->PeekRun(nullptr, 0, 1000, &run), 10u);  // k011..k020 (newest); k020's older version ends it
+  it->SkipRun(10);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->user_key().ToString(), "k020");
+  EXPECT_EQ(it->sequence(), 50u);
+  it->Next();
+  EXPECT_EQ(it->PeekRun(nullptr, 0, 1000, &run), 19u);  // k021..k039
+  it->SkipRun(19);
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().ok());
+}
+
+TEST(KeySetV2Test, AppendedRunsReadAsIfAddedOneByOne) {
+  // A source block with tall entries (1000 entries: heights up to 4).
+  std::vector<TestEntry> source_entries;
+  for (int i = 0; i < 1000; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "s%05d", 2 * i + 1);
+    source_entries.push_back({key, 7, ValueType::kValue, std::string(i % 37, static_cast<char>('a' + i % 26))});
+  }
+  AlignedBuffer source_buffer;
+  Slice source = Build(source_entries, &source_buffer);
+  std::unique_ptr<BlockReader> source_reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, source, {}, &source_reader).ok());
+
+  // The output interleaves added entries (even keys) with runs of the
+  // source of varied lengths.
+  std::vector<TestEntry> expected;
+  const size_t capacity = 1 << 20;
+  AlignedBuffer out(capacity);
+  v2::Builder builder(BlockBuilderOptions(), out.data(), capacity);
+  auto it = source_reader->NewIterator();
+  it->SeekToFirst();
+  size_t next = 0;
+  std::mt19937_64 rng(5);
+  for (int step = 0; next < source_entries.size(); ++step) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "s%05d", 2 * static_cast<int>(next));  // sorts just before source[next]
+    ASSERT_TRUE(builder.Add(key, 9, ValueType::kValue, "added").ok());
+    expected.push_back({key, 9, ValueType::kValue, "added"});
+    EntryRun run;
+    const uint32_t want = 1 + static_cast<uint32_t>(rng() % 150);
+    const uint32_t n = it->PeekRun(nullptr, 0, want, &run);
+    ASSERT_EQ(n, std::min<uint32_t>(want, static_cast<uint32_t>(source_entries.size() - next)));
+    ASSERT_EQ(builder.AppendRun(run, capacity), n);
+    for (uint32_t k = 0; k < n; ++k) expected.push_back(source_entries[next + k]);
+    next += n;
+    if (next < source_entries.size()) {
+      it->SkipRun(n);
+      ASSERT_TRUE(it->Valid());
+    }
+  }
+  size_t size = 0;
+  ASSERT_TRUE(builder.Finish(&size).ok());
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(out.data(), size), {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok()) << reader->Validate().ToString();
+  ASSERT_EQ(reader->num_entries(), expected.size());
+  auto check = reader->NewIterator();
+  size_t i = 0;
+  for (check->SeekToFirst(); check->Valid(); check->Next(), ++i) {
+    ASSERT_EQ(check->user_key().ToString(), expected[i].user_key);
+    ASSERT_EQ(check->sequence(), expected[i].sequence);
+    ASSERT_EQ(check->value().ToString(), expected[i].value);
+  }
+  EXPECT_EQ(i, expected.size());
+  BlockLookup r;
+  for (const TestEntry& e : expected) {
+    ASSERT_TRUE(reader->Get(e.user_key, kMaxSequenceNumber, &r).ok()) << e.user_key;
+    ASSERT_EQ(r.value.ToString(), e.value);
+  }
+}
+
+TEST(KeySetV2Test, AppendRunTakesThePrefixThatFits) {
+  auto entries = SequentialEntries(500);
+  AlignedBuffer source_buffer;
+  Slice source = Build(entries, &source_buffer);
+  std::unique_ptr<BlockReader> source_reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, source, {}, &source_reader).ok());
+  auto it = source_reader->NewIterator();
+  it->SeekToFirst();
+  EntryRun run;
+  ASSERT_EQ(it->PeekRun(nullptr, 0, 1000, &run), 500u);
+  const size_t limit = 8192;
+  AlignedBuffer out(1 << 16);
+  v2::Builder builder(BlockBuilderOptions(), out.data(), 1 << 16);
+  const uint32_t taken = builder.AppendRun(run, limit);
+  EXPECT_GT(taken, 0u);
+  EXPECT_LT(taken, 500u);
+  EXPECT_LE(builder.CurrentSize(), limit);
+  size_t size = 0;
+  ASSERT_TRUE(builder.Finish(&size).ok());
+  EXPECT_LE(size, limit);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(out.data(), size), {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok()) << reader->Validate().ToString();
+  EXPECT_EQ(reader->num_entries(), taken);
+  // One more entry would not have fitted.
+  AlignedBuffer again(1 << 16);
+  v2::Builder bigger(BlockBuilderOptions(), again.data(), 1 << 16);
+  EXPECT_EQ(bigger.AppendRun(run, 1 << 16), 500u);
+}
+
 }  // namespace
 }  // namespace jigsaw
