@@ -59,6 +59,7 @@ struct ConfigResult {
   int compactions = 0, flushes = 0;
   double instrumentation_s = 0;  // the profile's clock reads (taken out of its phases)
   double compacted_entries = 0;  // entries read by compactions
+  double spliced_entries = 0;    // of compacted_entries, copied as bytes in runs
   int moves = 0;                 // trivial moves: tables moved down by a manifest edit
   double moved_entries = 0;      // their entries
   std::vector<std::vector<double>> rows;  // the engine's profile rows
@@ -138,8 +139,8 @@ double RunWorkload(const std::string& name, const EngineConfig& config, uint64_t
 // (db.h documents the property).
 constexpr const char* kProfileHeader =
     "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out,entries,"
-    "instrumentation_s,entries_moved";
-constexpr size_t kProfileColumns = 15;
+    "instrumentation_s,entries_moved,entries_spliced";
+constexpr size_t kProfileColumns = 16;
 
 // Parses the engine's jigsaw.compaction-profile CSV into rows of numbers.
 // A header or row this profiler does not know is a fatal error, not a
@@ -197,7 +198,10 @@ ConfigResult RunConfig(const Flags& f, bool hybrid, bool classic, bool profile) 
     }
     Phases& p = row[1] < 0 ? r.flush : r.compaction;
     (row[1] < 0 ? r.flushes : r.compactions)++;
-    if (row[1] >= 0) r.compacted_entries += row[12];
+    if (row[1] >= 0) {
+      r.compacted_entries += row[12];
+      r.spliced_entries += row[15];
+    }
     r.instrumentation_s += row[13];
     p.read += row[3];
     p.decode += row[4];
@@ -335,12 +339,12 @@ int main(int argc, char** argv) {
                 r.compacted_entries, r.compaction.read / n, r.compaction.decode / n, r.compaction.merge / n,
                 r.compaction.encode / n, r.compaction.write / n, r.compaction.sync / n, r.compaction.sum() / n);
   }
-  std::printf("\nHow compactions placed entries: rebuilt (read, merged, written) or moved by reference (a "
-              "manifest edit)\n");
-  std::printf("%-18s %12s %12s %12s %10s\n", "configuration", "merges", "rebuilt", "moves", "moved");
+  std::printf("\nHow compactions placed entries: merged entry by entry (rebuilt), copied as bytes in runs "
+              "(spliced), or moved by reference in whole tables (a manifest edit)\n");
+  std::printf("%-18s %9s %12s %12s %9s %12s\n", "configuration", "merges", "rebuilt", "spliced", "moves", "moved");
   for (const ConfigResult& r : results) {
-    std::printf("%-18s %12d %12.0f %12d %10.0f\n", (r.storage + "/" + r.format).c_str(), r.compactions,
-                r.compacted_entries, r.moves, r.moved_entries);
+    std::printf("%-18s %9d %12.0f %12.0f %9d %12.0f\n", (r.storage + "/" + r.format).c_str(), r.compactions,
+                r.compacted_entries - r.spliced_entries, r.spliced_entries, r.moves, r.moved_entries);
   }
   std::printf("\nTable 3: writing, encoding and total time (s); flushes and compactions\n");
   std::printf("%-18s %10s %10s %10s %12s\n", "configuration", "writing", "encoding", "total", "vs LevelDB");
@@ -381,6 +385,7 @@ int main(int argc, char** argv) {
                                        {"sync_s", r.compaction.sync},
                                        {"compactions", r.compactions},
                                        {"compacted_entries", r.compacted_entries},
+                                       {"spliced_entries", r.spliced_entries},
                                        {"trivial_moves", r.moves},
                                        {"moved_entries", r.moved_entries},
                                        {"flushes", r.flushes},
@@ -393,7 +398,7 @@ int main(int argc, char** argv) {
   if (!f.csv.empty()) {
     std::ofstream csv(f.csv);
     csv << "storage,format,start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,"
-           "bytes_out,entries,instrumentation_s,entries_moved\n";
+           "bytes_out,entries,instrumentation_s,entries_moved,entries_spliced\n";
     for (const ConfigResult& r : results) {
       for (const auto& row : r.rows) {
         csv << r.storage << "," << r.format;

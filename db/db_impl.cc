@@ -596,7 +596,9 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\nflushes " + std::to_string(flushes_) +
              "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +
              " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes; " +
-             std::to_string(split_steps_) + " split steps)\ntrivial moves: " + std::to_string(tables_moved_) +
+             std::to_string(split_steps_) + " split steps; " + std::to_string(compaction_entries_read_) +
+             " entries merged, " + std::to_string(compaction_entries_spliced_) +
+             " of them copied as bytes in runs)\ntrivial moves: " + std::to_string(tables_moved_) +
              " tables, " + std::to_string(bytes_moved_) + " bytes moved by reference\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + "\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +

@@ -227,6 +227,8 @@ class DBImpl final : public DB {
   uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;
+  uint64_t compaction_entries_read_ GUARDED_BY(mutex_) = 0;     // by merging compactions
+  uint64_t compaction_entries_spliced_ GUARDED_BY(mutex_) = 0;  // of them, copied as bytes in runs
   uint64_t tables_moved_ GUARDED_BY(mutex_) = 0;  // by trivial moves
   uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
 };

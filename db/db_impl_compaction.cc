@@ -29,6 +29,8 @@ struct DBImpl::CompactionOutputs {
   std::vector<TableRef> remainder;  // a split step's: back at the input level
   std::vector<pmem::Reservation> reservations;
   std::vector<std::unique_ptr<WritableFile>> files;  // SSD outputs, open
+  uint64_t entries_read = 0;     // by the merge
+  uint64_t entries_spliced = 0;  // of them, copied as bytes in runs
 
   // Releases everything: for a step that failed or was not committed.
   void Abandon(pmem::Pool* pool) {
@@ -290,16 +292,17 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   auto input = NewCompactionInput(ucmp_, compaction, 2, decode_phase);
   if (compaction.split) input = NewKeyRangeIterator(ucmp_, std::move(input), nullptr, &compaction.split_key);
   uint64_t entries = 0;
+  uint64_t spliced = 0;
   Status s;
   if (to_ssd) {
     SsdTableSink sink(tables_.get(), /*sync_each=*/false, timed);
-    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries);
+    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries, &spliced);
     if (!s.ok()) sink.Abandon();
     out->outputs = std::move(sink.outputs());
     out->files = std::move(sink.files());
   } else {
     PmemBlockSink sink(tables_.get(), may_use_standby, timed);
-    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries);
+    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries, &spliced);
     if (!s.ok()) sink.Abandon();
     out->outputs = std::move(sink.outputs());
     out->reservations = std::move(sink.reservations());
@@ -311,7 +314,7 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
     input = NewKeyRangeIterator(ucmp_, NewCompactionInput(ucmp_, compaction, 1, decode_phase), &compaction.split_key,
                                 nullptr);
     PmemBlockSink sink(tables_.get(), may_use_standby, timed);
-    s = MergeInto(input.get(), rules, &sink, {}, &entries);
+    s = MergeInto(input.get(), rules, &sink, {}, &entries, &spliced);
     if (!s.ok()) sink.Abandon();
     out->remainder = std::move(sink.outputs());
     for (auto& r : sink.reservations()) out->reservations.push_back(std::move(r));
@@ -325,7 +328,10 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
       for (const TableRef& t : *tables) profile->bytes_out += t->size;
     }
     profile->entries += entries;
+    profile->entries_spliced += spliced;
   }
+  out->entries_read = entries;
+  out->entries_spliced = spliced;
   return s;
 }
 
@@ -385,6 +391,8 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
   ++compactions_;
   compaction_bytes_read_ += compaction.InputBytes();
   compaction_bytes_written_ += bytes_written;
+  compaction_entries_read_ += out->entries_read;
+  compaction_entries_spliced_ += out->entries_spliced;
   pool_full_ = false;
   space_error_ = Status::OK();
   return Status::OK();

@@ -105,12 +105,16 @@ class JIGSAW_EXPORT DB {
   //                             the phases' seconds (read, decode, merge,
   //                             encode, write, sync, total), bytes_in,
   //                             bytes_out, entries, instrumentation_s,
-  //                             entries_moved (> 0: a trivial move)
+  //                             entries_moved (> 0: a trivial move),
+  //                             entries_spliced (of entries, copied as
+  //                             bytes in runs)
   //   "jigsaw.stats"            a summary for people: the levels, pmem bytes,
   //                             flushes, compactions (bytes read and written,
-  //                             split steps), trivial moves (tables and bytes
-  //                             moved by reference), stalls, memtables and
-  //                             the pool's standby chunks
+  //                             split steps, entries merged and how many of
+  //                             them were copied as bytes in runs), trivial
+  //                             moves (tables and bytes moved by reference),
+  //                             stalls, memtables and the pool's standby
+  //                             chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 
   // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
