@@ -153,6 +153,22 @@ Status SsdTableSink::Add(const InternalIterator& entry) {
              : builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
 }
 
+bool SsdTableSink::TakesRuns() const {
+  return store_->ssd_block_format() == BlockFormat::kKeySet &&
+         store_->block_builder_options().keyset_version == keyset::v2::kFormatVersion;
+}
+
+Status SsdTableSink::AppendRun(const EntryRun& run, uint32_t* taken) {
+  *taken = 0;
+  if (builder_ == nullptr) {
+    Status s = StartTable();
+    if (!s.ok()) return s;
+  }
+  Status s = builder_->AppendRun(run, taken);
+  entries_ += *taken;
+  return s;
+}
+
 Status SsdTableSink::FinishTable() {
   ssd::TableInfo info;
   Status s = builder_->Finish(&info);

@@ -106,6 +106,9 @@ class SsdTableSink final : public OutputSink {
 
   Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override;
   Status Add(const InternalIterator& entry) override;
+  // KeySet version 2 tables take runs (ssd::TableBuilder::AppendRun).
+  bool TakesRuns() const override;
+  Status AppendRun(const EntryRun& run, uint32_t* taken) override;
   Status Finish() override;
   void Abandon() override;
 

@@ -40,6 +40,7 @@
 #include "format/block.h"
 #include "format/bloom.h"
 #include "format/keyset_block.h"
+#include "util/coding.h"
 
 namespace jigsaw::keyset::v2 {
 
@@ -156,6 +157,18 @@ class Builder final : public BlockBuilder {
 
 // The key and tag of entry `index` (< run.count) of a run.
 void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag);
+
+// Calls f(user key) for the first n entries of a run, in order.
+template <typename F>
+void ForEachRunKey(const EntryRun& run, uint32_t n, F&& f) {
+  const char* e = run.entries;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t shape = DecodeFixed32(e + ent::kShape);
+    const size_t height = ShapeHeight(shape);
+    f(Slice(e + kEntryHeaderSize + 4 * height, ShapeKeySize(shape)));
+    e += EntrySize(static_cast<uint32_t>(height), ShapeKeySize(shape));
+  }
+}
 
 // Opens a version 2 reader; see BlockReader::Open. Also gives the messages
 // for blocks of no known version.

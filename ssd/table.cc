@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "format/keyset_v2.h"
 #include "table/concatenating_iterator.h"
 #include "util/checksum.h"
 #include "util/coding.h"
@@ -99,6 +100,39 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+bool TableBuilder::TakesRuns() const {
+  return format_ == BlockFormat::kKeySet && block_options_.keyset_version == keyset::v2::kFormatVersion;
+}
+
+Status TableBuilder::AppendRun(const EntryRun& run, uint32_t* taken) {
+  *taken = 0;
+  if (!TakesRuns() || run.count == 0) return Status::OK();
+  auto append = [&]() -> Status {
+    for (int attempt = 0; attempt < 2 && *taken == 0; ++attempt) {
+      if (builder_ != nullptr && (attempt == 1 || builder_->CurrentSize() >= block_size_)) {
+        Status s = FlushBlock();
+        if (!s.ok()) return s;
+      }
+      if (builder_ == nullptr) {
+        const size_t capacity = 2 * block_size_;
+        if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
+        builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+        Slice first;
+        uint64_t tag = 0;
+        keyset::v2::RunEntry(run, 0, &first, &tag);
+        block_smallest_.assign(first.data(), first.size());
+      }
+      *taken = static_cast<keyset::v2::Builder*>(builder_.get())->AppendRun(run, block_size_);
+    }
+    // One filter hash per user key (every entry of a run is a new key).
+    keyset::v2::ForEachRunKey(run, *taken, [&](const Slice& key) { key_hashes_.push_back(bloom::KeyHash(key)); });
+    if (*taken > 0) last_key_hash_ = key_hashes_.back();
+    entries_ += *taken;
+    return Status::OK();
+  };
+  return encode_ != nullptr ? encode_->RunExact(append) : append();
 }
 
 Status TableBuilder::FlushBlock() {

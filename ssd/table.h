@@ -66,6 +66,13 @@ class TableBuilder {
   // blocks), whose hashing is then part of the format's work (timed as
   // encode when profiling).
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
+  // Whether AppendRun can take entries: KeySet version 2 blocks.
+  bool TakesRuns() const;
+  // Appends a prefix of `run` (entries after the last one added, each a new
+  // user key) as bytes into the current block, ending blocks as Add would;
+  // *taken: how many (0 if the blocks cannot take runs, or an entry alone
+  // overflows a block). Each key is hashed for the table filter.
+  Status AppendRun(const EntryRun& run, uint32_t* taken);
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
 

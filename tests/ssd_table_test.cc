@@ -143,6 +143,66 @@ TEST_P(SsdTableTest, ServesATableOfVersionOneBlocks) {
   }
 }
 
+// Runs of a KeySet v2 block appended as bytes make a table that serves
+// them like added entries, its filter included.
+TEST_P(SsdTableTest, RunsAppendedAsBytesServeLikeAddedEntries) {
+  std::vector<TestEntry> entries;
+  for (int i = 0; i < 3000; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "run%06d", i);
+    entries.push_back({key, 5, ValueType::kValue, std::string(20 + i % 50, static_cast<char>('a' + i % 26))});
+  }
+  test::AlignedBuffer block;
+  size_t size = 0;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, {}, &block, &size).ok());
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(block.data(), size), {}, &reader).ok());
+
+  const std::string path = dir_.path() + "/000007.jst";
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
+  TableBuilder builder(BlockBuilderOptions(), 4096, file.get());
+  ASSERT_TRUE(builder.TakesRuns());
+  auto it = reader->NewIterator();
+  size_t done = 0;
+  for (it->SeekToFirst(); it->Valid();) {
+    if (done % 2 == 1) {  // every other step one entry added the usual way
+      ASSERT_TRUE(builder.Add(it->user_key(), it->sequence(), it->type(), it->value()).ok());
+      it->Next();
+      ++done;
+      continue;
+    }
+    EntryRun run;
+    const uint32_t n = it->PeekRun(nullptr, 0, 1 + done % 200, &run);
+    ASSERT_GT(n, 0u);
+    uint32_t taken = 0;
+    ASSERT_TRUE(builder.AppendRun(run, &taken).ok());
+    ASSERT_GT(taken, 0u);
+    it->SkipRun(taken);
+    done += taken;
+  }
+  EXPECT_EQ(done, entries.size());
+  TableInfo info;
+  ASSERT_TRUE(builder.Finish(&info).ok());
+  EXPECT_GT(info.blocks, 10u);
+  ASSERT_TRUE(file->Sync().ok());
+  ASSERT_TRUE(file->Close().ok());
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table).ok());
+  EXPECT_TRUE(table->Validate().ok());
+  auto all = table->NewIterator(ReadOptions());
+  ExpectIteratesLikeTheModel(all.get(), entries);
+  for (size_t i = 0; i < entries.size(); i += 17) {
+    ValueType type;
+    std::string value;
+    ASSERT_TRUE(table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value).ok());
+    EXPECT_EQ(value, entries[i].value);
+  }
+  ValueType type;
+  std::string value;
+  EXPECT_TRUE(table->Get(ReadOptions(), "run0000005x", kMaxSequenceNumber, &type, &value).IsNotFound());
+}
+
 TEST_P(SsdTableTest, KeyVersionsLargerThanABlockSpanBlocks) {
   // One key with many large versions: they cannot fit one block.
   std::vector<TestEntry> entries;
