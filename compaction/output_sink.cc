@@ -164,7 +164,7 @@ Status SsdTableSink::AppendRun(const EntryRun& run, uint32_t* taken) {
     Status s = StartTable();
     if (!s.ok()) return s;
   }
-  Status s = builder_->AppendRun(run, taken);
+  Status s = builder_->AppendRun(run, store_->options().block_size, taken);
   entries_ += *taken;
   return s;
 }

@@ -187,6 +187,26 @@ void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag) {
   *tag = DecodeFixed64(e + ent::kTag);
 }
 
+void DropFront(EntryRun* run, uint32_t n) {
+  assert(n <= run->count);
+  uint64_t entry_bytes = 0, value_bytes = 0;
+  const char* e = run->entries;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t shape = DecodeFixed32(e + ent::kShape);
+    const uint64_t size = EntrySize(ShapeHeight(shape), ShapeKeySize(shape));
+    value_bytes += DecodeFixed64(e + ent::kIndex) >> 32;
+    entry_bytes += size;
+    e += size;
+  }
+  run->entries += entry_bytes;
+  run->entry_bytes -= entry_bytes;
+  run->values += value_bytes;
+  run->value_bytes -= value_bytes;
+  run->first_value_offset += static_cast<uint32_t>(value_bytes);
+  run->count -= n;
+  if (run->count == 0) run->last = nullptr;
+}
+
 uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
   assert(!finished_);
   const uint64_t limit = std::min<uint64_t>(size_limit, capacity_);

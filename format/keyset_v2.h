@@ -158,6 +158,9 @@ class Builder final : public BlockBuilder {
 // The key and tag of entry `index` (< run.count) of a run.
 void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag);
 
+// Drops the first n (<= run->count) entries of a run: the rest, still a run.
+void DropFront(EntryRun* run, uint32_t n);
+
 // Calls f(user key) for the first n entries of a run, in order.
 template <typename F>
 void ForEachRunKey(const EntryRun& run, uint32_t n, F&& f) {

@@ -68,11 +68,12 @@ class TableBuilder {
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
   // Whether AppendRun can take entries: KeySet version 2 blocks.
   bool TakesRuns() const;
-  // Appends a prefix of `run` (entries after the last one added, each a new
-  // user key) as bytes into the current block, ending blocks as Add would;
-  // *taken: how many (0 if the blocks cannot take runs, or an entry alone
-  // overflows a block). Each key is hashed for the table filter.
-  Status AppendRun(const EntryRun& run, uint32_t* taken);
+  // Appends `run` (entries after the last one added, each a new user key)
+  // as bytes, block after block, ending blocks as Add would, until the table
+  // reaches `table_size_limit` bytes; *taken: how many (0 if the blocks
+  // cannot take runs, or an entry alone overflows a block: the caller adds
+  // it). Each key is hashed for the table filter.
+  Status AppendRun(const EntryRun& run, uint64_t table_size_limit, uint32_t* taken);
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
 
