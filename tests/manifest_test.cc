@@ -1,0 +1,156 @@
+// The manifest (version/manifest.h): its codec, and the file store of disk
+// mode -- a committed manifest reads back after reopening, a new commit
+// replaces it whole, damage is Corruption, and a failed commit leaves the
+// old manifest in force.
+#include "version/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "tests/block_test_util.h"
+#include "tests/db_test_util.h"
+#include "tests/fault_injection_fs.h"
+
+namespace jigsaw {
+namespace {
+
+ManifestState SampleState() {
+  ManifestState state;
+  state.generation = 42;
+  state.last_sequence = 123456789;
+  state.next_number = 77;
+  state.wal_segments = {{4096, 1 << 20, 70}, {8192, 2 << 20, 75}};
+  state.blocks = {{1 << 20, 5000, 10, 0}, {2 << 20, 6000, 11, 1}, {3 << 20, 7000, 12, 6}};
+  return state;
+}
+
+TEST(ManifestTest, RoundTrip) {
+  const ManifestState state = SampleState();
+  test::AlignedBuffer buffer(ManifestSize(state));
+  EncodeManifest(state, buffer.data());
+  ManifestState decoded;
+  ASSERT_TRUE(DecodeManifest(buffer.data(), buffer.size(), &decoded).ok());
+  EXPECT_EQ(decoded.generation, 42u);
+  EXPECT_EQ(decoded.last_sequence, 123456789u);
+  EXPECT_EQ(decoded.next_number, 77u);
+  ASSERT_EQ(decoded.wal_segments.size(), 2u);
+  EXPECT_EQ(decoded.wal_segments[1].number, 75u);
+  ASSERT_EQ(decoded.blocks.size(), 3u);
+  EXPECT_EQ(decoded.blocks[2].level, 6);
+  EXPECT_EQ(decoded.blocks[1].size, 6000u);
+}
+
+TEST(ManifestTest, EveryDamageIsDetected) {
+  const ManifestState state = SampleState();
+  test::AlignedBuffer buffer(ManifestSize(state));
+  EncodeManifest(state, buffer.data());
+  ManifestState decoded;
+  for (size_t pos = 0; pos < buffer.size(); ++pos) {
+    test::AlignedBuffer copy(buffer.size());
+    std::memcpy(copy.data(), buffer.data(), buffer.size());
+    copy.data()[pos] ^= 0x10;
+    Status s = DecodeManifest(copy.data(), copy.size(), &decoded);
+    EXPECT_TRUE(s.IsCorruption() || s.IsNotSupported()) << "byte " << pos;
+  }
+  for (size_t len = 0; len < buffer.size(); ++len) {
+    EXPECT_FALSE(DecodeManifest(buffer.data(), len, &decoded).ok()) << "length " << len;
+  }
+}
+
+void ExpectSameState(const ManifestState& a, const ManifestState& b) {
+  EXPECT_EQ(a.generation, b.generation);
+  EXPECT_EQ(a.last_sequence, b.last_sequence);
+  EXPECT_EQ(a.next_number, b.next_number);
+  ASSERT_EQ(a.wal_segments.size(), b.wal_segments.size());
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (size_t i = 0; i < a.blocks.size(); ++i) {
+    EXPECT_EQ(a.blocks[i].size, b.blocks[i].size);
+    EXPECT_EQ(a.blocks[i].level, b.blocks[i].level);
+  }
+}
+
+TEST(FileManifestStoreTest, ACommittedManifestReadsBackAndANewOneReplacesIt) {
+  test::ScratchDir dir;
+  SyncStats stats;
+  {
+    FileManifestStore store(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
+    ManifestState state;
+    bool exists = true;
+    ASSERT_TRUE(store.Load(&state, &exists).ok());
+    EXPECT_FALSE(exists);  // a new database
+    ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
+    EXPECT_TRUE(store.TakeLateError().ok());
+  }
+  FileManifestStore store(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
+  ManifestState loaded;
+  bool exists = false;
+  ASSERT_TRUE(store.Load(&loaded, &exists).ok());
+  ASSERT_TRUE(exists);
+  ExpectSameState(loaded, SampleState());
+
+  ManifestState next = SampleState();
+  next.generation = 43;
+  next.blocks.pop_back();
+  ASSERT_TRUE(store.Commit(next, {}, {}, false).ok());
+  ASSERT_TRUE(store.Load(&loaded, &exists).ok());
+  ExpectSameState(loaded, next);
+  EXPECT_GT(stats.syncs.load(), 0u);
+}
+
+TEST(FileManifestStoreTest, DamageIsCorruptionAndAnotherComparatorIsRefused) {
+  test::ScratchDir dir;
+  SyncStats stats;
+  FileManifestStore store(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
+  ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
+  const std::string path = dir.path() + "/MANIFEST";
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 300u);
+
+  class OtherComparator : public Comparator {
+   public:
+    int Compare(const Slice& a, const Slice& b) const override { return a.compare(b); }
+    const char* Name() const override { return "test.Other"; }
+  } other;
+  FileManifestStore other_store(FileSystem::Default(), dir.path(), &other, &stats);
+  ManifestState state;
+  bool exists = false;
+  EXPECT_FALSE(other_store.Load(&state, &exists).ok());
+
+  for (size_t pos : {size_t{300}, bytes.size() - 1}) {  // in the record
+    std::string damaged = bytes;
+    damaged[pos] ^= 0x40;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
+    Status s = store.Load(&state, &exists);
+    EXPECT_TRUE(s.IsCorruption() || s.IsNotSupported()) << pos << ": " << s.ToString();
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_FALSE(store.Load(&state, &exists).ok());
+}
+
+TEST(FileManifestStoreTest, AFailedCommitLeavesTheOldManifestInForce) {
+  test::ScratchDir dir;
+  SyncStats stats;
+  test::FaultInjectionFileSystem fs;
+  FileManifestStore store(&fs, dir.path(), BytewiseComparator(), &stats);
+  ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
+  fs.SetSyncNoSpace(true);  // the new manifest's sync fails
+  ManifestState next = SampleState();
+  next.generation = 99;
+  EXPECT_FALSE(store.Commit(next, {}, {}, false).ok());
+  fs.SetSyncNoSpace(false);
+  ManifestState loaded;
+  bool exists = false;
+  ASSERT_TRUE(store.Load(&loaded, &exists).ok());
+  EXPECT_EQ(loaded.generation, 42u);
+}
+
+}  // namespace
+}  // namespace jigsaw
