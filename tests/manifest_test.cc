@@ -11,6 +11,7 @@
 #include <iterator>
 #include <string>
 
+#include "pmem/pool_space.h"
 #include "tests/block_test_util.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
@@ -150,6 +151,54 @@ TEST(FileManifestStoreTest, AFailedCommitLeavesTheOldManifestInForce) {
   bool exists = false;
   ASSERT_TRUE(store.Load(&loaded, &exists).ok());
   EXPECT_EQ(loaded.generation, 42u);
+}
+
+std::unique_ptr<pmem::Pool> OpenPool(const std::string& path) {
+  pmem::PoolOptions o;
+  o.path = path;
+  o.size = 32 << 20;
+  o.create_if_missing = true;
+  o.comparator_name = "jigsaw.BytewiseComparator";
+  std::unique_ptr<pmem::Pool> pool;
+  EXPECT_TRUE(pmem::Pool::Open(o, &pool).ok());
+  return pool;
+}
+
+TEST(PoolManifestStoreTest, ACommittedManifestReadsBackAfterReopeningAndANewOneReplacesIt) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/pool";
+  {
+    auto pool = OpenPool(path);
+    ASSERT_NE(pool, nullptr);
+    pmem::PoolSpace space(pool.get());
+    PoolManifestStore store(pool.get(), &space);
+    ManifestState state;
+    bool exists = true;
+    ASSERT_TRUE(store.Load(&state, &exists).ok());
+    EXPECT_FALSE(exists);
+    ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
+    EXPECT_NE(store.pool_object(), 0u);
+  }
+  auto pool = OpenPool(path);
+  ASSERT_NE(pool, nullptr);
+  pmem::PoolSpace space(pool.get());
+  PoolManifestStore store(pool.get(), &space);
+  ManifestState loaded;
+  bool exists = false;
+  ASSERT_TRUE(store.Load(&loaded, &exists).ok());
+  ASSERT_TRUE(exists);
+  ExpectSameState(loaded, SampleState());
+  const uint64_t first = store.pool_object();
+
+  ManifestState next = SampleState();
+  next.generation = 43;
+  next.blocks.pop_back();
+  ASSERT_TRUE(store.Commit(next, {}, {}, false).ok());
+  EXPECT_NE(store.pool_object(), first);
+  // The old record was freed in the same commit: one manifest object left.
+  EXPECT_EQ(pool->Objects(pmem::ObjectType::kManifest).size(), 1u);
+  ASSERT_TRUE(store.Load(&loaded, &exists).ok());
+  ExpectSameState(loaded, next);
 }
 
 }  // namespace

@@ -109,6 +109,35 @@ TEST(OutputSinkTest, PmemBlocksServeTheEntriesAndEndAtTheBlockSize) {
   }
 }
 
+// How many one-chunk objects the pool can still reserve (given back after).
+size_t FreeChunks(pmem::Pool* pool) {
+  std::vector<pmem::Reservation> taken;
+  for (;;) {
+    pmem::Reservation r;
+    if (!pool->Reserve(pmem::ObjectType::kBlock, 100 << 10, false, &r).ok()) break;
+    taken.push_back(r);
+  }
+  for (auto& r : taken) pool->Cancel(&r);
+  return taken.size();
+}
+
+TEST(OutputSinkTest, AnAbandonedPmemSinkGivesItsSpaceBack) {
+  Fixture f(/*with_pool=*/true);
+  const size_t before = FreeChunks(f.store->pool());
+  ASSERT_GT(before, 10u);
+  {
+    PmemBlockSink sink(f.store.get(), /*may_use_standby=*/false, nullptr);
+    Feed(Entries(8000), /*runs=*/true, &sink);
+    ASSERT_GE(sink.reservations().size(), 4u);
+    EXPECT_LT(FreeChunks(f.store->pool()), before);
+    sink.Abandon();
+    EXPECT_TRUE(sink.outputs().empty());
+    EXPECT_TRUE(sink.reservations().empty());
+  }
+  EXPECT_EQ(FreeChunks(f.store->pool()), before);
+  EXPECT_TRUE(f.store->pool()->Objects(pmem::ObjectType::kBlock).empty());
+}
+
 TEST(OutputSinkTest, SsdTablesServeTheEntriesAndAbandonDeletesThem) {
   for (bool runs : {false, true}) {
     Fixture f(/*with_pool=*/false);
