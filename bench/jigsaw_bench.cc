@@ -59,6 +59,7 @@ struct Flags {
   bool use_existing_db = false;
   bool histogram = true;
   std::string json;
+  std::string compare_json;
   bool stats = false;
 };
 
@@ -459,6 +460,62 @@ std::string CpuModel() {
   return "unknown";
 }
 
+// Prints this run's JigsawDB results beside an earlier run's (a --json
+// file): JigsawDB's micros/op in both, and this run's JigsawDB throughput
+// relative to the earlier run's peers. The n-th run of a benchmark name is
+// compared with the n-th of the same name there.
+void PrintComparison(const std::string& path, const std::vector<Result>& results) {
+  nlohmann::json earlier;
+  try {
+    std::ifstream(path) >> earlier;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "--compare_json %s: not a jigsaw_bench JSON file (%s)\n", path.c_str(), e.what());
+    return;
+  }
+  // engine -> benchmark -> micros/op of its runs, in order.
+  std::map<std::string, std::map<std::string, std::vector<double>>> before;
+  std::vector<std::string> peers;
+  for (const auto& r : earlier.value("results", nlohmann::json::array())) {
+    const std::string engine = r.value("engine", "");
+    before[engine][r.value("benchmark", "")].push_back(r.value("micros_per_op", 0.0));
+    if (engine != "jigsaw" && std::find(peers.begin(), peers.end(), engine) == peers.end()) peers.push_back(engine);
+  }
+  const auto config = earlier.value("config", nlohmann::json::object());
+  std::printf("\nJigsawDB in this run beside %s (timing model %s, num %s):\n", path.c_str(),
+              config.value("timing_model", std::string("?")).c_str(), config.value("num", nlohmann::json()).dump().c_str());
+  std::printf("%-16s %14s %14s %9s", "benchmark", "us/op here", "us/op there", "ratio");
+  for (const std::string& peer : peers) std::printf("  %-14s", ("vs " + peer + " there").c_str());
+  std::printf("\n");
+  std::map<std::string, size_t> seen;
+  for (const Result& r : results) {
+    if (r.engine != "jigsaw") continue;
+    const size_t n = seen[r.benchmark]++;
+    auto at = [&](const std::string& engine) -> double {
+      const auto e = before.find(engine);
+      if (e == before.end()) return 0;
+      const auto b = e->second.find(r.benchmark);
+      return b != e->second.end() && n < b->second.size() ? b->second[n] : 0;
+    };
+    const double there = at("jigsaw");
+    std::printf("%-16s %14.3f ", r.benchmark.c_str(), r.micros_per_op());
+    if (there > 0) {
+      std::printf("%14.3f %8.2fx", there, r.micros_per_op() / there);
+    } else {
+      std::printf("%14s %9s", "-", "-");
+    }
+    for (const std::string& peer : peers) {
+      const double peer_us = at(peer);
+      if (peer_us > 0 && r.micros_per_op() > 0) {
+        std::printf("  %13.2fx", peer_us / r.micros_per_op());
+      } else {
+        std::printf("  %14s", "-");
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("(ratio: time per op here / there; vs peer: the peer's time per op there / JigsawDB's here)\n");
+}
+
 int Main(int argc, char** argv) {
   Flags f;
   CLI::App app("jigsaw_bench: JigsawDB against LevelDB and RocksDB (db_bench compatible)");
@@ -499,7 +556,7 @@ int Main(int argc, char** argv) {
   app.add_option("--cache_size_mb", f.cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
   app.add_option("--timing_model", f.timing_model,
                  "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
-                 "in 256-byte units)")
+                 "in 256-byte units, 6.6 GB/s reads)")
       ->check(CLI::IsMember({"none", "optane"}));
   app.add_option("--pmem_emulation", f.pmem_emulation,
                  "auto (flush+fence on tmpfs and real pmem, msync elsewhere), force (flush+fence anywhere), "
@@ -508,6 +565,11 @@ int Main(int argc, char** argv) {
   app.add_flag("--use_existing_db", f.use_existing_db, "do not destroy databases before fill benchmarks");
   app.add_option("--histogram", f.histogram, "record per-operation latency percentiles (1/0)");
   app.add_option("--json", f.json, "write every result to this JSON file");
+  app.add_option("--compare_json", f.compare_json,
+                 "a JSON file of an earlier run (--json) to print this run's JigsawDB figures beside: its "
+                 "JigsawDB and its peers, benchmark by benchmark (e.g. a --timing_model=optane run beside a "
+                 "DRAM-emulated one)")
+      ->check(CLI::ExistingFile);
   app.add_option("--stats", f.stats, "print each engine's statistics after its run (1/0)");
   CLI11_PARSE(app, argc, argv);
 
@@ -524,7 +586,8 @@ int Main(int argc, char** argv) {
 
   std::printf("jigsaw_bench  keys %d bytes, values %d bytes, num %" PRIu64 ", mode %s, timing model %s%s\n",
               f.key_size, f.value_size, f.num, f.mode.c_str(), f.timing_model.c_str(),
-              f.timing_model == "optane" ? " (JigsawDB pmem: random read +205 ns, 2.2 GB/s writes in 256-B units)"
+              f.timing_model == "optane"
+                  ? " (JigsawDB pmem: random read +205 ns, 2.2 GB/s writes in 256-B units, 6.6 GB/s reads)"
                                          : "");
   std::printf("jigsaw pool %s (%" PRIu64 " MiB); peers in %s\n", f.pmem_path.c_str(), PoolSizeMiB(f),
               f.peer_dir.c_str());
@@ -581,9 +644,11 @@ int Main(int argc, char** argv) {
 
   // Throughput ratios of JigsawDB to each peer, benchmark by benchmark (the
   // n-th run of a benchmark name is compared with the peer's n-th run).
-  std::printf("\nJigsawDB throughput relative to peers (ops/s ratio):\n");
   std::map<std::string, std::vector<const Result*>> by_engine;
   for (const Result& r : results) by_engine[r.engine].push_back(&r);
+  if (by_engine.size() > 1 && by_engine.count("jigsaw") > 0) {
+    std::printf("\nJigsawDB throughput relative to peers (ops/s ratio):\n");
+  }
   for (const auto& [peer, runs] : by_engine) {
     if (peer == "jigsaw" || by_engine.count("jigsaw") == 0) continue;
     const auto& mine = by_engine["jigsaw"];
@@ -594,6 +659,8 @@ int Main(int argc, char** argv) {
       }
     }
   }
+
+  if (!f.compare_json.empty()) PrintComparison(f.compare_json, results);
 
   if (!f.json.empty()) {
     nlohmann::json out;

@@ -1,5 +1,6 @@
 #include "pmem/nvm_timing.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <vector>
@@ -45,6 +46,7 @@ Status ValidateTimingModel(const NvmTimingModel& model) {
       {"nvm_timing.write_unit_ns", model.write_unit_ns},
       {"nvm_timing.random_read_ns", model.random_read_ns},
       {"nvm_timing.write_bandwidth_bytes_per_sec", model.write_bandwidth_bytes_per_sec},
+      {"nvm_timing.read_bandwidth_bytes_per_sec", model.read_bandwidth_bytes_per_sec},
   };
   for (const auto& [name, value] : fields) {
     if (!std::isfinite(value) || value < 0) return Status::InvalidArgument(name, "must be a finite number >= 0");
@@ -56,11 +58,25 @@ NvmTiming::NvmTiming(const NvmTimingModel& model)
     : model_(model),
       ns_per_unit_(model.write_bandwidth_bytes_per_sec > 0
                        ? 1e9 * static_cast<double>(kMediaWriteUnit) / model.write_bandwidth_bytes_per_sec
-                       : 0) {}
+                       : 0),
+      ns_per_read_byte_(model.read_bandwidth_bytes_per_sec > 0 ? 1e9 / model.read_bandwidth_bytes_per_sec : 0) {}
 
 void NvmTiming::ChargeRandomRead() const {
   random_reads_.fetch_add(1, std::memory_order_relaxed);
   SpinFor(model_.random_read_ns);
+}
+
+void NvmTiming::ChargeSequentialRead(uint64_t bytes) const {
+  if (ns_per_read_byte_ == 0 || bytes == 0) return;
+  read_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  const auto media_ns = static_cast<int64_t>(static_cast<double>(bytes) * ns_per_read_byte_);
+  const int64_t now = NowNs();
+  int64_t free_at = read_free_at_ns_.load(std::memory_order_relaxed);
+  int64_t finish;
+  do {
+    finish = std::max(free_at, now) + media_ns;
+  } while (!read_free_at_ns_.compare_exchange_weak(free_at, finish, std::memory_order_relaxed));
+  SpinUntil(finish);
 }
 
 void NvmTiming::ChargePersist(const void* addr, size_t len) {

@@ -1,6 +1,7 @@
 // NvmTiming: the NVM timing model (docs/emulation.md). Adds busy-waited
-// latency to persists and random block reads, and caps the write bandwidth,
-// so that DRAM-emulated pmem behaves like a slower medium in benchmarks.
+// latency to persists and random block reads, and caps the write and read
+// bandwidths, so that DRAM-emulated pmem behaves like a slower medium in
+// benchmarks.
 //
 // The engine holds an NvmTiming only when Options::nvm_timing is enabled;
 // with the model off nothing in this file runs.
@@ -39,16 +40,27 @@ class NvmTiming {
   // Charges making [addr, addr + len) durable: returns after the per-line and
   // per-unit latency and once the medium's bandwidth has absorbed the units.
   void ChargePersist(const void* addr, size_t len);
+  // Charges streaming `bytes` out of the medium: returns once the read
+  // bandwidth has delivered them after every read charged before (by any
+  // thread). Free when the model has no read cap.
+  void ChargeSequentialRead(uint64_t bytes) const;
+  // Bytes charged by ChargeSequentialRead so far, by all threads.
+  uint64_t sequential_read_bytes_charged() const { return read_bytes_.load(std::memory_order_relaxed); }
 
   const NvmTimingModel& model() const { return model_; }
 
  private:
   const NvmTimingModel model_;
-  const double ns_per_unit_;  // media time of one write unit at the cap
+  const double ns_per_unit_;       // media time of one write unit at the cap
+  const double ns_per_read_byte_;  // media time of one byte read at the cap
   mutable std::atomic<uint64_t> random_reads_{0};
+  mutable std::atomic<uint64_t> read_bytes_{0};
   // Steady-clock nanosecond at which the medium has absorbed every write
   // charged so far.
   std::atomic<int64_t> medium_free_at_ns_{0};
+  // The same for reads (reads and writes are queued separately: Optane's
+  // read and write bandwidths are measured and capped apart).
+  mutable std::atomic<int64_t> read_free_at_ns_{0};
 };
 
 // A Region that charges the timing model for every persist of `base`.

@@ -35,34 +35,40 @@ class PmemTable final : public Table {
   std::unique_ptr<BlockReader> reader_;
 };
 
-// Forwards to `base`, charging one random read per positioning.
+// Forwards to `base`, charging one random read per positioning and the
+// bytes of every entry it steps over to the read bandwidth, `bytes_per_entry`
+// each (the block's average), paid in units of kChargeBytes and the rest
+// when the iterator is destroyed.
 class NvmTimedIterator final : public InternalIterator {
  public:
-  NvmTimedIterator(std::unique_ptr<InternalIterator> base, const NvmTiming* timing)
-      : base_(std::move(base)), timing_(timing) {}
+  NvmTimedIterator(std::unique_ptr<InternalIterator> base, const NvmTiming* timing, uint64_t bytes_per_entry)
+      : base_(std::move(base)), timing_(timing), bytes_per_entry_(bytes_per_entry) {}
+  ~NvmTimedIterator() override {
+    if (owed_bytes_ > 0) timing_->ChargeSequentialRead(owed_bytes_);
+  }
 
   void SeekToFirst() override {
     timing_->ChargeRandomRead();
     base_->SeekToFirst();
-    Moved();
+    Moved(1);
   }
   void SeekToLast() override {
     timing_->ChargeRandomRead();
     base_->SeekToLast();
-    Moved();
+    Moved(1);
   }
   void Seek(const Slice& user_key, SequenceNumber sequence) override {
     timing_->ChargeRandomRead();
     base_->Seek(user_key, sequence);
-    Moved();
+    Moved(1);
   }
   void Next() override {
     base_->Next();
-    Moved();
+    Moved(1);
   }
   void Prev() override {
     base_->Prev();
-    Moved();
+    Moved(1);
   }
   Status status() const override { return base_->status(); }
   uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
@@ -70,22 +76,41 @@ class NvmTimedIterator final : public InternalIterator {
   }
   void SkipRun(uint32_t n) override {
     base_->SkipRun(n);
-    Moved();
+    Moved(n);
   }
 
  private:
-  void Moved() {
+  static constexpr uint64_t kChargeBytes = 4096;
+
+  // After a move by `entries` (counting the entry landed on; past the end
+  // there is none to count).
+  void Moved(uint64_t entries) {
     valid_ = base_->Valid();
-    if (valid_) SetEntryFrom(*base_);
+    if (valid_) {
+      SetEntryFrom(*base_);
+    } else {
+      --entries;
+    }
+    owed_bytes_ += entries * bytes_per_entry_;
+    if (owed_bytes_ >= kChargeBytes) {
+      timing_->ChargeSequentialRead(owed_bytes_);
+      owed_bytes_ = 0;
+    }
   }
 
   std::unique_ptr<InternalIterator> base_;
   const NvmTiming* const timing_;
+  const uint64_t bytes_per_entry_;
+  uint64_t owed_bytes_ = 0;
 };
 
 class NvmTimedTable final : public Table {
  public:
-  NvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing) : base_(std::move(base)), timing_(timing) {}
+  NvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing, uint64_t table_bytes)
+      : base_(std::move(base)),
+        timing_(timing),
+        bytes_per_entry_(base_->num_entries() > 0 ? (table_bytes + base_->num_entries() - 1) / base_->num_entries()
+                                                  : 0) {}
 
   Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
              std::string* value) const override {
@@ -93,10 +118,10 @@ class NvmTimedTable final : public Table {
     return base_->Get(options, user_key, snapshot, type, value);
   }
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override {
-    return std::make_unique<NvmTimedIterator>(base_->NewIterator(options), timing_);
+    return std::make_unique<NvmTimedIterator>(base_->NewIterator(options), timing_, bytes_per_entry_);
   }
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
-    return base_->NewScanIterator(decode);
+    return std::make_unique<NvmTimedIterator>(base_->NewScanIterator(decode), timing_, bytes_per_entry_);
   }
   uint64_t num_entries() const override { return base_->num_entries(); }
   Status Validate() const override { return base_->Validate(); }
@@ -104,6 +129,7 @@ class NvmTimedTable final : public Table {
  private:
   const std::unique_ptr<Table> base_;
   const NvmTiming* const timing_;
+  const uint64_t bytes_per_entry_;
 };
 
 }  // namespace
@@ -112,8 +138,8 @@ std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader) {
   return std::make_unique<PmemTable>(std::move(reader));
 }
 
-std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing) {
-  return std::make_unique<NvmTimedTable>(std::move(base), timing);
+std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing, uint64_t table_bytes) {
+  return std::make_unique<NvmTimedTable>(std::move(base), timing, table_bytes);
 }
 
 }  // namespace jigsaw::pmem

@@ -1,6 +1,6 @@
 // Tables of the pmem tier: one KeySet block in a pool object, read in place;
 // and the decorator that charges the NVM timing model (pmem/nvm_timing.h)
-// for its random reads.
+// for its reads.
 #ifndef JIGSAW_PMEM_PMEM_TABLE_H_
 #define JIGSAW_PMEM_PMEM_TABLE_H_
 
@@ -18,12 +18,14 @@ namespace jigsaw::pmem {
 // when the pool was opened or built by this process: nothing to check).
 std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader);
 
-// `base` with the random reads of NVM charged to `timing` (which must
-// outlive the table): one per Get, and one per positioning of an iterator
-// from NewIterator (Seek, SeekToFirst, SeekToLast -- a jump into the block;
-// Next and Prev read on sequentially and are free). Scan iterators read the
-// block sequentially and charge nothing.
-std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing);
+// `base`, `table_bytes` long, with its reads of NVM charged to `timing`
+// (which must outlive the table): one random read per Get and per
+// positioning of an iterator (Seek, SeekToFirst, SeekToLast -- a jump into
+// the block), and, for iterators from NewIterator and NewScanIterator alike
+// (scans and the inputs of flushes and compactions), the block's average
+// bytes per entry for every entry they land on or step over (Next, Prev,
+// SkipRun) to the read bandwidth.
+std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing, uint64_t table_bytes);
 
 }  // namespace jigsaw::pmem
 

@@ -3,12 +3,15 @@
 #   1. jigsaw_bench: the JigsawDB paper's workload (fillseq, fillsync,
 #      fillrandom, overwrite, readrandom, readseq, readrandom, readseq;
 #      16-byte keys, 100-byte values) on JigsawDB, LevelDB and RocksDB, all
-#      on /dev/shm, with throughput ratios;
+#      on /dev/shm, with throughput ratios; then JigsawDB again under the
+#      Optane timing model (its pmem made as slow as Optane DCPMM: random
+#      reads, read and write bandwidth), printed beside the first run;
 #   2. jigsaw_profile: the conversion-cost profiler -- the same workload in
 #      {Disk+NVM, Disk only} x {KeySet, classic blocks} with every compaction
 #      timed by phase, against LevelDB, SSD tables on the local disk;
 #   3. format_bench: the KeySet block against the classic block.
-# Results: out/jigsaw_bench.json, out/jigsaw_profile.{json,csv},
+# Results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json,
+# out/jigsaw_profile.{json,csv},
 # out/profile-*.png, out/format_bench.json.
 # Installs missing Debian packages first (needs root or sudo).
 # Environment: JIGSAW_NUM (default 1000000) entries for jigsaw_bench,
@@ -34,6 +37,11 @@ echo "== jigsaw_bench: the paper's workload, $num entries, all engines on /dev/s
 build/release/bench/jigsaw_bench --num="$num" --db="$workdir/db" --peer_dir="$workdir/peers" \
   --json=out/jigsaw_bench.json
 echo
+echo "== jigsaw_bench: JigsawDB on pmem under the Optane timing model (docs/emulation.md), beside the run above =="
+rm -rf "$workdir/db"
+build/release/bench/jigsaw_bench --num="$num" --engines=jigsaw --timing_model=optane --db="$workdir/db" \
+  --json=out/jigsaw_bench_optane.json --compare_json=out/jigsaw_bench.json
+echo
 echo "== jigsaw_profile: conversion cost, $profile_num entries, SSD tables in $diskdir =="
 build/release/bench/jigsaw_profile --num="$profile_num" --dir="$diskdir" --pmem_path="$workdir/profile.pool" \
   --json=out/jigsaw_profile.json --csv=out/jigsaw_profile.csv --plot=out/profile 2>/dev/null
@@ -42,5 +50,5 @@ echo "== format_bench: one 4 MiB block, KeySet vs classic =="
 build/release/bench/format_bench --benchmark_out=out/format_bench.json --benchmark_out_format=json \
   --benchmark_color=false "$@" | sed -n '/^Summary/,$p'
 echo
-echo "Full results: out/jigsaw_bench.json, out/jigsaw_profile.json, out/jigsaw_profile.csv, out/profile-*.png,"
-echo "out/format_bench.json"
+echo "Full results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/jigsaw_profile.json,"
+echo "out/jigsaw_profile.csv, out/profile-*.png, out/format_bench.json"

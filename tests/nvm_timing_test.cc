@@ -39,7 +39,11 @@ TEST(NvmTimingTest, ModelIsOffByDefaultAndOptaneIsOn) {
   EXPECT_TRUE(optane.enabled());
   EXPECT_EQ(optane.random_read_ns, 205);
   EXPECT_EQ(optane.write_bandwidth_bytes_per_sec, 2.2e9);
+  EXPECT_EQ(optane.read_bandwidth_bytes_per_sec, 6.6e9);
   EXPECT_TRUE(ValidateTimingModel(optane).ok());
+  NvmTimingModel reads_only;
+  reads_only.read_bandwidth_bytes_per_sec = 1e9;
+  EXPECT_TRUE(reads_only.enabled());
 }
 
 TEST(NvmTimingTest, NegativeOrNonFiniteValuesAreInvalidArgumentNamingTheField) {
@@ -52,6 +56,9 @@ TEST(NvmTimingTest, NegativeOrNonFiniteValuesAreInvalidArgumentNamingTheField) {
   m.write_bandwidth_bytes_per_sec = std::nan("");
   s = ValidateTimingModel(m);
   EXPECT_NE(s.ToString().find("nvm_timing.write_bandwidth_bytes_per_sec"), std::string::npos);
+  m = NvmTimingModel();
+  m.read_bandwidth_bytes_per_sec = -1e9;
+  EXPECT_NE(ValidateTimingModel(m).ToString().find("nvm_timing.read_bandwidth_bytes_per_sec"), std::string::npos);
   m = NvmTimingModel();
   m.random_read_ns = -0.5;
   EXPECT_NE(ValidateTimingModel(m).ToString().find("nvm_timing.random_read_ns"), std::string::npos);
@@ -127,6 +134,20 @@ TEST(NvmTimingTest, BandwidthCapSerialisesWriteUnits) {
   for (int i = 0; i < 4; ++i) timing.ChargePersist(buffer.data() + i * (256 << 10), 256 << 10);
   // 4 x 1024 units at 1 us each.
   EXPECT_GE(ElapsedNs(start), 4096 * 1000.0);
+}
+
+TEST(NvmTimingTest, ReadBandwidthCapSerialisesReadsAndCountsTheirBytes) {
+  NvmTimingModel m;
+  m.read_bandwidth_bytes_per_sec = 1e9;  // one byte per nanosecond
+  NvmTiming timing(m);
+  const auto start = Clock::now();
+  for (int i = 0; i < 4; ++i) timing.ChargeSequentialRead(250000);
+  EXPECT_GE(ElapsedNs(start), 1e6);
+  EXPECT_EQ(timing.sequential_read_bytes_charged(), 1000000u);
+  // Without a read cap a read is free and not counted.
+  NvmTiming uncapped(NvmTimingModel{});
+  uncapped.ChargeSequentialRead(1 << 20);
+  EXPECT_EQ(uncapped.sequential_read_bytes_charged(), 0u);
 }
 
 TEST(NvmTimingTest, DatabaseWorksUnderTheOptaneModel) {

@@ -1,6 +1,7 @@
 // Pmem tables (pmem/pmem_table.h): a block served through the Table
 // interface like the model; the NVM-timed decorator charging one random
-// read per Get and per iterator positioning, none for steps or scans.
+// read per Get and per iterator positioning, and the block's bytes to the
+// read bandwidth as iterators and scans step over its entries.
 #include "pmem/pmem_table.h"
 
 #include <gtest/gtest.h>
@@ -18,19 +19,19 @@ using test::TestEntry;
 struct Fixture {
   std::vector<TestEntry> entries;
   test::AlignedBuffer buffer;
+  size_t size = 0;
   std::unique_ptr<Table> table;
 };
 
 void MakeTable(uint64_t seed, Fixture* f, uint32_t keyset_version = keyset::kLatestVersion) {
   std::mt19937_64 rng(seed);
   f->entries = test::RandomEntries(&rng, 400, 6, 30);
-  size_t size = 0;
   BlockBuilderOptions options;
   options.keyset_version = keyset_version;
-  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, f->entries, options, &f->buffer, &size).ok());
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, f->entries, options, &f->buffer, &f->size).ok());
   std::unique_ptr<BlockReader> reader;
   ASSERT_TRUE(
-      BlockReader::Open(BlockFormat::kKeySet, Slice(f->buffer.data(), size), BlockReadOptions(), &reader).ok());
+      BlockReader::Open(BlockFormat::kKeySet, Slice(f->buffer.data(), f->size), BlockReadOptions(), &reader).ok());
   f->table = NewPmemTable(std::move(reader));
 }
 
@@ -85,7 +86,7 @@ TEST(PmemTableTest, TimedTableServesTheSameEntries) {
   Fixture f;
   MakeTable(6, &f);
   NvmTiming timing(NvmTimingModel{});
-  auto timed = NewNvmTimedTable(std::move(f.table), &timing);
+  auto timed = NewNvmTimedTable(std::move(f.table), &timing, f.size);
   ExpectServesTheModel(*timed, f.entries);
 }
 
@@ -93,7 +94,7 @@ TEST(PmemTableTest, TimedTableChargesOneRandomReadPerGetAndPerPositioning) {
   Fixture f;
   MakeTable(7, &f);
   NvmTiming timing(NvmTimingModel{});  // no latency: only the count matters here
-  auto timed = NewNvmTimedTable(std::move(f.table), &timing);
+  auto timed = NewNvmTimedTable(std::move(f.table), &timing, f.size);
   ValueType type;
   std::string value;
   (void)timed->Get(ReadOptions(), f.entries[0].user_key, kMaxSequenceNumber, &type, &value);
@@ -119,7 +120,52 @@ TEST(PmemTableTest, TimedTableChargesOneRandomReadPerGetAndPerPositioning) {
   auto scan = timed->NewScanIterator(nullptr);
   for (scan->SeekToFirst(); scan->Valid(); scan->Next()) {
   }
-  EXPECT_EQ(timing.random_reads_charged(), 5u);  // a scan reads the block sequentially
+  EXPECT_EQ(timing.random_reads_charged(), 6u);  // a scan positions once, then reads on
+}
+
+// Every entry an iterator lands on or steps over -- one by one or in runs --
+// costs the block's average bytes per entry; a full pass reads the block.
+TEST(PmemTableTest, TimedTableChargesTheBytesIteratorsStepOver) {
+  Fixture f;
+  MakeTable(8, &f);
+  NvmTimingModel model;
+  model.read_bandwidth_bytes_per_sec = 1e12;  // counted, nearly free
+  NvmTiming timing(model);
+  const uint64_t entries = f.entries.size();
+  const uint64_t per_entry = (f.size + entries - 1) / entries;
+  auto timed = NewNvmTimedTable(std::move(f.table), &timing, f.size);
+  {
+    auto it = timed->NewIterator(ReadOptions());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    }
+  }
+  EXPECT_EQ(timing.sequential_read_bytes_charged(), entries * per_entry);
+  EXPECT_GE(entries * per_entry, f.size);
+  {
+    // A compaction's read: runs where the block offers them.
+    auto scan = timed->NewScanIterator(nullptr);
+    uint64_t seen = 0;
+    scan->SeekToFirst();
+    while (scan->Valid()) {
+      EntryRun run;
+      const uint32_t n = scan->PeekRun(nullptr, 0, 64, &run);
+      if (n > 1) {
+        scan->SkipRun(n);
+        seen += n;
+      } else {
+        scan->Next();
+        ++seen;
+      }
+    }
+    EXPECT_EQ(seen, entries);
+  }
+  EXPECT_EQ(timing.sequential_read_bytes_charged(), 2 * entries * per_entry);
+  {
+    auto it = timed->NewIterator(ReadOptions());
+    it->Seek(f.entries[100].user_key, kMaxSequenceNumber);
+    for (int i = 0; i < 10 && it->Valid(); ++i) it->Next();
+  }
+  EXPECT_EQ(timing.sequential_read_bytes_charged(), 2 * entries * per_entry + 11 * per_entry);
 }
 
 }  // namespace

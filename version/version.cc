@@ -53,7 +53,7 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
     if (it->Valid()) block->largest = it->user_key().ToString();
   }
   if (!it->status().ok()) return Status::Corruption("block " + std::to_string(number), it->status().ToString());
-  if (pool->timing() != nullptr) block->table = pmem::NewNvmTimedTable(std::move(block->table), pool->timing());
+  if (pool->timing() != nullptr) block->table = pmem::NewNvmTimedTable(std::move(block->table), pool->timing(), size);
   *result = std::move(block);
   return Status::OK();
 }

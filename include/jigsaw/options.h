@@ -112,23 +112,31 @@ struct JIGSAW_EXPORT NvmTimingModel {
   // probes (filter and search), and each positioning of an iterator in a
   // block -- a seek positions one per L0 block and one per level; moving on
   // into a level's next block, or turning from Prev to Next (or back),
-  // positions again. SSD tables are not charged.
+  // positions again; a compaction's input positions once per block. SSD
+  // tables are not charged.
   double random_read_ns = 0;
   // Cap on the bytes per second that persists reach the medium, counted in
   // whole 256-byte write units; 0 = no cap.
   double write_bandwidth_bytes_per_sec = 0;
+  // Cap on the bytes per second that iterators stream out of pmem blocks
+  // (scans, and the inputs a flush or compaction reads), shared by all
+  // threads; each entry an iterator steps over counts its block's average
+  // bytes per entry. 0 = no cap. SSD tables are not charged.
+  double read_bandwidth_bytes_per_sec = 0;
 
   bool enabled() const {
-    return persist_line_ns != 0 || write_unit_ns != 0 || random_read_ns != 0 || write_bandwidth_bytes_per_sec != 0;
+    return persist_line_ns != 0 || write_unit_ns != 0 || random_read_ns != 0 || write_bandwidth_bytes_per_sec != 0 ||
+           read_bandwidth_bytes_per_sec != 0;
   }
   // Intel Optane DCPMM, after Yang et al., FAST'20: random read ~305 ns vs
   // ~100 ns for DRAM (+205 ns), writes complete in the memory controller's
   // ADR domain at DRAM-like latency (+0 ns), ~2.2 GB/s write bandwidth per
-  // DIMM in 256-byte units.
+  // DIMM in 256-byte units, ~6.6 GB/s sequential read bandwidth per DIMM.
   static NvmTimingModel Optane() {
     NvmTimingModel model;
     model.random_read_ns = 205;
     model.write_bandwidth_bytes_per_sec = 2.2e9;
+    model.read_bandwidth_bytes_per_sec = 6.6e9;
     return model;
   }
 };
