@@ -29,6 +29,20 @@ uint64_t KeySetBlockSizeBound(const MemTable& mem, const BlockBuilderOptions& op
 
 Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBuilderOptions& options, char* dest,
                           size_t capacity, size_t* block_size) {
+  if (format == BlockFormat::kKeySet && options.keyset_version == keyset::v2::kFormatVersion) {
+    // By copy: the memtable's value log is the block's value buffer, copied
+    // whole; each entry's index is its value's offset in the log.
+    auto builder = keyset::v2::Builder::WithPlacedValues(options, dest, capacity, mem.value_bytes());
+    Status s;
+    mem.ForEachEntry([&](const MemTable::FlushEntry& e) {
+      if (s.ok()) {
+        s = builder->AddPlaced(e.key, TagSequence(e.tag), TagType(e.tag), e.value_offset, e.value_size, e.key_hash);
+      }
+    });
+    if (!s.ok()) return s;
+    mem.CopyValuesTo(builder->value_buffer());
+    return builder->Finish(block_size);
+  }
   std::unique_ptr<BlockBuilder> builder = NewBlockBuilder(format, options, dest, capacity);
   auto it = mem.NewIterator();
   Status s;

@@ -19,7 +19,10 @@ uint64_t KeySetBlockSizeBound(const MemTable& mem, const BlockBuilderOptions& op
 
 // Builds every entry of `mem` into one block of `format` at dest[0,
 // capacity) (8-byte aligned): the flush's work, also run by format_bench.
-// NoSpace if it does not fit.
+// NoSpace if it does not fit. A KeySet version 2 block is made by copy:
+// one pass over the entries writes the key set in place, then the
+// memtable's value log is copied whole as the value buffer.
+// Requires that no Add runs on `mem` concurrently.
 Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBuilderOptions& options, char* dest,
                           size_t capacity, size_t* block_size);
 

@@ -12,8 +12,33 @@ namespace jigsaw {
 
 namespace ent = keyset::v1::ent;
 
+char* MemTable::ValueLog::Append(const Slice& value) {
+  const size_t size = value.size();
+  if (chunks_.empty() || capacity_ - chunks_.back().used < size) {
+    capacity_ = size > chunk_size_ / 4 ? size : chunk_size_;
+    chunks_.push_back(Chunk{std::unique_ptr<char[]>(new char[capacity_]), 0});
+    usage_.fetch_add(capacity_, std::memory_order_relaxed);
+  }
+  Chunk& chunk = chunks_.back();
+  char* result = chunk.data.get() + chunk.used;
+  std::memcpy(result, value.data(), size);
+  chunk.used += size;
+  return result;
+}
+
+void MemTable::ValueLog::CopyTo(char* dest) const {
+  for (const Chunk& chunk : chunks_) {
+    std::memcpy(dest, chunk.data.get(), chunk.used);
+    dest += chunk.used;
+  }
+}
+
 MemTable::MemTable(const Comparator* comparator, size_t arena_chunk, size_t filter_bytes)
-    : comparator_(comparator), bytewise_(comparator == BytewiseComparator()), arena_(arena_chunk), rng_(0x6a19) {
+    : comparator_(comparator),
+      bytewise_(comparator == BytewiseComparator()),
+      arena_(arena_chunk),
+      values_(arena_chunk),
+      rng_(0x6a19) {
   if (filter_bytes > 0) {
     filter_geometry_.lines = static_cast<uint32_t>((filter_bytes + bloom::kLineBytes - 1) / bloom::kLineBytes);
     filter_geometry_.probes = bloom::kProbes;
@@ -38,6 +63,12 @@ Slice MemTable::NodeValue(const char* node) {
   return Slice(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)),
                DecodeFixed32(node + ent::kValueSize));
 }
+
+uint32_t MemTable::NodeValueSize(const char* node) { return DecodeFixed32(node + ent::kValueSize); }
+
+uint32_t MemTable::NodeKeyHash(const char* node) { return DecodeFixed32(node + ent::kKeyHash); }
+
+uint64_t MemTable::NodeValueOffset(const char* node) { return DecodeFixed64(node - kNodePrefix); }
 
 char* MemTable::Next(const char* node, int level) {
   auto* link = reinterpret_cast<uint64_t*>(const_cast<char*>(node) + ent::kNext + 8 * level);
@@ -141,11 +172,10 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
   // Empty values point at a static byte, never at null.
   static const char kEmptyValue[1] = {0};
   char* value_copy = const_cast<char*>(kEmptyValue);
-  if (!value.empty()) {
-    value_copy = arena_.Allocate(value.size());
-    std::memcpy(value_copy, value.data(), value.size());
-  }
-  char* node = arena_.Allocate(keyset::v1::EntrySize(static_cast<uint32_t>(height), key.size()));
+  if (!value.empty()) value_copy = values_.Append(value);
+  char* node = arena_.Allocate(kNodePrefix + keyset::v1::EntrySize(static_cast<uint32_t>(height), key.size())) +
+               kNodePrefix;
+  EncodeFixed64(node - kNodePrefix, value_bytes_.load(std::memory_order_relaxed));
   EncodeFixed64(node + ent::kTag, tag);
   EncodeFixed64(node + ent::kIndex, reinterpret_cast<uint64_t>(value_copy));
   EncodeFixed32(node + ent::kKeySize, static_cast<uint32_t>(key.size()));

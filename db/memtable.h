@@ -1,7 +1,10 @@
 // MemTable: the DRAM write buffer, a concurrent skiplist whose nodes are
 // KeySet entries (docs/format.md) with DRAM meanings: the index field points
-// to the value bytes and the links are node pointers. Flushing it is a copy
-// of entries and values into a KeySet block, never an encoding.
+// to the value bytes and the links are node pointers. Values are packed back
+// to back in a value log, in the order they were added, and each node knows
+// its value's offset in that log: a flush copies the log as the block's
+// value buffer in bulk and writes each entry with that offset as its index
+// (docs/decisions.md, "Flush by copy"), never an encoding.
 //
 // Thread-safety: one writer at a time (Add, serialised by the DB's write
 // path) with any number of concurrent readers (Get, iterators), without
@@ -15,6 +18,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "format/block.h"
 #include "format/dbformat.h"
@@ -44,7 +48,27 @@ class MemTable {
   std::unique_ptr<InternalIterator> NewIterator() const;
 
   // Bytes allocated for nodes and values.
-  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage() + values_.MemoryUsage(); }
+
+  // What a flush needs of one entry, in internal-key order.
+  struct FlushEntry {
+    Slice key;
+    uint64_t tag;
+    uint64_t value_offset;  // in the value log (see CopyValuesTo)
+    uint32_t value_size;
+    uint32_t key_hash;
+  };
+  // Calls f(const FlushEntry&) for every entry in internal-key order, and
+  // copies the value log -- every value, in the order added, value_bytes()
+  // in all -- to `dest`. Both require that no Add runs concurrently (the
+  // memtable is immutable when it is flushed).
+  template <typename F>
+  void ForEachEntry(F&& f) const {
+    for (const char* node = Next(head_, 0); node != nullptr; node = Next(node, 0)) {
+      f(FlushEntry{NodeKey(node), NodeTag(node), NodeValueOffset(node), NodeValueSize(node), NodeKeyHash(node)});
+    }
+  }
+  void CopyValuesTo(char* dest) const { values_.CopyTo(dest); }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_acquire); }
   // For sizing a flush without walking the entries: the bytes of all
   // values, and of the version 2 block entries of all keys at height 1
@@ -56,10 +80,39 @@ class MemTable {
   friend class MemTableIterator;
   static constexpr int kMaxHeight = 12;
 
-  // Node accessors over the KeySet entry layout.
+  // Values back to back in chunks, in the order added; a value that does
+  // not fit in the current chunk closes it and starts the next (its own,
+  // exactly sized, if larger than a quarter chunk), so the chunks' used
+  // bytes in order are the values in order. One writer; CopyTo and
+  // MemoryUsage as documented above.
+  class ValueLog {
+   public:
+    explicit ValueLog(size_t chunk_size) : chunk_size_(chunk_size) {}
+    // Stores `value` (non-empty) and returns where.
+    char* Append(const Slice& value);
+    void CopyTo(char* dest) const;
+    size_t MemoryUsage() const { return usage_.load(std::memory_order_relaxed); }
+
+   private:
+    struct Chunk {
+      std::unique_ptr<char[]> data;
+      size_t used;
+    };
+    const size_t chunk_size_;
+    size_t capacity_ = 0;  // of the last chunk
+    std::vector<Chunk> chunks_;
+    std::atomic<size_t> usage_{0};
+  };
+
+  // Node accessors over the KeySet entry layout. Each node is preceded by
+  // one word the memtable keeps for itself: its value's offset in the log.
+  static constexpr size_t kNodePrefix = 8;
   static Slice NodeKey(const char* node);
   static uint64_t NodeTag(const char* node);
   static Slice NodeValue(const char* node);
+  static uint32_t NodeValueSize(const char* node);
+  static uint32_t NodeKeyHash(const char* node);
+  static uint64_t NodeValueOffset(const char* node);
   static char* Next(const char* node, int level);
   static void SetNext(char* node, int level, char* next);
 
@@ -84,6 +137,7 @@ class MemTable {
   const Comparator* const comparator_;
   const bool bytewise_;  // comparator_ is BytewiseComparator(): compare inline
   Arena arena_;
+  ValueLog values_;
   char* head_;
   std::atomic<int> max_height_{1};
   std::minstd_rand rng_;

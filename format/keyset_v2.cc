@@ -56,18 +56,44 @@ Builder::Builder(const BlockBuilderOptions& options, char* dest, size_t capacity
   ReserveStaging(std::clamp<uint64_t>(capacity / 3, kHeadNodeSize, uint64_t{4} << 20));
   // The head node: a sentinel entry of full height, empty key, whose links
   // start every level of the skiplist.
-  std::memset(staging_.get(), 0, kHeadNodeSize);
+  std::memset(keyset_, 0, kHeadNodeSize);
   EncodeFixed32(StagingAt(0) + ent::kShape, PackShape(0, kMaxHeight));
   keyset_bytes_ = kHeadNodeSize;
 }
 
+Builder::Builder(const BlockBuilderOptions& options, char* dest, size_t capacity, uint64_t placed_value_bytes)
+    : options_(options),
+      key_heads_(options.comparator == BytewiseComparator()),
+      dest_(dest),
+      capacity_(capacity),
+      value_bytes_(placed_value_bytes),
+      placed_values_(true),
+      keyset_(dest + kHeaderSize + AlignUp8(placed_value_bytes)) {
+  assert(reinterpret_cast<uintptr_t>(dest) % 8 == 0);
+  keyset_bytes_ = kHeadNodeSize;
+}
+
+std::unique_ptr<Builder> Builder::WithPlacedValues(const BlockBuilderOptions& options, char* dest, size_t capacity,
+                                                   uint64_t placed_value_bytes) {
+  std::unique_ptr<Builder> builder(new Builder(options, dest, capacity, placed_value_bytes));
+  // The head node, in place when it fits (else every Add is NoSpace).
+  if (kHeaderSize + AlignUp8(placed_value_bytes) + kHeadNodeSize <= capacity) {
+    std::memset(builder->keyset_, 0, kHeadNodeSize);
+    EncodeFixed32(builder->StagingAt(0) + ent::kShape, PackShape(0, kMaxHeight));
+  }
+  return builder;
+}
+
 void Builder::ReserveStaging(uint64_t bytes) {
-  if (bytes <= staging_capacity_) return;
+  // In place: the layout check before every entry keeps the key set within
+  // the destination.
+  if (placed_values_ || bytes <= staging_capacity_) return;
   const uint64_t capacity = std::max<uint64_t>(AlignUp8(bytes), 2 * staging_capacity_);
   std::unique_ptr<uint64_t[]> grown(new uint64_t[capacity / 8]);  // uninitialised
   if (keyset_bytes_ > 0) std::memcpy(grown.get(), staging_.get(), keyset_bytes_);
   staging_ = std::move(grown);
   staging_capacity_ = capacity;
+  keyset_ = reinterpret_cast<char*>(staging_.get());
 }
 
 Builder::Layout Builder::ComputeLayout(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
@@ -112,28 +138,51 @@ size_t Builder::CurrentSize() const {
 Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
                             uint32_t key_hash) {
   assert(key_hash == bloom::KeyHash(user_key));
+  if (placed_values_) return Status::InvalidArgument("KeySet builder with placed values: use AddPlaced");
+  if (value.size() > kMaxValueSize) {
+    return Status::InvalidArgument("value too large",
+                                   std::to_string(value.size()) + " bytes, limit " +
+                                       std::to_string(kMaxValueSize));
+  }
+  const uint64_t value_offset = value_bytes_;
+  Status s = AddEntry(user_key, sequence, type, value_offset, value.size(), value_offset + value.size(), key_hash);
+  if (s.ok()) {
+    if (!value.empty()) std::memcpy(dest_ + kHeaderSize + value_offset, value.data(), value.size());
+    value_bytes_ += value.size();
+  }
+  return s;
+}
+
+Status Builder::AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
+                          uint64_t value_size, uint32_t key_hash) {
+  assert(key_hash == bloom::KeyHash(user_key));
+  if (!placed_values_) return Status::InvalidArgument("KeySet builder without placed values: use Add");
+  if (value_size > kMaxValueSize || value_offset > value_bytes_ || value_size > value_bytes_ - value_offset) {
+    return Status::InvalidArgument("value outside the placed value buffer",
+                                   std::to_string(value_offset) + "+" + std::to_string(value_size) + " of " +
+                                       std::to_string(value_bytes_) + " bytes");
+  }
+  return AddEntry(user_key, sequence, type, value_offset, value_size, value_bytes_, key_hash);
+}
+
+Status Builder::AddEntry(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
+                         uint64_t value_size, uint64_t value_bytes_after, uint32_t key_hash) {
   assert(!finished_);
   if (user_key.size() > kMaxKeySize) {
     return Status::InvalidArgument("key too large",
                                    std::to_string(user_key.size()) + " bytes, limit " +
                                        std::to_string(kMaxKeySize));
   }
-  if (value.size() > kMaxValueSize) {
-    return Status::InvalidArgument("value too large",
-                                   std::to_string(value.size()) + " bytes, limit " +
-                                       std::to_string(kMaxValueSize));
-  }
   if (sequence > kMaxSequenceNumber) return Status::InvalidArgument("sequence number above 2^56-1");
 
   const uint64_t index = entries_;
   const uint32_t height = BulkHeight(index);
   const uint64_t entry_size = EntrySize(height, user_key.size());
-  const uint64_t new_value_bytes = value_bytes_ + value.size();
   const uint64_t new_keyset_bytes = keyset_bytes_ + entry_size;
-  if (new_value_bytes > kMaxSectionSize || new_keyset_bytes > kMaxSectionSize) {
+  if (value_bytes_after > kMaxSectionSize || new_keyset_bytes > kMaxSectionSize) {
     return Status::NoSpace("KeySet block full");
   }
-  if (ComputeLayout(index + 1, new_value_bytes, new_keyset_bytes, key_heads_, options_.bloom_bits_per_key)
+  if (ComputeLayout(index + 1, value_bytes_after, new_keyset_bytes, key_heads_, options_.bloom_bits_per_key)
           .block_size > capacity_) {
     return Status::NoSpace("KeySet block full");
   }
@@ -146,8 +195,6 @@ Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, Valu
   }
 #endif
 
-  if (!value.empty()) std::memcpy(dest_ + kHeaderSize + value_bytes_, value.data(), value.size());
-
   const uint64_t offset = keyset_bytes_;
   ReserveStaging(new_keyset_bytes);
   char* entry = StagingAt(offset);
@@ -156,7 +203,7 @@ Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, Valu
   EncodeFixed64(entry + entry_size - 8, 0);
   EncodeFixed64(entry + ent::kTag, PackTag(sequence, type));
   EncodeFixed64(entry + ent::kIndex,
-                PackIndex(static_cast<uint32_t>(value_bytes_), static_cast<uint32_t>(value.size())));
+                PackIndex(static_cast<uint32_t>(value_offset), static_cast<uint32_t>(value_size)));
   EncodeFixed32(entry + ent::kShape, PackShape(static_cast<uint32_t>(user_key.size()), height));
   for (uint32_t level = 0; level < height; ++level) {
     const uint64_t previous = last_at_level_[level];
@@ -170,7 +217,6 @@ Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, Valu
   if (options_.bloom_bits_per_key > 0) key_hashes_.push_back(key_hash);
   last_offset_ = offset;
   ++entries_;
-  value_bytes_ = new_value_bytes;
   keyset_bytes_ = new_keyset_bytes;
   return Status::OK();
 }
@@ -209,6 +255,7 @@ void DropFront(EntryRun* run, uint32_t n) {
 
 uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
   assert(!finished_);
+  if (placed_values_) return 0;
   const uint64_t limit = std::min<uint64_t>(size_limit, capacity_);
   // How many entries fit: all of them when a cheap bound says so, else
   // counted entry by entry with the exact layout (once per output block).
@@ -298,7 +345,7 @@ Status Builder::Finish(size_t* block_size) {
   // The value buffer's padding, then the key set (every link was terminated
   // when its entry was added).
   std::memset(dest_ + kHeaderSize + value_bytes_, 0, layout.keyset_offset - kHeaderSize - value_bytes_);
-  std::memcpy(dest_ + layout.keyset_offset, staging, keyset_bytes_);
+  if (!placed_values_) std::memcpy(dest_ + layout.keyset_offset, staging, keyset_bytes_);
 
   // Samples (zero-padded to 8), their heads, then the Bloom filter.
   char* samples = dest_ + layout.samples_offset;

@@ -105,6 +105,21 @@ class Builder final : public BlockBuilder {
  public:
   Builder(const BlockBuilderOptions& options, char* dest, size_t capacity);
 
+  // A builder whose caller places the values: the value buffer is the
+  // `placed_value_bytes` bytes at value_buffer(), which the caller fills
+  // (before Finish) with the values of every entry it adds with AddPlaced;
+  // Add, AddWithHash and AppendRun are InvalidArgument / 0. The key set is
+  // written in place behind the value buffer as entries are added, so
+  // nothing is staged or copied twice.
+  static std::unique_ptr<Builder> WithPlacedValues(const BlockBuilderOptions& options, char* dest, size_t capacity,
+                                                   uint64_t placed_value_bytes);
+  char* value_buffer() const { return dest_ + kHeaderSize; }
+  // Adds an entry whose value is the `value_size` bytes at `value_offset` of
+  // the value buffer (InvalidArgument if that is not inside it), after the
+  // last one added; NoSpace if the block would outgrow its capacity.
+  Status AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
+                   uint64_t value_size, uint32_t key_hash);
+
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) override {
     return AddWithHash(user_key, sequence, type, value, bloom::KeyHash(user_key));
   }
@@ -132,9 +147,14 @@ class Builder final : public BlockBuilder {
   static Layout ComputeLayout(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes, bool key_heads,
                               int bloom_bits_per_key);
   friend uint64_t BlockSizeFor(uint64_t, uint64_t, uint64_t, const BlockBuilderOptions&);
+  Builder(const BlockBuilderOptions& options, char* dest, size_t capacity, uint64_t placed_value_bytes);
+  // Checks an entry and writes it into the key set; its value is already
+  // at value_offset of the value buffer.
+  Status AddEntry(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
+                  uint64_t value_size, uint64_t value_bytes_after, uint32_t key_hash);
   void ReserveStaging(uint64_t bytes);
-  char* StagingAt(uint64_t offset) { return reinterpret_cast<char*>(staging_.get()) + offset; }
-  const char* StagingAt(uint64_t offset) const { return reinterpret_cast<const char*>(staging_.get()) + offset; }
+  char* StagingAt(uint64_t offset) { return keyset_ + offset; }
+  const char* StagingAt(uint64_t offset) const { return keyset_ + offset; }
 
   const BlockBuilderOptions options_;
   const bool key_heads_;
@@ -143,9 +163,13 @@ class Builder final : public BlockBuilder {
   uint64_t entries_ = 0;
   uint64_t value_bytes_ = 0;
   // The key set is staged in DRAM and copied behind the value buffer by
-  // Finish, because its position depends on the total size of the values.
+  // Finish, because its position depends on the total size of the values
+  // -- unless the values are placed by the caller: then their size is known
+  // and the key set is built in place (keyset_ points into dest_).
+  const bool placed_values_ = false;
   std::unique_ptr<uint64_t[]> staging_;
   uint64_t staging_capacity_ = 0;
+  char* keyset_ = nullptr;
   uint64_t keyset_bytes_ = 0;
   uint64_t last_offset_ = 0;             // of the last entry added
   std::vector<uint32_t> samples_;        // key-set offsets of entries 0, 16, 32, ...

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <random>
@@ -206,6 +207,75 @@ TEST(KeySetV2Test, BuildIsDeterministic) {
   Slice y = Build(entries, &b);
   ASSERT_EQ(x.size(), y.size());
   EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size()), 0);
+}
+
+// A builder whose caller places the values (a flush by copy) makes the
+// same bytes as one that copies each value, when the values are placed in
+// the order the entries are added; in any other order the block reads the
+// same.
+TEST(KeySetV2Test, PlacedValuesMakeTheSameBlockAsCopiedOnes) {
+  std::mt19937_64 rng(21);
+  auto entries = test::RandomEntries(&rng, 700, 20, 150);
+  AlignedBuffer copied;
+  const Slice expected = Build(entries, &copied);
+  for (bool shuffled : {false, true}) {
+    // Where each entry's value goes in the value buffer.
+    std::vector<size_t> order(entries.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (shuffled) std::shuffle(order.begin(), order.end(), rng);
+    std::vector<uint64_t> offset(entries.size());
+    uint64_t value_bytes = 0;
+    for (size_t i : order) {
+      offset[i] = value_bytes;
+      value_bytes += entries[i].value.size();
+    }
+    AlignedBuffer buffer(expected.size() + 4096);
+    auto builder =
+        v2::Builder::WithPlacedValues(BlockBuilderOptions(), buffer.data(), buffer.size(), value_bytes);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const TestEntry& e = entries[i];
+      ASSERT_TRUE(builder
+                      ->AddPlaced(e.user_key, e.sequence, e.type, offset[i], e.value.size(),
+                                  bloom::KeyHash(e.user_key))
+                      .ok());
+      std::memcpy(builder->value_buffer() + offset[i], e.value.data(), e.value.size());
+    }
+    size_t size = 0;
+    ASSERT_TRUE(builder->Finish(&size).ok());
+    ASSERT_EQ(size, expected.size());
+    if (!shuffled) {
+      EXPECT_EQ(std::memcmp(buffer.data(), expected.data(), size), 0);
+    }
+    std::unique_ptr<BlockReader> reader;
+    ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(buffer.data(), size), {}, &reader).ok());
+    ASSERT_TRUE(reader->Validate().ok());
+    auto it = reader->NewIterator();
+    size_t i = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+      ASSERT_EQ(it->user_key().ToString(), entries[i].user_key);
+      ASSERT_EQ(it->sequence(), entries[i].sequence);
+      ASSERT_EQ(it->value().ToString(), entries[i].value);
+    }
+    EXPECT_EQ(i, entries.size());
+  }
+}
+
+TEST(KeySetV2Test, PlacedValuesMustLieInTheValueBufferAndTheOtherAddsAreRefused) {
+  AlignedBuffer buffer(1 << 16);
+  auto placed = v2::Builder::WithPlacedValues(BlockBuilderOptions(), buffer.data(), buffer.size(), 100);
+  EXPECT_TRUE(placed->AddPlaced("a", 1, ValueType::kValue, 90, 11, bloom::KeyHash("a")).IsInvalidArgument());
+  EXPECT_TRUE(placed->AddPlaced("a", 1, ValueType::kValue, 101, 0, bloom::KeyHash("a")).IsInvalidArgument());
+  EXPECT_TRUE(placed->Add("a", 1, ValueType::kValue, "v").IsInvalidArgument());
+  EXPECT_EQ(placed->num_entries(), 0u);
+  ASSERT_TRUE(placed->AddPlaced("a", 1, ValueType::kValue, 90, 10, bloom::KeyHash("a")).ok());
+  AlignedBuffer other(1 << 16);
+  v2::Builder copying(BlockBuilderOptions(), other.data(), other.size());
+  EXPECT_TRUE(copying.AddPlaced("a", 1, ValueType::kValue, 0, 0, bloom::KeyHash("a")).IsInvalidArgument());
+  // A value buffer larger than the destination: nothing fits.
+  auto too_big = v2::Builder::WithPlacedValues(BlockBuilderOptions(), buffer.data(), 4096, 8192);
+  EXPECT_TRUE(too_big->AddPlaced("a", 1, ValueType::kValue, 0, 1, bloom::KeyHash("a")).IsNoSpace());
+  size_t size = 0;
+  EXPECT_TRUE(too_big->Finish(&size).IsNoSpace());
 }
 
 // Versions of one key straddle sample boundaries: lookups and seeks must

@@ -6,6 +6,7 @@
 #include <random>
 #include <thread>
 
+#include "format/bloom.h"
 #include "format/keyset_block.h"
 #include "format/keyset_v2.h"
 #include "tests/block_test_util.h"
@@ -75,6 +76,43 @@ TEST(MemTableTest, CountsValueBytesAndEntryBytesForTheFlush) {
   EXPECT_EQ(mem.value_bytes(), 6u);
   EXPECT_EQ(mem.height_one_entry_bytes(),
             keyset::v2::EntrySize(1, 1) + keyset::v2::EntrySize(1, 25) + keyset::v2::EntrySize(1, 0));
+}
+
+// A flush's view: entries in internal-key order with their values' offsets
+// in the value log, and the log itself -- every value in the order added,
+// across chunk boundaries, values larger than a quarter chunk and empty
+// values (tombstones) included.
+TEST(MemTableTest, ValueLogHoldsEveryValueAtItsEntrysOffset) {
+  std::mt19937_64 rng(11);
+  std::vector<test::TestEntry> entries = test::RandomEntries(&rng, 2000, 20, 300);
+  for (size_t i = 0; i < entries.size(); i += 97) entries[i].value.assign(5000 + i, 'L');  // > chunk / 4
+  std::vector<test::TestEntry> shuffled = entries;
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  MemTable mem(BytewiseComparator(), 16 << 10);
+  uint64_t added_value_bytes = 0;
+  for (const auto& e : shuffled) {
+    mem.Add(e.sequence, e.type, e.user_key, e.value);
+    added_value_bytes += e.value.size();
+  }
+  ASSERT_EQ(mem.value_bytes(), added_value_bytes);
+  std::string log(mem.value_bytes(), '\0');
+  mem.CopyValuesTo(log.data());
+  // The log is the values in the order they were added.
+  std::string expected_log;
+  for (const auto& e : shuffled) expected_log += e.value;
+  EXPECT_EQ(log, expected_log);
+  size_t i = 0;
+  mem.ForEachEntry([&](const MemTable::FlushEntry& e) {
+    ASSERT_LT(i, entries.size());
+    EXPECT_EQ(e.key.ToString(), entries[i].user_key);
+    EXPECT_EQ(e.tag, PackTag(entries[i].sequence, entries[i].type));
+    EXPECT_EQ(e.key_hash, bloom::KeyHash(e.key));
+    ASSERT_LE(e.value_offset + e.value_size, log.size());
+    EXPECT_EQ(log.substr(e.value_offset, e.value_size), entries[i].value);
+    ++i;
+  });
+  EXPECT_EQ(i, entries.size());
+  EXPECT_GE(mem.ApproximateMemoryUsage(), added_value_bytes);
 }
 
 // One writer, concurrent readers: readers always see a sorted list whose
