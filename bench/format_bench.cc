@@ -227,7 +227,11 @@ class BufferSink final : public OutputSink {
   }
   Status Add(const InternalIterator& entry) override {
     if (builder_ == nullptr) StartBlock();
-    return builder_->AddWithHash(entry.user_key(), entry.sequence(), entry.type(), entry.value(), entry.key_hash());
+    // As the engine's sinks: a hash the entry carries is passed on, else
+    // the builder hashes if its filter needs it.
+    return entry.carries_key_hash() ? builder_->AddWithHash(entry.user_key(), entry.sequence(), entry.type(),
+                                                            entry.value(), entry.key_hash())
+                                    : builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
   }
   // KeySet outputs take runs as the engine's pmem sink does.
   bool TakesRuns() const override { return format_ == BlockFormat::kKeySet; }

@@ -6,6 +6,7 @@
 
 #include "format/keyset_v2.h"
 #include "table/merging_iterator.h"
+#include "util/key_prefix.h"
 #include "version/level_iterator.h"
 
 namespace jigsaw {
@@ -33,6 +34,7 @@ Status MergeInto(InternalIterator* input, const MergeRules& rules, OutputSink* s
   // builders, inside the encode phase: hashing is their format's work.
   const bool bytewise = ucmp == BytewiseComparator();
   std::string current_key;
+  KeyPrefix current_prefix;  // of current_key, when bytewise
   uint32_t current_key_hash = 0;
   bool current_hash_carried = false;
   bool has_current = false;
@@ -51,9 +53,12 @@ Status MergeInto(InternalIterator* input, const MergeRules& rules, OutputSink* s
     const SequenceNumber sequence = input->sequence();
     const bool hash_carried = input->carries_key_hash();
     const uint32_t key_hash = hash_carried ? input->key_hash() : 0;
+    KeyPrefix prefix;
+    if (bytewise) prefix = LoadKeyPrefix(key);
     const bool new_key = !has_current ||
                          (bytewise && hash_carried && current_hash_carried && key_hash != current_key_hash) ||
-                         ucmp->Compare(key, current_key) != 0;
+                         (bytewise ? CompareWithPrefixes(key, prefix, current_key, current_prefix)
+                                   : ucmp->Compare(key, current_key)) != 0;
     if (new_key) {
       bool closed = false;
       s = sink->CloseIfFull(key.size(), input->value().size(), &closed);
@@ -82,6 +87,7 @@ Status MergeInto(InternalIterator* input, const MergeRules& rules, OutputSink* s
           uint64_t last_tag = 0;
           keyset::v2::RunEntry(run, taken - 1, &last_key, &last_tag);
           current_key.assign(last_key.data(), last_key.size());
+          if (bytewise) current_prefix = LoadKeyPrefix(current_key);
           last_sequence_for_key = TagSequence(last_tag);
           current_hash_carried = false;
           has_current = true;
@@ -94,6 +100,7 @@ Status MergeInto(InternalIterator* input, const MergeRules& rules, OutputSink* s
         // added on its own, and CloseIfFull ends the output at the next key.
       }
       current_key.assign(key.data(), key.size());
+      current_prefix = prefix;
       current_key_hash = key_hash;
       current_hash_carried = hash_carried;
       has_current = true;

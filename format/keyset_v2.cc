@@ -137,7 +137,7 @@ size_t Builder::CurrentSize() const {
 
 Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
                             uint32_t key_hash) {
-  assert(key_hash == bloom::KeyHash(user_key));
+  assert(options_.bloom_bits_per_key == 0 || key_hash == bloom::KeyHash(user_key));
   if (placed_values_) return Status::InvalidArgument("KeySet builder with placed values: use AddPlaced");
   if (value.size() > kMaxValueSize) {
     return Status::InvalidArgument("value too large",
@@ -155,7 +155,7 @@ Status Builder::AddWithHash(const Slice& user_key, SequenceNumber sequence, Valu
 
 Status Builder::AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
                           uint64_t value_size, uint32_t key_hash) {
-  assert(key_hash == bloom::KeyHash(user_key));
+  assert(options_.bloom_bits_per_key == 0 || key_hash == bloom::KeyHash(user_key));
   if (!placed_values_) return Status::InvalidArgument("KeySet builder without placed values: use Add");
   if (value_size > kMaxValueSize || value_offset > value_bytes_ || value_size > value_bytes_ - value_offset) {
     return Status::InvalidArgument("value outside the placed value buffer",

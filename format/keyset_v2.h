@@ -121,7 +121,9 @@ class Builder final : public BlockBuilder {
                    uint64_t value_size, uint32_t key_hash);
 
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) override {
-    return AddWithHash(user_key, sequence, type, value, bloom::KeyHash(user_key));
+    // The hash feeds the filter alone: none, no hash.
+    return AddWithHash(user_key, sequence, type, value,
+                       options_.bloom_bits_per_key > 0 ? bloom::KeyHash(user_key) : 0);
   }
   // The hash feeds the Bloom filter only; version 2 entries do not store it.
   Status AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
