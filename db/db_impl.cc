@@ -116,27 +116,113 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
   return Write(options, &batch);
 }
 
+struct DBImpl::Writer {
+  explicit Writer(Mutex* mu) : cv(mu) {}
+  WriteBatch* batch = nullptr;
+  bool sync = false;
+  bool deletes_only = false;
+  bool done = false;
+  Status status;
+  CondVar cv;
+};
+
+void DBImpl::AwaitTurn(Writer* w) {
+  while (!w->done && w != writers_.front()) w->cv.Wait();
+}
+
+void DBImpl::BuildWriteGroup(WriteBatch* group, Writer** last) {
+  Writer* const first = writers_.front();
+  *last = first;
+  size_t size = WriteBatchInternal::Contents(*first->batch).size();
+  // A small write is not held up by much bigger ones behind it; a group
+  // stays well within a WAL segment, so that memtables keep their size.
+  const size_t max_size = std::max(
+      size, std::min<size_t>(size <= (128 << 10) ? size + (128 << 10) : (1 << 20), options_.memtable_size / 8));
+  for (auto it = writers_.begin() + 1; it != writers_.end(); ++it) {
+    Writer* w = *it;
+    // A non-sync leader must not answer for a sync write; a deletes-only
+    // batch keeps the room rules of deletes (MakeRoomForWrite).
+    if (w->batch == nullptr || (w->sync && !first->sync) || w->deletes_only != first->deletes_only) break;
+    size += WriteBatchInternal::Contents(*w->batch).size() - WriteBatchInternal::kHeaderSize;
+    if (size > max_size) break;
+    if (*last == first) group->Append(*first->batch);
+    group->Append(*w->batch);
+    *last = w;
+  }
+}
+
+void DBImpl::FinishWriteGroup(Writer* leader, Writer* last, const Status& status) {
+  for (;;) {
+    Writer* ready = writers_.front();
+    writers_.pop_front();
+    if (ready != leader) {
+      ready->status = status;
+      ready->done = true;
+      ready->cv.Signal();
+    }
+    if (ready == last) break;
+  }
+  if (!writers_.empty()) writers_.front()->cv.Signal();
+}
+
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("write batch is null");
   bool deletes_only = false;
   Status s = WriteBatchInternal::CheckLimits(*batch, &deletes_only);
   if (!s.ok()) return s;
-  const uint32_t count = WriteBatchInternal::Count(*batch);
-  if (count == 0) return Status::OK();
+  if (WriteBatchInternal::Count(*batch) == 0) return Status::OK();
+  Writer w(&mutex_);
+  w.batch = batch;
+  w.sync = options.sync;
+  w.deletes_only = deletes_only;
   MutexLock lock(&mutex_);
+  writers_.push_back(&w);
+  AwaitTurn(&w);
+  if (w.done) return w.status;  // a leader wrote this batch in its group
+
+  // The leader. Room first (this may wait, and others queue meanwhile),
+  // then the group of what is queued by then.
   s = MakeRoomForWrite(WriteBatchInternal::Contents(*batch).size(), deletes_only);
-  if (!s.ok()) return s;
-  WriteBatchInternal::SetSequence(batch, versions_->last_sequence() + 1);
-  s = wal_->Append(WriteBatchInternal::Contents(*batch), options.sync);
-  if (!s.ok()) {
-    bg_error_ = s;  // the log may hold a torn record: no later write may follow it
-    return s;
+  Writer* last = &w;
+  WriteBatch joined;
+  WriteBatch* group = batch;
+  if (s.ok()) {
+    BuildWriteGroup(&joined, &last);
+    if (last != &w) group = &joined;
+    if (group != batch && !wal_->HasRoom(WriteBatchInternal::Contents(*group).size())) {
+      // The joined record does not fit what room was made: alone, then.
+      last = &w;
+      group = batch;
+    }
   }
-  s = WriteBatchInternal::InsertInto(*batch, mem_.get());
-  if (!s.ok()) return s;
-  // Readers pin the last sequence: the batch becomes visible all at once.
-  versions_->SetLastSequence(versions_->last_sequence() + count);
-  return Status::OK();
+  if (s.ok()) {
+    const SequenceNumber first_sequence = versions_->last_sequence() + 1;
+    const uint32_t count = WriteBatchInternal::Count(*group);
+    WriteBatchInternal::SetSequence(group, first_sequence);
+    LogWriter* const wal = wal_.get();
+    MemTable* const mem = mem_.get();
+    lock.Unlock();
+    // The front of the queue alone writes the log and the memtable.
+    s = wal->Append(WriteBatchInternal::Contents(*group), options.sync);
+    Status inserted;
+    if (s.ok()) inserted = WriteBatchInternal::InsertInto(*group, mem);
+    lock.Lock();
+    if (!s.ok()) {
+      bg_error_ = s;  // the log may hold a torn record: no later write may follow it
+    } else {
+      s = inserted;
+      // Readers pin the last sequence: the group becomes visible all at once.
+      if (s.ok()) versions_->SetLastSequence(first_sequence + count - 1);
+    }
+    ++write_groups_;
+    if (options.sync) ++synced_groups_;
+    for (Writer* x : writers_) {
+      ++write_batches_;
+      if (x == last) break;
+    }
+  }
+  FinishWriteGroup(&w, last, s);
+  return s;
 }
 
 Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
@@ -416,9 +502,14 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
 }
 
 Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
-  // Flush the memtable: freeze it, then wait until every frozen one is in L0.
-  if (mem_->num_entries() > 0) {
-    Status s = SwitchMemTable(0, /*may_use_standby=*/true);
+  // Flush the memtable: freeze it (at the front of the write queue, where
+  // no writer is using it), then wait until every frozen one is in L0.
+  {
+    Writer w(&mutex_);
+    writers_.push_back(&w);
+    AwaitTurn(&w);
+    Status s = mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK();
+    FinishWriteGroup(&w, &w, s);
     if (!s.ok()) return s;
   }
   flush_failed_ = false;
@@ -589,6 +680,9 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = std::to_string(compactions_);
   } else if (p == "jigsaw.flushes") {
     *value = std::to_string(flushes_);
+  } else if (p == "jigsaw.write-groups") {
+    *value = "batches " + std::to_string(write_batches_) + " groups " + std::to_string(write_groups_) + " synced " +
+             std::to_string(synced_groups_);
   } else if (p == "jigsaw.stalls") {
     *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + " flushes_within_compactions " + std::to_string(flushes_within_compactions_);
@@ -601,7 +695,9 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              " of them copied as bytes in runs)\ntrivial moves: " + std::to_string(tables_moved_) +
              " tables, " + std::to_string(bytes_moved_) + " bytes moved by reference\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
-             std::to_string(stall_micros_) + "\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
+             std::to_string(stall_micros_) + "\nwrites: " + std::to_string(write_batches_) + " batches in " +
+             std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) +
+             " synced)\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
              (pool() != nullptr ? tables_->space()->State() : std::string("0/0")) + (pool_full_ ? " (pool full)" : "") + "\n";
   } else {
     return false;

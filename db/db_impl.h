@@ -1,10 +1,16 @@
 // DBImpl: the LSM engine behind jigsaw::DB (docs/architecture.md).
 //
-// Write path: a writer takes mutex_, makes room (switching to a new memtable
-// and WAL segment when the current one is full), appends the batch to the
-// WAL (persisted before return when sync), and inserts it into the
-// memtable. Readers take mutex_ only to pin the current memtables, version
-// and sequence, then read lock-free.
+// Write path (group commit, LevelDB's writer queue): writers queue under
+// mutex_; the one at the front leads. The leader makes room (switching to a
+// new memtable and WAL segment when the current one is full), joins the
+// batches of the writers queued behind it into one group, then -- without
+// mutex_ -- appends the group to the WAL as one record (persisted, with one
+// fence or one fdatasync, before return when sync) and inserts it into the
+// memtable; it retakes mutex_ to publish the group's sequence numbers and
+// wake the writers it wrote for. Only the front of the queue touches the
+// WAL and the current memtable, so no lock is held across the log write
+// and readers never wait for a writer's sync. Readers take mutex_ only to
+// pin the current memtables, version and sequence, then read lock-free.
 // Background thread: flushes immutable memtables to L0 (db/flush.h)
 // and runs leveled compactions (compaction/picker.h, merge.h,
 // output_sink.h). Every change of the persistent state is one manifest
@@ -93,6 +99,19 @@ class DBImpl final : public DB {
   // memtables on the standby down to what CompactRange needs, and passes a
   // stopped L0 (deleting is how a full pool is emptied; docs/sizing.md). In
   // disk-only mode it may use the log's spare room instead.
+  // A writer waiting in (or leading) the write queue; batch == nullptr:
+  // a memtable switch (CompactRange), which goes alone.
+  struct Writer;
+  // The leader's group: the batches of the writers from the front of
+  // writers_ on that may share one WAL record with the front's (same sync
+  // and deletes-only kind, up to a size limit), into *group (empty if the
+  // front's batch goes alone); *last = the last writer taken.
+  void BuildWriteGroup(WriteBatch* group, Writer** last) REQUIRES(mutex_);
+  // Waits until `w` (queued) is at the front of writers_ or done.
+  void AwaitTurn(Writer* w) REQUIRES(mutex_);
+  // Pops writers_ up to `last`, handing `status` to all but the leader, and
+  // wakes the next front.
+  void FinishWriteGroup(Writer* leader, Writer* last, const Status& status) REQUIRES(mutex_);
   Status MakeRoomForWrite(size_t payload, bool deletes_only) REQUIRES(mutex_);
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
@@ -188,6 +207,9 @@ class DBImpl final : public DB {
   std::shared_ptr<MemTable> mem_ GUARDED_BY(mutex_);
   WalSegmentMeta mem_wal_ GUARDED_BY(mutex_);
   std::unique_ptr<LogWriter> wal_ GUARDED_BY(mutex_);  // null when no segment could be allocated
+  // The write queue; its front may use wal_ and mem_ without mutex_ (see
+  // the write path above): only the front switches them.
+  std::deque<Writer*> writers_ GUARDED_BY(mutex_);
   std::deque<Immutable> imm_ GUARDED_BY(mutex_);       // oldest first
   // !imm_.empty() for committed immutables (written under mutex_, read
   // without it as a hint; FlushOldestImmutable rechecks under the lock).
@@ -225,6 +247,9 @@ class DBImpl final : public DB {
   uint64_t slowdowns_ GUARDED_BY(mutex_) = 0;
   uint64_t stops_ GUARDED_BY(mutex_) = 0;
   uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
+  uint64_t write_groups_ GUARDED_BY(mutex_) = 0;   // WAL records written by leaders
+  uint64_t write_batches_ GUARDED_BY(mutex_) = 0;  // batches in them
+  uint64_t synced_groups_ GUARDED_BY(mutex_) = 0;  // of the groups, those persisted/synced on return
   uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_entries_read_ GUARDED_BY(mutex_) = 0;     // by merging compactions

@@ -85,6 +85,9 @@ class JIGSAW_EXPORT DB {
   //                             WAL segments, manifest); 0 in disk mode
   //   "jigsaw.compactions"      number of merging compactions run
   //   "jigsaw.flushes"          number of memtable flushes
+  //   "jigsaw.write-groups"     group commit: write batches, the WAL records
+  //                             (groups) that carried them, and how many of
+  //                             those were synced
   //   "jigsaw.stalls"           write slowdowns and stops, time stalled, and
   //                             flushes run between a compaction's outputs
   //   "jigsaw.sync-stats"       SSD syncs made and bytes synced; hybrid
@@ -113,8 +116,8 @@ class JIGSAW_EXPORT DB {
   //                             split steps, entries merged and how many of
   //                             them were copied as bytes in runs), trivial
   //                             moves (tables and bytes moved by reference),
-  //                             stalls, memtables and the pool's standby
-  //                             chunks
+  //                             stalls, write batches and groups, memtables
+  //                             and the pool's standby chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 
   // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
