@@ -18,6 +18,7 @@
 #include "ssd/table.h"
 #include "table/merging_iterator.h"
 #include "version/filename.h"
+#include "util/key_prefix.h"
 
 namespace jigsaw {
 
@@ -387,6 +388,19 @@ bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* v
 }
 
 std::span<const TableRef> DBImpl::Candidates(std::span<const TableRef> run, const Slice& key) const {
+  if (ucmp_ == BytewiseComparator()) {
+    // Integer comparisons of 16-byte prefixes instead of comparator calls.
+    const KeyPrefix key_prefix = LoadKeyPrefix(key);
+    auto first = std::lower_bound(run.begin(), run.end(), key, [&](const TableRef& b, const Slice& k) {
+      return CompareWithPrefixes(b->largest, LoadKeyPrefix(b->largest), k, key_prefix) < 0;
+    });
+    auto last = first;
+    while (last != run.end() &&
+           CompareWithPrefixes((*last)->smallest, LoadKeyPrefix((*last)->smallest), key, key_prefix) <= 0) {
+      ++last;
+    }
+    return {first, last};
+  }
   auto first = std::lower_bound(run.begin(), run.end(), key, [&](const TableRef& b, const Slice& k) {
     return ucmp_->Compare(b->largest, k) < 0;
   });

@@ -310,6 +310,10 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
     t->smallest_ = t->index_.front().smallest;
     t->largest_ = t->index_.back().largest;
   }
+  if (t->options_.comparator == BytewiseComparator()) {
+    t->largest_prefixes_.reserve(t->index_.size());
+    for (const TableIndexEntry& e : t->index_) t->largest_prefixes_.push_back(LoadKeyPrefix(e.largest));
+  }
   if (options.use_mmap) {
     const char* base = t->file_->Mapping();
     if (base != nullptr) {
@@ -458,6 +462,19 @@ bool SsdTable::MayContain(const Slice& user_key) const {
 }
 
 uint32_t SsdTable::FirstCandidateBlock(const Slice& user_key) const {
+  if (!largest_prefixes_.empty()) {
+    const KeyPrefix key_prefix = LoadKeyPrefix(user_key);
+    uint32_t lo = 0, hi = static_cast<uint32_t>(index_.size());
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (CompareWithPrefixes(index_[mid].largest, largest_prefixes_[mid], user_key, key_prefix) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
   const Comparator* cmp = options_.comparator;
   auto it = std::lower_bound(index_.begin(), index_.end(), user_key,
                              [cmp](const TableIndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });

@@ -25,6 +25,7 @@
 #include "ssd/block_cache.h"
 #include "ssd/io_engine.h"
 #include "table/table.h"
+#include "util/key_prefix.h"
 
 namespace jigsaw::ssd {
 
@@ -215,6 +216,9 @@ class SsdTable final : public Table {
   uint64_t number_ = 0;
   std::string path_;
   std::vector<TableIndexEntry> index_;
+  // Bytewise tables: the prefix of each block's largest key, so that
+  // finding a key's block compares integers, not strings.
+  std::vector<KeyPrefix> largest_prefixes_;
   std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
   std::string filter_;                   // table Bloom filter lines (empty: none)
   bloom::Geometry filter_geometry_;
