@@ -530,7 +530,10 @@ Status SsdTable::Validate() const {
 // A scan (compaction inputs) bypasses the block cache: it reads runs of
 // adjacent blocks, up to kScanWindowBytes, with one read into a window of its
 // own and serves blocks in place from there -- no per-block buffer, no cache
-// insert evicting blocks that readers use.
+// insert evicting blocks that readers use. A user's iterator reads through
+// the cache (with read-ahead) until it has stepped forward into
+// kReadAheadBlocks blocks in a row; it is scanning then, and reads the next
+// blocks through windows too, until it seeks or turns back.
 class SsdTable::BlockSource {
  public:
   // verify: see ReadBlock (for a scan, blocks are always verified). decode:
@@ -546,11 +549,17 @@ class SsdTable::BlockSource {
   size_t FirstCandidate(const Slice& user_key) const { return table_->FirstCandidateBlock(user_key); }
   Status OpenChild(size_t i, std::unique_ptr<InternalIterator>* child) {
     block_.reset();
+    // A forward step into the block after the last one opened continues a
+    // run; anything else (a seek, a step back) ends it.
+    const bool scanning = forward_run_ >= kReadAheadBlocks && i == stepping_into_ && i == opened_ + 1;
+    if (i != stepping_into_) forward_run_ = 0;
+    opened_ = i;
     // Decode: opening the block's reader (its reads are excluded by the phase).
     const auto open = [&, block = static_cast<uint32_t>(i)] {
-      return scan_            ? OpenInWindow(block)
-             : verify_mapped_ ? OpenMappedVerified(block)
-                              : table_->ReadBlock(block, verify_, &block_);
+      return scan_                   ? OpenInWindow(block, /*verify=*/true)
+             : verify_mapped_        ? OpenMappedVerified(block)
+             : scanning && !mapped() ? OpenInWindow(block, verify_ || table_->options_.verify_checksums)
+                                     : table_->ReadBlock(block, verify_, &block_);
     };
     Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
     if (!s.ok()) return s;
@@ -559,12 +568,17 @@ class SsdTable::BlockSource {
   }
   // Sequential reading: the next blocks in one batch.
   void WillReadForwardFrom(size_t i) {
-    if (!scan_ && i % kReadAheadBlocks == 0) table_->Prefetch(static_cast<uint32_t>(i), kReadAheadBlocks);
+    forward_run_ = i == opened_ + 1 ? forward_run_ + 1 : 1;
+    stepping_into_ = i;
+    if (!scan_ && forward_run_ < kReadAheadBlocks && i % kReadAheadBlocks == 0) {
+      table_->Prefetch(static_cast<uint32_t>(i), kReadAheadBlocks);
+    }
   }
 
  private:
+  bool mapped() const { return table_->options_.use_mmap; }
   // Block i from the window, reading a new window from block i on first.
-  Status OpenInWindow(uint32_t i) {
+  Status OpenInWindow(uint32_t i, bool verify) {
     const auto& index = table_->index_;
     if (window_end_ == 0 || i < window_first_ || i >= window_end_) {
       // Nothing refers to the old window any more (the iterator dropped the
@@ -580,25 +594,27 @@ class SsdTable::BlockSource {
       window_end_ = end;
     }
     return OpenVerified(i, reinterpret_cast<const char*>(window_.data()) +
-                               (index[i].offset - index[window_first_].offset));
+                               (index[i].offset - index[window_first_].offset),
+                        verify);
   }
   // A scan of a mapped table: the mapped readers were opened without their
   // checksums; a scan opens its own, checked.
   Status OpenMappedVerified(uint32_t i) {
-    return OpenVerified(i, table_->file_->Mapping() + table_->index_[i].offset);
+    return OpenVerified(i, table_->file_->Mapping() + table_->index_[i].offset, /*verify=*/true);
   }
   // A scan feeds compactions, which rewrite what they read: its blocks'
   // checksums are always verified (whatever verify_checksums says), so a
   // damaged block stops the compaction instead of being rewritten as if
   // intact -- a flipped stored key hash, say, would make the merge keep a
   // shadowed version or drop a live one. The check is part of reading the
-  // block (timed as a read, like LevelDB's ReadBlock). `data`: block i's
-  // bytes, which outlive the reader (a read window or the mapping).
-  Status OpenVerified(uint32_t i, const char* data) {
+  // block (timed as a read, like LevelDB's ReadBlock). A user's scan
+  // verifies as its ReadOptions and the table say (`verify`). `data`: block
+  // i's bytes, which outlive the reader (a read window or the mapping).
+  Status OpenVerified(uint32_t i, const char* data, bool verify) {
     auto block = std::make_shared<CachedBlock>();  // a reader over bytes it does not own
     block->size = table_->index_[i].size;
     const uint64_t open_start = table_->options_.time_reads ? SteadyNanos() : 0;
-    Status s = table_->OpenReader(data, /*verify=*/true, block.get());
+    Status s = table_->OpenReader(data, verify, block.get());
     if (table_->options_.time_reads) t_read_ns += SteadyNanos() - open_start;
     if (!s.ok()) return table_->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
     block_ = std::move(block);
@@ -612,6 +628,11 @@ class SsdTable::BlockSource {
   SampledPhase* const decode_;
   std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
   uint32_t window_first_ = 0, window_end_ = 0;
+  // A user's iterator: blocks stepped into forward in a row, the one being
+  // stepped into, and the last one opened.
+  size_t forward_run_ = 0;
+  size_t stepping_into_ = SIZE_MAX;
+  size_t opened_ = SIZE_MAX;
   CachedBlockRef block_;  // the current block; declared after window_: released before it
 };
 

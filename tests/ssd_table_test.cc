@@ -317,6 +317,51 @@ TEST(SsdTableScanTest, ScanIteratorReadsWindowsWithoutFillingTheCache) {
   EXPECT_NE(cut->status().ToString().find(path), std::string::npos) << cut->status().ToString();
 }
 
+// A user's iterator reads through the block cache until it has stepped
+// forward into kReadAheadBlocks blocks in a row; then it reads windows,
+// filling the cache no more. Seeks and steps back read through the cache
+// again, and every entry is served right throughout.
+TEST(SsdTableScanTest, AUserIteratorReadingOnSwitchesToWindows) {
+  test::ScratchDir dir;
+  BlockCache cache(64 << 20);
+  std::mt19937_64 rng(6);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 4000, 24, 600);
+  const std::string path = dir.path() + "/000008.jst";
+  const TableInfo info = BuildTable(path, entries, 4 << 10);
+  ASSERT_GT(info.blocks, 4 * kReadAheadBlocks);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table).ok());
+  auto it = table->NewIterator(ReadOptions());
+  ExpectIteratesLikeTheModel(it.get(), entries);  // forwards, then backwards
+  // Backwards, every block went through the cache.
+  EXPECT_GT(cache.usage(), 0u);
+  // Forwards only: the first blocks (and their read-ahead) go through the
+  // cache, the rest through windows.
+  BlockCache fresh_cache(64 << 20);
+  std::unique_ptr<SsdTable> fresh;
+  ASSERT_TRUE(OpenTable(path, &fresh_cache, /*mmap=*/false, &fresh).ok());
+  auto scan = fresh->NewIterator(ReadOptions());
+  size_t n = 0;
+  for (scan->SeekToFirst(); scan->Valid(); scan->Next(), ++n) {
+    ASSERT_EQ(scan->user_key().ToString(), entries[n].user_key);
+    ASSERT_EQ(scan->value().ToString(), entries[n].value);
+  }
+  ASSERT_TRUE(scan->status().ok());
+  EXPECT_EQ(n, entries.size());
+  EXPECT_LE(fresh_cache.usage(), uint64_t{3 * kReadAheadBlocks} * (8 << 10));  // not the whole table
+  // A seek into the middle and steps both ways from there still serve the
+  // model.
+  const size_t middle = entries.size() / 2;
+  scan->Seek(entries[middle].user_key, entries[middle].sequence);
+  for (size_t k = middle; k < middle + 300 && k < entries.size(); ++k, scan->Next()) {
+    ASSERT_TRUE(scan->Valid());
+    ASSERT_EQ(scan->user_key().ToString(), entries[k].user_key);
+  }
+  for (size_t k = 0; k < 200; ++k) scan->Prev();
+  ASSERT_TRUE(scan->Valid());
+  EXPECT_EQ(scan->user_key().ToString(), entries[middle + 100].user_key);
+}
+
 TEST(SsdTableFilterTest, TableFilterSkipsBlockReadsForAbsentKeys) {
   test::ScratchDir dir;
   BlockCache cache(1 << 20);
