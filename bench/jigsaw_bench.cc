@@ -589,8 +589,12 @@ int Main(int argc, char** argv) {
               f.timing_model == "optane"
                   ? " (JigsawDB pmem: random read +205 ns, 2.2 GB/s writes in 256-B units, 6.6 GB/s reads)"
                                          : "");
-  std::printf("jigsaw pool %s (%" PRIu64 " MiB); peers in %s\n", f.pmem_path.c_str(), PoolSizeMiB(f),
-              f.peer_dir.c_str());
+  if (f.mode == "disk") {  // no pool: WAL, manifest and tables are files in --db
+    std::printf("jigsaw files in %s; peers in %s\n", f.db.c_str(), f.peer_dir.c_str());
+  } else {
+    std::printf("jigsaw pool %s (%" PRIu64 " MiB); peers in %s\n", f.pmem_path.c_str(), PoolSizeMiB(f),
+                f.peer_dir.c_str());
+  }
   std::printf("%-8s %-16s %12s %12s %9s %9s %9s %9s\n", "engine", "benchmark", "micros/op", "ops/s", "MB/s",
               "p50 us", "p99 us", "p99.9 us");
   std::vector<Result> results;
