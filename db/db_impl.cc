@@ -388,24 +388,11 @@ bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* v
 }
 
 std::span<const TableRef> DBImpl::Candidates(std::span<const TableRef> run, const Slice& key) const {
-  if (ucmp_ == BytewiseComparator()) {
-    // Integer comparisons of 16-byte prefixes instead of comparator calls.
-    const KeyPrefix key_prefix = LoadKeyPrefix(key);
-    auto first = std::lower_bound(run.begin(), run.end(), key, [&](const TableRef& b, const Slice& k) {
-      return CompareWithPrefixes(b->largest, LoadKeyPrefix(b->largest), k, key_prefix) < 0;
-    });
-    auto last = first;
-    while (last != run.end() &&
-           CompareWithPrefixes((*last)->smallest, LoadKeyPrefix((*last)->smallest), key, key_prefix) <= 0) {
-      ++last;
-    }
-    return {first, last};
-  }
-  auto first = std::lower_bound(run.begin(), run.end(), key, [&](const TableRef& b, const Slice& k) {
-    return ucmp_->Compare(b->largest, k) < 0;
-  });
+  const KeyTarget target(ucmp_, key);
+  auto first = std::lower_bound(run.begin(), run.end(), key,
+                                [&](const TableRef& b, const Slice&) { return target.Compare(b->largest) < 0; });
   auto last = first;
-  while (last != run.end() && ucmp_->Compare((*last)->smallest, key) <= 0) ++last;
+  while (last != run.end() && target.Compare((*last)->smallest) <= 0) ++last;
   return {first, last};
 }
 

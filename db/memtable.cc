@@ -60,8 +60,7 @@ Slice MemTable::NodeKey(const char* node) {
 uint64_t MemTable::NodeTag(const char* node) { return DecodeFixed64(node + ent::kTag); }
 
 Slice MemTable::NodeValue(const char* node) {
-  return Slice(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)),
-               DecodeFixed32(node + ent::kValueSize));
+  return Slice(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)), NodeValueSize(node));
 }
 
 uint32_t MemTable::NodeValueSize(const char* node) { return DecodeFixed32(node + ent::kValueSize); }
@@ -256,7 +255,7 @@ class MemTableIterator final : public InternalIterator {
       user_key_ = MemTable::NodeKey(node);
       tag_ = MemTable::NodeTag(node);
       value_ = MemTable::NodeValue(node);
-      key_hash_ = DecodeFixed32(node + ent::kKeyHash);
+      key_hash_ = MemTable::NodeKeyHash(node);
       has_key_hash_ = true;
     }
   }

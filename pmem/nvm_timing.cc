@@ -32,6 +32,18 @@ size_t UnitsSpanned(const void* addr, size_t len, size_t unit) {
   return (begin + len - 1) / unit - begin / unit + 1;
 }
 
+// Queues `media_ns` of work on a medium whose queue drains at *free_at_ns
+// (shared by all threads) and returns when that work will be done.
+int64_t Enqueue(std::atomic<int64_t>* free_at_ns, int64_t media_ns) {
+  const int64_t now = NowNs();
+  int64_t free_at = free_at_ns->load(std::memory_order_relaxed);
+  int64_t finish;
+  do {
+    finish = std::max(free_at, now) + media_ns;
+  } while (!free_at_ns->compare_exchange_weak(free_at, finish, std::memory_order_relaxed));
+  return finish;
+}
+
 // Flushed ranges of this thread not yet drained.
 struct PendingFlushes {
   std::vector<std::pair<const void*, size_t>> ranges;
@@ -69,14 +81,7 @@ void NvmTiming::ChargeRandomRead() const {
 void NvmTiming::ChargeSequentialRead(uint64_t bytes) const {
   if (ns_per_read_byte_ == 0 || bytes == 0) return;
   read_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  const auto media_ns = static_cast<int64_t>(static_cast<double>(bytes) * ns_per_read_byte_);
-  const int64_t now = NowNs();
-  int64_t free_at = read_free_at_ns_.load(std::memory_order_relaxed);
-  int64_t finish;
-  do {
-    finish = std::max(free_at, now) + media_ns;
-  } while (!read_free_at_ns_.compare_exchange_weak(free_at, finish, std::memory_order_relaxed));
-  SpinUntil(finish);
+  SpinUntil(Enqueue(&read_free_at_ns_, static_cast<int64_t>(static_cast<double>(bytes) * ns_per_read_byte_)));
 }
 
 void NvmTiming::ChargePersist(const void* addr, size_t len) {
@@ -88,14 +93,8 @@ void NvmTiming::ChargePersist(const void* addr, size_t len) {
   if (ns_per_unit_ > 0) {
     // The medium takes the units one after another: this persist completes
     // when the medium has absorbed everything queued before it and its own.
-    const auto media_ns = static_cast<int64_t>(static_cast<double>(units) * ns_per_unit_);
-    const int64_t now = NowNs();
-    int64_t free_at = medium_free_at_ns_.load(std::memory_order_relaxed);
-    int64_t finish;
-    do {
-      finish = std::max(free_at, now) + media_ns;
-    } while (!medium_free_at_ns_.compare_exchange_weak(free_at, finish, std::memory_order_relaxed));
-    done_ns = std::max(done_ns, finish);
+    done_ns = std::max(done_ns,
+                       Enqueue(&medium_free_at_ns_, static_cast<int64_t>(static_cast<double>(units) * ns_per_unit_)));
   }
   SpinUntil(done_ns);
 }

@@ -462,23 +462,18 @@ bool SsdTable::MayContain(const Slice& user_key) const {
 }
 
 uint32_t SsdTable::FirstCandidateBlock(const Slice& user_key) const {
-  if (!largest_prefixes_.empty()) {
-    const KeyPrefix key_prefix = LoadKeyPrefix(user_key);
-    uint32_t lo = 0, hi = static_cast<uint32_t>(index_.size());
-    while (lo < hi) {
-      const uint32_t mid = lo + (hi - lo) / 2;
-      if (CompareWithPrefixes(index_[mid].largest, largest_prefixes_[mid], user_key, key_prefix) < 0) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
+  const KeyTarget target(options_.comparator, user_key);
+  uint32_t lo = 0, hi = static_cast<uint32_t>(index_.size());
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    const Slice largest = index_[mid].largest;
+    if ((target.bytewise() ? target.Compare(largest, largest_prefixes_[mid]) : target.Compare(largest)) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
     }
-    return lo;
   }
-  const Comparator* cmp = options_.comparator;
-  auto it = std::lower_bound(index_.begin(), index_.end(), user_key,
-                             [cmp](const TableIndexEntry& e, const Slice& k) { return cmp->Compare(e.largest, k) < 0; });
-  return static_cast<uint32_t>(it - index_.begin());
+  return lo;
 }
 
 void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "jigsaw/comparator.h"
 #include "jigsaw/slice.h"
 
 namespace jigsaw {
@@ -48,6 +49,34 @@ inline int CompareWithPrefixes(const Slice& a, const KeyPrefix& pa, const Slice&
   }
   return Slice(a.data() + 16, a.size() - 16).compare(Slice(b.data() + 16, b.size() - 16));
 }
+
+// One key to compare others with under `comparator`: by prefixes, inline,
+// when the order is bytewise; through the comparator otherwise. For binary
+// searches that compare many keys with the same target.
+class KeyTarget {
+ public:
+  KeyTarget(const Comparator* comparator, const Slice& target)
+      : comparator_(comparator),
+        bytewise_(comparator == BytewiseComparator()),
+        target_(target),
+        prefix_(bytewise_ ? LoadKeyPrefix(target) : KeyPrefix{}) {}
+
+  bool bytewise() const { return bytewise_; }
+  // <0, 0, >0 as `key` sorts before, with, after the target.
+  int Compare(const Slice& key) const {
+    return bytewise_ ? CompareWithPrefixes(key, LoadKeyPrefix(key), target_, prefix_) : comparator_->Compare(key, target_);
+  }
+  // The same with the key's prefix already loaded (bytewise only).
+  int Compare(const Slice& key, const KeyPrefix& key_prefix) const {
+    return CompareWithPrefixes(key, key_prefix, target_, prefix_);
+  }
+
+ private:
+  const Comparator* const comparator_;
+  const bool bytewise_;
+  const Slice target_;
+  const KeyPrefix prefix_;
+};
 
 }  // namespace jigsaw
 
