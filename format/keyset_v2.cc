@@ -499,15 +499,10 @@ class Reader final : public BlockReader {
   uint32_t max_height_ = 1;
 };
 
-Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* result) {
-  const char* base = contents.data();
-  const uint64_t size = contents.size();
+Status ParseHeader(const char* base, uint64_t size, const Comparator* comparator, HeaderLayout* layout) {
   if (size < kHeaderSize) {
     return Status::Corruption("KeySet block truncated",
                               std::to_string(size) + " bytes, header needs " + std::to_string(kHeaderSize));
-  }
-  if (reinterpret_cast<uintptr_t>(base) % 8 != 0) {
-    return Status::InvalidArgument("KeySet block buffer is not 8-byte aligned");
   }
   if (DecodeFixed64(base + hdr::kMagic) != kMagic) return Status::Corruption("not a KeySet block (bad magic)");
   const uint32_t version = DecodeFixed32(base + hdr::kVersion);
@@ -526,81 +521,93 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
     return Status::Corruption("KeySet block size mismatch", "header says " + std::to_string(block_size) +
                                                                  ", buffer has " + std::to_string(size));
   }
-  if (options.verify_checksum && BlockChecksum(base, size) != DecodeFixed32(base + hdr::kChecksum)) {
-    return Status::Corruption("KeySet block checksum mismatch");
-  }
   for (size_t i = hdr::kReserved; i < hdr::kChecksum; ++i) {
     if (base[i] != 0) return Status::Corruption("KeySet block header has non-zero reserved bytes");
   }
   const uint32_t flags = DecodeFixed32(base + hdr::kFlags);
   if ((flags & ~kKnownFlags) != 0) return Status::Corruption("KeySet block has unknown flags");
-  if (DecodeFixed32(base + hdr::kComparatorId) != ComparatorId(options.comparator)) {
-    return Status::InvalidArgument("KeySet block was built with a different comparator than",
-                                   options.comparator->Name());
+  if (DecodeFixed32(base + hdr::kComparatorId) != ComparatorId(comparator)) {
+    return Status::InvalidArgument("KeySet block was built with a different comparator than", comparator->Name());
   }
-  const bool has_heads = (flags & kFlagKeyHeads) != 0;
-  if (has_heads && options.comparator != BytewiseComparator()) {
+  HeaderLayout l;
+  l.key_heads = (flags & kFlagKeyHeads) != 0;
+  if (l.key_heads && comparator != BytewiseComparator()) {
     return Status::InvalidArgument("KeySet block has key heads but the comparator is not bytewise");
   }
-
   const uint64_t count = DecodeFixed32(base + hdr::kEntryCount);
-  const uint64_t value_buffer_size = DecodeFixed64(base + hdr::kValueBufferSize);
-  const uint64_t keyset_offset = DecodeFixed64(base + hdr::kKeySetOffset);
-  const uint64_t keyset_size = DecodeFixed64(base + hdr::kKeySetSize);
-  const uint64_t samples_offset = DecodeFixed64(base + hdr::kEntryOffsetsOffset);
-  const uint64_t sample_heads_offset = DecodeFixed64(base + hdr::kKeyHeadsOffset);
-  const uint64_t bloom_offset = DecodeFixed64(base + hdr::kBloomOffset);
-  const bloom::Geometry geometry{DecodeFixed32(base + hdr::kBloomLines), DecodeFixed32(base + hdr::kBloomProbes)};
-  const uint32_t skip = DecodeFixed32(base + hdr::kKeyHeadSkip);
-  const uint32_t max_height = DecodeFixed32(base + hdr::kMaxHeightUsed);
+  l.value_buffer_size = DecodeFixed64(base + hdr::kValueBufferSize);
+  l.keyset_offset = DecodeFixed64(base + hdr::kKeySetOffset);
+  l.keyset_size = DecodeFixed64(base + hdr::kKeySetSize);
+  l.samples_offset = DecodeFixed64(base + hdr::kEntryOffsetsOffset);
+  l.sample_heads_offset = DecodeFixed64(base + hdr::kKeyHeadsOffset);
+  l.bloom_offset = DecodeFixed64(base + hdr::kBloomOffset);
+  l.bloom = bloom::Geometry{DecodeFixed32(base + hdr::kBloomLines), DecodeFixed32(base + hdr::kBloomProbes)};
+  l.key_head_skip = DecodeFixed32(base + hdr::kKeyHeadSkip);
+  l.max_height = DecodeFixed32(base + hdr::kMaxHeightUsed);
   const uint64_t samples = SampleCount(count);
 
   auto bad = [](const char* what) { return Status::Corruption("KeySet block header", what); };
-  if (value_buffer_size > kMaxSectionSize) return bad("value buffer too large");
-  if (keyset_offset != kHeaderSize + AlignUp8(value_buffer_size)) return bad("key set offset");
-  if (keyset_size > kMaxSectionSize || keyset_size < kHeadNodeSize || keyset_size % 8 != 0) {
+  if (l.value_buffer_size > kMaxSectionSize) return bad("value buffer too large");
+  if (l.keyset_offset != kHeaderSize + AlignUp8(l.value_buffer_size)) return bad("key set offset");
+  if (l.keyset_size > kMaxSectionSize || l.keyset_size < kHeadNodeSize || l.keyset_size % 8 != 0) {
     return bad("key set size");
   }
-  if (count * kMinEntrySize > keyset_size - kHeadNodeSize) return bad("entry count exceeds key set");
-  if (samples_offset != keyset_offset + keyset_size) return bad("samples offset");
-  uint64_t end = samples_offset + AlignUp8(4 * samples);
-  if (has_heads) {
-    if (sample_heads_offset != end) return bad("sample heads offset");
+  if (count * kMinEntrySize > l.keyset_size - kHeadNodeSize) return bad("entry count exceeds key set");
+  if (l.samples_offset != l.keyset_offset + l.keyset_size) return bad("samples offset");
+  uint64_t end = l.samples_offset + AlignUp8(4 * samples);
+  if (l.key_heads) {
+    if (l.sample_heads_offset != end) return bad("sample heads offset");
     end += 8 * samples;
-  } else if (sample_heads_offset != 0 || skip != 0) {
+  } else if (l.sample_heads_offset != 0 || l.key_head_skip != 0) {
     return bad("key heads fields set without key heads");
   }
-  if (geometry.lines > 0) {
-    if (geometry.probes != bloom::kProbes) return bad("bloom probes");
-    if (bloom_offset != AlignUp64(end)) return bad("bloom offset");
-    end = bloom_offset + uint64_t{geometry.lines} * bloom::kLineBytes;
-  } else if (geometry.probes != 0 || bloom_offset != 0) {
+  if (l.bloom.lines > 0) {
+    if (l.bloom.probes != bloom::kProbes) return bad("bloom probes");
+    if (l.bloom_offset != AlignUp64(end)) return bad("bloom offset");
+    end = l.bloom_offset + uint64_t{l.bloom.lines} * bloom::kLineBytes;
+  } else if (l.bloom.probes != 0 || l.bloom_offset != 0) {
     return bad("bloom fields set without a filter");
   }
   if (end != block_size) return bad("sections do not add up to the block size");
-  if (skip > kMaxKeySize) return bad("key head skip");
-  if (max_height == 0 || max_height > kMaxHeight) return bad("max height");
+  if (l.key_head_skip > kMaxKeySize) return bad("key head skip");
+  if (l.max_height == 0 || l.max_height > kMaxHeight) return bad("max height");
+  l.count = static_cast<uint32_t>(count);
+  *layout = l;
+  return Status::OK();
+}
 
+Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* result) {
+  const char* base = contents.data();
+  const uint64_t size = contents.size();
+  if (size >= kHeaderSize && reinterpret_cast<uintptr_t>(base) % 8 != 0) {
+    return Status::InvalidArgument("KeySet block buffer is not 8-byte aligned");
+  }
+  HeaderLayout l;
+  Status s = ParseHeader(base, size, options.comparator, &l);
+  if (!s.ok()) return s;
+  if (options.verify_checksum && BlockChecksum(base, size) != DecodeFixed32(base + hdr::kChecksum)) {
+    return Status::Corruption("KeySet block checksum mismatch");
+  }
   std::unique_ptr<Reader> r(new Reader());
   r->comparator_ = options.comparator;
   r->s_.values = base + kHeaderSize;
-  r->s_.value_buffer_size = value_buffer_size;
-  r->s_.keyset = base + keyset_offset;
-  r->s_.keyset_size = keyset_size;
-  r->s_.samples = base + samples_offset;
-  r->s_.count = static_cast<uint32_t>(count);
-  r->sample_heads_ = has_heads ? base + sample_heads_offset : nullptr;
-  r->key_head_skip_ = skip;
-  r->bloom_ = geometry.lines > 0 ? base + bloom_offset : nullptr;
-  r->bloom_geometry_ = geometry;
-  r->max_height_ = max_height;
+  r->s_.value_buffer_size = l.value_buffer_size;
+  r->s_.keyset = base + l.keyset_offset;
+  r->s_.keyset_size = l.keyset_size;
+  r->s_.samples = base + l.samples_offset;
+  r->s_.count = l.count;
+  r->sample_heads_ = l.key_heads ? base + l.sample_heads_offset : nullptr;
+  r->key_head_skip_ = l.key_head_skip;
+  r->bloom_ = l.bloom.lines > 0 ? base + l.bloom_offset : nullptr;
+  r->bloom_geometry_ = l.bloom;
+  r->max_height_ = l.max_height;
 
   if (DecodeFixed32(r->s_.keyset + ent::kShape) != PackShape(0, kMaxHeight)) {
     return Status::Corruption("KeySet block head node is malformed");
   }
-  if (skip > 0) {
+  if (l.key_head_skip > 0) {
     EntryView first;
-    if (count == 0 || !r->s_.LoadAt(r->s_.SampleOffset(0), &first) || first.key.size() < skip) {
+    if (l.count == 0 || !r->s_.LoadAt(r->s_.SampleOffset(0), &first) || first.key.size() < l.key_head_skip) {
       return Status::Corruption("KeySet block first entry does not hold the common key prefix");
     }
     r->common_prefix_ = first.key.data();
@@ -955,6 +962,138 @@ class Iterator final : public InternalIterator {
 }  // namespace
 
 std::unique_ptr<InternalIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
+
+// ---------------------------------------------------------------------------
+// PieceReader
+
+namespace {
+
+// Above this many samples sharing a key's head (groups of 16 entries to
+// read), a lookup asks for the whole block instead.
+constexpr uint32_t kMaxGroupsPerPiece = 8;
+
+}  // namespace
+
+Status PieceReader::Open(const BlockBytes& bytes, uint64_t block_size, const Comparator* comparator,
+                         std::unique_ptr<PieceReader>* result) {
+  char header[kHeaderSize];
+  if (block_size < kHeaderSize) return Status::Corruption("KeySet block truncated");
+  Status s = bytes.Read(0, kHeaderSize, header);
+  if (!s.ok()) return s;
+  std::unique_ptr<PieceReader> r(new PieceReader());
+  s = ParseHeader(header, block_size, comparator, &r->layout_);
+  if (!s.ok()) return s;
+  const HeaderLayout& l = r->layout_;
+  if (!l.key_heads) return Status::NotSupported("a KeySet block without key heads is read whole");
+  r->comparator_ = comparator;
+  const uint64_t m = SampleCount(l.count);
+  if (m > 0) {
+    // Samples and heads are adjacent: one read.
+    const uint64_t samples_bytes = AlignUp8(4 * m);
+    std::vector<uint64_t> buffer((samples_bytes + 8 * m) / 8);
+    char* p = reinterpret_cast<char*>(buffer.data());
+    s = bytes.Read(l.samples_offset, samples_bytes + 8 * m, p);
+    if (!s.ok()) return s;
+    r->samples_.resize(m);
+    r->heads_.resize(m);
+    for (uint64_t j = 0; j < m; ++j) {
+      const uint32_t offset = DecodeFixed32(p + 4 * j);
+      if (offset < kHeadNodeSize || offset > l.keyset_size - kMinEntrySize || offset % 8 != 0 ||
+          (j > 0 && offset <= r->samples_[j - 1])) {
+        return Status::Corruption("KeySet block sample " + std::to_string(j) + " is out of place");
+      }
+      r->samples_[j] = offset;
+      r->heads_[j] = DecodeFixed64(p + samples_bytes + 8 * j);
+    }
+  }
+  if (l.key_head_skip > 0) {
+    // The common prefix: the start of the first key.
+    if (m == 0) return Status::Corruption("KeySet block first entry does not hold the common key prefix");
+    const uint64_t first = r->samples_[0];
+    const uint64_t want = std::min<uint64_t>(kEntryHeaderSize + 4 * kMaxHeight + l.key_head_skip,
+                                             l.keyset_size - first);
+    std::string entry(want, '\0');
+    s = bytes.Read(l.keyset_offset + first, want, entry.data());
+    if (!s.ok()) return s;
+    const uint32_t shape = DecodeFixed32(entry.data() + ent::kShape);
+    const uint64_t key_at = kEntryHeaderSize + 4 * uint64_t{ShapeHeight(shape)};
+    if ((shape & ~kShapeKnownBits) != 0 || ShapeKeySize(shape) < l.key_head_skip ||
+        key_at + l.key_head_skip > want) {
+      return Status::Corruption("KeySet block first entry does not hold the common key prefix");
+    }
+    r->common_prefix_.assign(entry.data() + key_at, l.key_head_skip);
+  }
+  *result = std::move(r);
+  return Status::OK();
+}
+
+uint64_t PieceReader::memory_usage() const {
+  return sizeof(*this) + 4 * samples_.capacity() + 8 * heads_.capacity() + common_prefix_.capacity();
+}
+
+Status PieceReader::Get(const BlockBytes& bytes, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                        std::string* value, bool* whole_block) const {
+  *whole_block = false;
+  const HeaderLayout& l = layout_;
+  const uint32_t m = static_cast<uint32_t>(samples_.size());
+  if (m == 0) return Status::NotFound(Slice());
+  // Every key starts with the common prefix: a key without it is not here.
+  const size_t skip = l.key_head_skip;
+  if (user_key.size() < skip || std::memcmp(user_key.data(), common_prefix_.data(), skip) != 0) {
+    return Status::NotFound(Slice());
+  }
+  // Entries before sample `lo` have smaller keys, entries from sample `hi`
+  // on larger ones: the key's versions lie from sample lo - 1 (whose group
+  // may end with them) up to sample hi.
+  const uint64_t target_head = KeyHead(user_key, skip);
+  const uint32_t lo = static_cast<uint32_t>(std::lower_bound(heads_.begin(), heads_.end(), target_head) - heads_.begin());
+  const uint32_t hi = static_cast<uint32_t>(std::upper_bound(heads_.begin() + lo, heads_.end(), target_head) - heads_.begin());
+  if (hi - lo > kMaxGroupsPerPiece) {
+    *whole_block = true;
+    return Status::NotFound(Slice());
+  }
+  const uint64_t begin = samples_[lo == 0 ? 0 : lo - 1];
+  const uint64_t end = hi < m ? samples_[hi] : l.keyset_size;
+  if (end <= begin) return Status::NotFound(Slice());
+  std::vector<uint64_t> buffer((end - begin + 7) / 8);
+  char* piece = reinterpret_cast<char*>(buffer.data());
+  Status s = bytes.Read(l.keyset_offset + begin, end - begin, piece);
+  if (!s.ok()) return s;
+
+  const uint64_t target_tag = PackTag(snapshot, ValueType::kValue);
+  auto corrupt = [] { return Status::Corruption("KeySet block has a malformed entry"); };
+  uint64_t at = 0;  // in the piece
+  const uint64_t piece_size = end - begin;
+  for (;;) {
+    if (piece_size - at < kEntryHeaderSize) return corrupt();
+    const char* e = piece + at;
+    const uint32_t shape = DecodeFixed32(e + ent::kShape);
+    const uint32_t height = ShapeHeight(shape);
+    const uint64_t key_at = at + kEntryHeaderSize + 4 * uint64_t{height};
+    const uint32_t key_size = ShapeKeySize(shape);
+    const uint64_t tag = DecodeFixed64(e + ent::kTag);
+    if ((shape & ~kShapeKnownBits) != 0 || key_at + key_size > piece_size || (tag & 0xff) > kMaxValueTypeByte) {
+      return corrupt();
+    }
+    const Slice key(piece + key_at, key_size);
+    if (CompareInternal(comparator_, key, tag, user_key, target_tag) >= 0) {
+      if (key != user_key) return Status::NotFound(Slice());
+      *type = TagType(tag);
+      if (*type != ValueType::kValue) return Status::OK();
+      const uint64_t index = DecodeFixed64(e + ent::kIndex);
+      const uint64_t value_offset = index & 0xffffffff;
+      const uint64_t value_size = index >> 32;
+      if (value_offset + value_size > l.value_buffer_size) return corrupt();
+      value->resize(value_size);
+      return value_size == 0 ? Status::OK() : bytes.Read(kHeaderSize + value_offset, value_size, value->data());
+    }
+    const uint32_t next = LinkOf(e, 0);
+    if (next == 0) return Status::NotFound(Slice());  // the last entry
+    at += next;
+    if (at == piece_size) return Status::NotFound(Slice());  // the entry there sorts after the key
+    if (at > piece_size) return corrupt();
+  }
+}
 
 Status OpenReader(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader) {
   return Reader::Open(contents, options, reader);

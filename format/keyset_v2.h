@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "format/block.h"
@@ -198,6 +199,75 @@ void ForEachRunKey(const EntryRun& run, uint32_t n, F&& f) {
     e += EntrySize(static_cast<uint32_t>(height), ShapeKeySize(shape));
   }
 }
+
+// Where a version 2 block's sections lie, from its header.
+struct HeaderLayout {
+  uint32_t count = 0;
+  uint64_t value_buffer_size = 0;
+  uint64_t keyset_offset = 0, keyset_size = 0;
+  uint64_t samples_offset = 0;
+  uint64_t sample_heads_offset = 0;  // 0 without key heads
+  uint64_t bloom_offset = 0;         // 0 without a filter
+  bloom::Geometry bloom;             // lines 0: no filter
+  uint32_t key_head_skip = 0;
+  uint32_t max_height = 1;
+  bool key_heads = false;
+};
+
+// Checks the header `header` (a block's first 128 bytes, or fewer if
+// `block_size` is smaller) of a block of `block_size` bytes as the reader
+// does -- magic, version, comparator, that the sections add up -- except
+// its checksum, which needs the whole block.
+Status ParseHeader(const char* header, uint64_t block_size, const Comparator* comparator, HeaderLayout* layout);
+
+// Bytes of one block wherever they are (a file): PieceReader reads through
+// it. Thread-safety: Read may be called concurrently.
+class BlockBytes {
+ public:
+  virtual ~BlockBytes() = default;
+  // Reads [offset, offset + size) of the block into dest: all of it or an
+  // error (Corruption if the block ends early).
+  virtual Status Read(uint64_t offset, uint64_t size, char* dest) const = 0;
+};
+
+// Point lookups in a version 2 block that is not in memory, read in pieces
+// (docs/ssd_format.md, "Large blocks"): Open reads the block's outline --
+// header, samples, sample heads, the common key prefix -- once and keeps it
+// (0.75 bytes per entry); a Get then reads the one group of entries its key
+// can be in (about 16 entries) and, if the key is there with a value, the
+// value: two small reads instead of the whole block. No checksum is checked
+// (it covers the whole block); what is read is bounds-checked, so damage
+// gives Corruption or a wrong answer, never an access outside the pieces.
+// Needs key heads (blocks built with the bytewise comparator).
+//
+// Thread-safety: const methods may be called concurrently.
+class PieceReader {
+ public:
+  // NotSupported for a block without key heads; Corruption (or what
+  // `bytes` returns) if the outline cannot be read.
+  static Status Open(const BlockBytes& bytes, uint64_t block_size, const Comparator* comparator,
+                     std::unique_ptr<PieceReader>* reader);
+
+  // The newest version of user_key at or below `snapshot`: OK with *type
+  // (and *value for kValue), NotFound, or Corruption. Sets *whole_block
+  // (and returns NotFound) when so many samples share the key's head that
+  // a read of the whole block is cheaper: the caller reads it whole.
+  Status Get(const BlockBytes& bytes, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+             std::string* value, bool* whole_block) const;
+
+  const HeaderLayout& layout() const { return layout_; }
+  // DRAM the outline takes.
+  uint64_t memory_usage() const;
+
+ private:
+  PieceReader() = default;
+
+  HeaderLayout layout_;
+  const Comparator* comparator_ = nullptr;
+  std::vector<uint32_t> samples_;  // key-set offsets of entries 0, 16, 32, ...
+  std::vector<uint64_t> heads_;    // their key heads
+  std::string common_prefix_;      // the first key_head_skip bytes of every key
+};
 
 // Opens a version 2 reader; see BlockReader::Open. Also gives the messages
 // for blocks of no known version.

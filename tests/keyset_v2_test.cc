@@ -664,5 +664,188 @@ TEST(KeySetV2Test, AppendRunTakesThePrefixThatFits) {
   EXPECT_EQ(bigger.AppendRun(run, 1 << 16), 500u);
 }
 
+// ---------------------------------------------------------------------------
+// PieceReader: lookups reading a block in pieces.
+
+// A block's bytes behind the BlockBytes interface, counting reads.
+class CountingBytes final : public v2::BlockBytes {
+ public:
+  explicit CountingBytes(Slice block) : block_(block) {}
+  Status Read(uint64_t offset, uint64_t size, char* dest) const override {
+    ++reads_;
+    bytes_ += size;
+    if (offset > block_.size() || size > block_.size() - offset) return Status::Corruption("read past the block");
+    std::memcpy(dest, block_.data() + offset, size);
+    return Status::OK();
+  }
+  mutable uint64_t reads_ = 0, bytes_ = 0;
+
+ private:
+  Slice block_;
+};
+
+// Keys 0, 2, 4, ... with one to three versions each, some deleted.
+std::vector<TestEntry> VersionedEntries(int keys) {
+  std::vector<TestEntry> entries;
+  SequenceNumber sequence = 1;
+  for (int i = 0; i < keys; ++i) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "user%016d", 2 * i);
+    const int versions = 1 + i % 3;
+    std::vector<TestEntry> these;
+    for (int v = 0; v < versions; ++v) {
+      const ValueType type = (i % 7 == 0 && v == versions - 1) ? ValueType::kDeletion : ValueType::kValue;
+      these.push_back({key, sequence++, type, type == ValueType::kValue ? "v" + std::to_string(i * 10 + v) : ""});
+    }
+    entries.insert(entries.end(), these.rbegin(), these.rend());  // newest first
+  }
+  return entries;
+}
+
+TEST(KeySetV2PieceReaderTest, AnswersEveryLookupAsTheWholeBlockReaderDoes) {
+  AlignedBuffer buffer;
+  auto entries = VersionedEntries(3000);
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> whole;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &whole).ok());
+  CountingBytes bytes(block);
+  std::unique_ptr<v2::PieceReader> pieces;
+  ASSERT_TRUE(v2::PieceReader::Open(bytes, block.size(), BytewiseComparator(), &pieces).ok());
+  EXPECT_LE(bytes.reads_, 3u);  // header, samples with heads, first key
+  EXPECT_LT(pieces->memory_usage(), block.size() / 20);
+  const SequenceNumber last = entries.size();
+  std::vector<std::string> keys;
+  for (int i = -1; i <= 6001; ++i) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "user%016d", i);
+    keys.push_back(key);
+  }
+  keys.push_back("");
+  keys.push_back("user");
+  keys.push_back("zzz");
+  keys.push_back("user00000000000000010x");
+  for (const std::string& key : keys) {
+    for (SequenceNumber snapshot : {SequenceNumber{0}, SequenceNumber{5}, last / 2, last / 2 + 1, last}) {
+      BlockLookup expected;
+      Status e = whole->Get(key, snapshot, &expected);
+      ValueType type = ValueType::kValue;
+      std::string value;
+      bool whole_block = true;
+      bytes.reads_ = 0;
+      Status g = pieces->Get(bytes, key, snapshot, &type, &value, &whole_block);
+      ASSERT_FALSE(whole_block);
+      ASSERT_EQ(e.IsNotFound(), g.IsNotFound()) << key << " @" << snapshot << ": " << g.ToString();
+      ASSERT_LE(bytes.reads_, 2u);  // the group, then the value
+      if (!e.ok()) continue;
+      ASSERT_TRUE(g.ok()) << g.ToString();
+      ASSERT_EQ(type, expected.type) << key;
+      if (type == ValueType::kValue) ASSERT_EQ(value, expected.value.ToString()) << key;
+    }
+  }
+}
+
+TEST(KeySetV2PieceReaderTest, AGetReadsOneGroupAndOneValue) {
+  AlignedBuffer buffer;
+  auto entries = SequentialEntries(20000);
+  Slice block = Build(entries, &buffer);
+  CountingBytes bytes(block);
+  std::unique_ptr<v2::PieceReader> pieces;
+  ASSERT_TRUE(v2::PieceReader::Open(bytes, block.size(), BytewiseComparator(), &pieces).ok());
+  for (int i : {0, 15, 16, 17, 9999, 19999}) {
+    bytes.reads_ = bytes.bytes_ = 0;
+    ValueType type;
+    std::string value;
+    bool whole_block = false;
+    ASSERT_TRUE(pieces->Get(bytes, entries[i].user_key, kMaxSequenceNumber, &type, &value, &whole_block).ok());
+    EXPECT_EQ(value, entries[i].value);
+    EXPECT_EQ(bytes.reads_, 2u);
+    // One group of 16 entries of ~48 bytes (two for a sampled key, whose
+    // newer versions could end the group before) and the value, out of a
+    // block of about 1 MiB.
+    EXPECT_LT(bytes.bytes_, i % 16 == 0 ? 2048u : 1024u) << i;
+  }
+}
+
+TEST(KeySetV2PieceReaderTest, AKeyWithVersionsInManyGroupsAsksForTheWholeBlock) {
+  std::vector<TestEntry> entries = SequentialEntries(100, "a");
+  for (int v = 500; v > 0; --v) entries.push_back({"b", static_cast<SequenceNumber>(1000 + v), ValueType::kValue,
+                                                    std::to_string(v)});
+  for (const TestEntry& e : SequentialEntries(100, "c")) entries.push_back(e);
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  CountingBytes bytes(block);
+  std::unique_ptr<v2::PieceReader> pieces;
+  ASSERT_TRUE(v2::PieceReader::Open(bytes, block.size(), BytewiseComparator(), &pieces).ok());
+  ValueType type;
+  std::string value;
+  bool whole_block = false;
+  EXPECT_TRUE(pieces->Get(bytes, "b", kMaxSequenceNumber, &type, &value, &whole_block).IsNotFound());
+  EXPECT_TRUE(whole_block);
+  // Keys elsewhere are still read in pieces.
+  ASSERT_TRUE(pieces->Get(bytes, entries[0].user_key, kMaxSequenceNumber, &type, &value, &whole_block).ok());
+  EXPECT_FALSE(whole_block);
+  EXPECT_EQ(value, entries[0].value);
+}
+
+TEST(KeySetV2PieceReaderTest, BlocksWithoutKeyHeadsAreNotSupported) {
+  ReverseComparator reverse;
+  std::vector<TestEntry> entries;
+  for (int i = 99; i >= 0; --i) entries.push_back({"k" + std::to_string(100 + i), 1, ValueType::kValue, "v"});
+  BlockBuilderOptions options;
+  options.comparator = &reverse;
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer, options);
+  CountingBytes bytes(block);
+  std::unique_ptr<v2::PieceReader> pieces;
+  EXPECT_TRUE(v2::PieceReader::Open(bytes, block.size(), &reverse, &pieces).IsNotSupported());
+  // And a block read with another comparator than it was built with.
+  Slice bytewise_block = Build(SequentialEntries(10), &buffer);
+  CountingBytes other(bytewise_block);
+  EXPECT_TRUE(v2::PieceReader::Open(other, bytewise_block.size(), &reverse, &pieces).IsInvalidArgument());
+}
+
+TEST(KeySetV2PieceReaderTest, DamageIsCorruptionNotAStrayRead) {
+  auto entries = SequentialEntries(1000);
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  char* b = buffer.data();
+  std::unique_ptr<v2::PieceReader> pieces;
+  {
+    // A wrong size: the header says otherwise.
+    CountingBytes bytes(block);
+    EXPECT_TRUE(v2::PieceReader::Open(bytes, block.size() - 8, BytewiseComparator(), &pieces).IsCorruption());
+  }
+  {
+    // A sample out of order.
+    const uint32_t saved = DecodeFixed32(const_cast<char*>(Samples(b)) + 4 * 3);
+    EncodeFixed32(const_cast<char*>(Samples(b)) + 4 * 3, 8);
+    CountingBytes bytes(block);
+    EXPECT_TRUE(v2::PieceReader::Open(bytes, block.size(), BytewiseComparator(), &pieces).IsCorruption());
+    EncodeFixed32(const_cast<char*>(Samples(b)) + 4 * 3, saved);
+  }
+  CountingBytes bytes(block);
+  ASSERT_TRUE(v2::PieceReader::Open(bytes, block.size(), BytewiseComparator(), &pieces).ok());
+  // An entry whose key size runs past its group.
+  const uint64_t sample = DecodeFixed32(Samples(b) + 4 * 10);
+  char* e = MutableKeySet(b) + sample;
+  const uint32_t shape = DecodeFixed32(e + v2::ent::kShape);
+  EncodeFixed32(e + v2::ent::kShape, v2::PackShape(60000, v2::ShapeHeight(shape)));
+  ValueType type;
+  std::string value;
+  bool whole_block = false;
+  EXPECT_TRUE(pieces->Get(bytes, entries[165].user_key, kMaxSequenceNumber, &type, &value, &whole_block).IsCorruption());
+  EncodeFixed32(e + v2::ent::kShape, shape);
+  // A value outside the value buffer.
+  const uint64_t index = DecodeFixed64(e + v2::ent::kIndex);
+  EncodeFixed64(e + v2::ent::kIndex, v2::PackIndex(0xfffffff0, 100));
+  EXPECT_TRUE(pieces->Get(bytes, entries[160].user_key, kMaxSequenceNumber, &type, &value, &whole_block).IsCorruption());
+  EncodeFixed64(e + v2::ent::kIndex, index);
+  ASSERT_TRUE(pieces->Get(bytes, entries[160].user_key, kMaxSequenceNumber, &type, &value, &whole_block).ok());
+  EXPECT_EQ(value, entries[160].value);
+  // A read error is returned as is.
+  CountingBytes truncated(Slice(block.data(), 64));
+  EXPECT_TRUE(v2::PieceReader::Open(truncated, block.size(), BytewiseComparator(), &pieces).IsCorruption());
+}
+
 }  // namespace
 }  // namespace jigsaw
