@@ -33,6 +33,29 @@ void PutFixed64(std::string* dst, uint64_t v) {
   dst->append(buf, 8);
 }
 
+// The bytes of one block of a table file, for keyset::v2::PieceReader.
+class FileBlockBytes final : public keyset::v2::BlockBytes {
+ public:
+  FileBlockBytes(const RandomAccessFile* file, uint64_t block_offset, uint64_t block_size, bool timed)
+      : file_(file), block_offset_(block_offset), block_size_(block_size), timed_(timed) {}
+  Status Read(uint64_t offset, uint64_t size, char* dest) const override {
+    if (offset > block_size_ || size > block_size_ - offset) return Status::Corruption("read past the block");
+    Slice got;
+    const uint64_t start = timed_ ? SteadyNanos() : 0;
+    Status s = file_->Read(block_offset_ + offset, size, dest, &got);
+    if (timed_) t_read_ns += SteadyNanos() - start;
+    if (!s.ok()) return s;
+    if (got.size() != size) return Status::Corruption("block truncated");
+    if (got.data() != dest) std::memcpy(dest, got.data(), size);
+    return Status::OK();
+  }
+
+ private:
+  const RandomAccessFile* const file_;
+  const uint64_t block_offset_, block_size_;
+  const bool timed_;
+};
+
 }  // namespace
 
 uint64_t ThreadReadNanos() { return t_read_ns; }
@@ -154,6 +177,23 @@ Status TableBuilder::AppendRun(const EntryRun& run, uint64_t table_size_limit, u
   return Status::OK();
 }
 
+Status TableBuilder::AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest) {
+  if (format_ != BlockFormat::kKeySet || builder_ != nullptr || !index_.empty()) {
+    return Status::InvalidArgument("a whole block must be the only block of a KeySet table");
+  }
+  keyset::v2::HeaderLayout layout;
+  Status s = keyset::v2::ParseHeader(block.data(), block.size(), options_.comparator, &layout);
+  if (!s.ok()) return s;
+  if (layout.bloom.lines > 0) {
+    copied_filter_.assign(block.data() + layout.bloom_offset, size_t{layout.bloom.lines} * bloom::kLineBytes);
+  }
+  index_.push_back({offset_, static_cast<uint32_t>(block.size()), layout.count, smallest.ToString(),
+                    largest.ToString()});
+  index_bytes_ += kIndexEntryFixed + Pad8(smallest.size() + largest.size());
+  entries_ += layout.count;
+  return Append(block);
+}
+
 Status TableBuilder::FlushBlock() {
   if (builder_ == nullptr) return Status::OK();
   size_t size = 0;
@@ -176,7 +216,10 @@ uint64_t TableBuilder::EstimatedSize() const {
 }
 
 void TableBuilder::EncodeIndex(std::string* index) const {
-  const bloom::Geometry geometry = bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
+  const bloom::Geometry geometry =
+      !copied_filter_.empty()
+          ? bloom::Geometry{static_cast<uint32_t>(copied_filter_.size() / bloom::kLineBytes), bloom::kProbes}
+          : bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
   PutFixed32(index, static_cast<uint32_t>(index_.size()));
   PutFixed32(index, geometry.lines);
   for (const TableIndexEntry& e : index_) {
@@ -189,7 +232,9 @@ void TableBuilder::EncodeIndex(std::string* index) const {
     index->append(e.largest);
     index->resize(Pad8(index->size()), '\0');
   }
-  if (geometry.lines > 0) {
+  if (!copied_filter_.empty()) {
+    index->append(copied_filter_);
+  } else if (geometry.lines > 0) {
     const size_t filter_offset = index->size();
     index->resize(filter_offset + size_t{geometry.lines} * bloom::kLineBytes, '\0');
     for (uint32_t hash : key_hashes_) bloom::AddHash(index->data() + filter_offset, geometry, hash);
@@ -332,6 +377,17 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   if (!t->options_.use_mmap && t->options_.cache == nullptr) {
     return Status::InvalidArgument("an SSD table needs a block cache or mmap");
   }
+  if (!t->options_.use_mmap && t->format_ == BlockFormat::kKeySet) {
+    t->pieces_.resize(blocks);
+    for (uint32_t i = 0; i < blocks; ++i) {
+      if (!t->IsLarge(i)) continue;
+      const FileBlockBytes bytes(t->file_.get(), t->index_[i].offset, t->index_[i].size, /*timed=*/false);
+      // A block that cannot be read in pieces (no key heads; or damaged:
+      // its reads then report the damage) is read whole.
+      s = keyset::v2::PieceReader::Open(bytes, t->index_[i].size, options.comparator, &t->pieces_[i]);
+      if (!s.ok() || t->pieces_[i]->layout().count != t->index_[i].entries) t->pieces_[i].reset();
+    }
+  }
   *result = std::move(t);
   return Status::OK();
 }
@@ -339,6 +395,11 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
 Status SsdTable::ReadBlock(uint32_t i, bool verify, CachedBlockRef* block) const {
   if (options_.use_mmap) {
     *block = mapped_[i];
+  } else if (IsLarge(i)) {
+    std::shared_ptr<CachedBlock> fresh;
+    Status s = ReadFromFile(i, verify || options_.verify_checksums, &fresh);
+    if (s.ok()) *block = std::move(fresh);
+    return s;
   } else {
     *block = options_.cache->Lookup(number_, i);
     if (*block == nullptr) {
@@ -422,7 +483,7 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
     const BlockFetch& f = fetches[k];
     const SsdTable& t = *f.table;
     if (k > 0 && key(f) == key(fetches[k - 1])) continue;
-    if (t.options_.use_mmap || t.file_->fd() < 0 || f.block >= t.index_.size()) continue;
+    if (t.options_.use_mmap || t.file_->fd() < 0 || f.block >= t.index_.size() || t.IsLarge(f.block)) continue;
     if (t.options_.cache->Contains(t.number_, f.block)) continue;
     auto block = t.NewBlockBuffer(f.block);
     ReadRequest r;
@@ -479,7 +540,7 @@ uint32_t SsdTable::FirstCandidateBlock(const Slice& user_key) const {
 void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {
   if (options_.use_mmap || !MayContain(user_key)) return;
   const uint32_t i = FirstCandidateBlock(user_key);
-  if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0) return;
+  if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0 || IsLarge(i)) return;
   fetches->push_back({this, i});  // FetchBlocks skips it if cached
 }
 
@@ -490,8 +551,14 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
   // A key's versions may continue into the next block.
   for (auto it = index_.begin() + FirstCandidateBlock(user_key);
        it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
+    const uint32_t i = static_cast<uint32_t>(it - index_.begin());
+    if (IsLarge(i) && !options_.use_mmap) {
+      Status s = GetFromLargeBlock(i, options, user_key, snapshot, type, value);
+      if (s.IsNotFound()) continue;
+      return s;
+    }
     CachedBlockRef block;
-    Status s = ReadBlock(static_cast<uint32_t>(it - index_.begin()), options.verify_checksums, &block);
+    Status s = ReadBlock(i, options.verify_checksums, &block);
     if (!s.ok()) return s;
     BlockLookup lookup;
     s = block->reader->Get(user_key, snapshot, &lookup);
@@ -502,6 +569,26 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
     return Status::OK();
   }
   return Status::NotFound(Slice());
+}
+
+Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key,
+                                   SequenceNumber snapshot, ValueType* type, std::string* value) const {
+  // Pieces carry no checksum: a read that must verify one reads the block.
+  if (pieces_[i] != nullptr && !options.verify_checksums) {
+    const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, options_.time_reads);
+    bool whole_block = false;
+    Status s = pieces_[i]->Get(bytes, user_key, snapshot, type, value, &whole_block);
+    if (!whole_block) return s.ok() || s.IsNotFound() ? s : Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  }
+  CachedBlockRef block;
+  Status s = ReadBlock(i, options.verify_checksums, &block);
+  if (!s.ok()) return s;
+  BlockLookup lookup;
+  s = block->reader->Get(user_key, snapshot, &lookup);
+  if (!s.ok()) return s.IsNotFound() ? s : Corrupt(s.ToString());
+  *type = lookup.type;
+  if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
+  return Status::OK();
 }
 
 Status SsdTable::Validate() const {
@@ -551,10 +638,11 @@ class SsdTable::BlockSource {
     opened_ = i;
     // Decode: opening the block's reader (its reads are excluded by the phase).
     const auto open = [&, block = static_cast<uint32_t>(i)] {
-      return scan_                   ? OpenInWindow(block, /*verify=*/true)
-             : verify_mapped_        ? OpenMappedVerified(block)
-             : scanning && !mapped() ? OpenInWindow(block, verify_ || table_->options_.verify_checksums)
-                                     : table_->ReadBlock(block, verify_, &block_);
+      const bool own_buffer = (scanning || table_->IsLarge(block)) && !mapped();
+      return scan_            ? OpenInWindow(block, /*verify=*/true)
+             : verify_mapped_ ? OpenMappedVerified(block)
+             : own_buffer     ? OpenInWindow(block, verify_ || table_->options_.verify_checksums)
+                              : table_->ReadBlock(block, verify_, &block_);
     };
     Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
     if (!s.ok()) return s;

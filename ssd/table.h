@@ -21,6 +21,7 @@
 
 #include "format/bloom.h"
 #include "format/keyset_block.h"
+#include "format/keyset_v2.h"
 #include "jigsaw/file_system.h"
 #include "ssd/block_cache.h"
 #include "ssd/io_engine.h"
@@ -75,6 +76,14 @@ class TableBuilder {
   // cannot take runs, or an entry alone overflows a block: the caller adds
   // it). Each key is hashed for the table filter.
   Status AppendRun(const EntryRun& run, uint64_t table_size_limit, uint32_t* taken);
+  // Appends `block`, a finished KeySet version 2 block holding the user keys
+  // [smallest, largest], as its bytes -- one append, nothing decoded or
+  // re-encoded: a block migrating from pmem (docs/ssd_format.md, "Large
+  // blocks"). It must be the table's only block: its Bloom filter becomes
+  // the table filter (the same layout and hashing). InvalidArgument if the
+  // table has blocks already or is not of KeySet blocks, Corruption if
+  // `block`'s header is not a valid version 2 header.
+  Status AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest);
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
 
@@ -112,6 +121,7 @@ class TableBuilder {
   uint64_t entries_ = 0;
   std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
   uint32_t last_key_hash_ = 0;        // of the last entry added
+  std::string copied_filter_;         // AddWholeBlock: the block's filter lines
 };
 
 struct SsdTableOptions {
@@ -154,6 +164,10 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
 inline constexpr uint32_t kReadAheadBlocks = 8;
 // Bytes of adjacent blocks a scan iterator reads at once.
 inline constexpr uint64_t kScanWindowBytes = 256 << 10;
+// Blocks larger than this (blocks migrated from pmem) never enter the block
+// cache: a point lookup reads them in pieces (keyset::v2::PieceReader), an
+// iterator whole into a buffer of its own.
+inline constexpr uint64_t kLargeBlockBytes = 64 << 10;
 
 class SsdTable final : public Table {
  public:
@@ -209,6 +223,11 @@ class SsdTable final : public Table {
   // Reads block i from the file into a new buffer with its reader.
   Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;
+  bool IsLarge(uint32_t i) const { return index_[i].size > kLargeBlockBytes; }
+  // A lookup in large block i: in pieces when it can, else the block read
+  // whole (not cached). Result as Get's.
+  Status GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
+                           ValueType* type, std::string* value) const;
 
   SsdTableOptions options_;
   BlockFormat format_ = BlockFormat::kKeySet;
@@ -220,6 +239,10 @@ class SsdTable final : public Table {
   // finding a key's block compares integers, not strings.
   std::vector<KeyPrefix> largest_prefixes_;
   std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
+  // Per block: the outline of a large KeySet block read by pread, for
+  // lookups in pieces (nullptr for the others, and for large blocks that
+  // cannot be read in pieces).
+  std::vector<std::unique_ptr<keyset::v2::PieceReader>> pieces_;
   std::string filter_;                   // table Bloom filter lines (empty: none)
   bloom::Geometry filter_geometry_;
   uint64_t entries_ = 0;

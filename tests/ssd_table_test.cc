@@ -226,6 +226,133 @@ class SlowFile final : public WritableFile {
 // The profile's encode phase is the block format's work: blocks a run fills
 // and ends are written inside AppendRun, and that write time is the write
 // phase's (write_nanos), not encode's.
+// A table holding one large KeySet block as its bytes (a block migrated
+// from pmem): served like the model through point lookups in pieces,
+// without filling the cache, and by iterators reading the block whole.
+TEST_P(SsdTableTest, AWholeLargeBlockServesLikeTheModelWithoutTheCache) {
+  std::mt19937_64 rng(44);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 4000, 24, 300);
+  test::AlignedBuffer block_buffer;
+  size_t block_size = 0;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &block_buffer, &block_size).ok());
+  ASSERT_GT(block_size, kLargeBlockBytes);
+  const Slice block(block_buffer.data(), block_size);
+
+  const std::string path = dir_.path() + "/000007.jst";
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
+  TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get());
+  ASSERT_TRUE(builder.AddWholeBlock(block, entries.front().user_key, entries.back().user_key).ok());
+  TableInfo info;
+  ASSERT_TRUE(builder.Finish(&info).ok());
+  ASSERT_TRUE(file->Close().ok());
+  EXPECT_EQ(info.entries, entries.size());
+  EXPECT_EQ(info.blocks, 1u);
+  // The block is in the file byte for byte.
+  std::ifstream in(path, std::ios::binary);
+  const std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GE(contents.size(), block_size);
+  EXPECT_EQ(contents.compare(0, block_size, block.data(), block_size), 0);
+
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table, /*verify_checksums=*/false).ok());
+  EXPECT_EQ(table->num_entries(), entries.size());
+  EXPECT_TRUE(table->Validate().ok());
+  auto it = table->NewIterator(ReadOptions());
+  ExpectIteratesLikeTheModel(it.get(), entries);
+  it.reset();
+  for (int probe = 0; probe < 3000; ++probe) {
+    const TestEntry& e = entries[rng() % entries.size()];
+    std::string key = e.user_key;
+    if (probe % 3 == 0) key += "x";
+    const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
+    const TestEntry* expected = test::ModelGet(entries, key, snapshot);
+    ReadOptions read_options;
+    read_options.verify_checksums = probe % 5 == 0;  // reads the block whole
+    ValueType type;
+    std::string value;
+    const Status s = table->Get(read_options, key, snapshot, &type, &value);
+    if (expected == nullptr) {
+      ASSERT_TRUE(s.IsNotFound()) << key << " " << s.ToString();
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(type, expected->type);
+    if (type == ValueType::kValue) ASSERT_EQ(value, expected->value);
+  }
+  EXPECT_EQ(cache_.usage(), 0u);
+  std::vector<BlockFetch> fetches;
+  table->PlanGet(entries[7].user_key, &fetches);
+  EXPECT_TRUE(fetches.empty());  // no batched read of a large block
+}
+
+TEST(SsdTableWholeBlockTest, AWholeBlockMustBeTheOnlyBlockOfAKeySetTable) {
+  test::ScratchDir dir;
+  std::mt19937_64 rng(45);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 100, 16, 50);
+  test::AlignedBuffer block_buffer;
+  size_t block_size = 0;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &block_buffer, &block_size).ok());
+  const Slice block(block_buffer.data(), block_size);
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(FileSystem::Default()->NewWritableFile(dir.path() + "/1.jst", &file).ok());
+  {
+    TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get());
+    ASSERT_TRUE(builder.Add("a", 1, ValueType::kValue, "v").ok());
+    EXPECT_TRUE(builder.AddWholeBlock(block, "b", "c").IsInvalidArgument());
+  }
+  {
+    TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get(), BlockFormat::kClassic);
+    EXPECT_TRUE(builder.AddWholeBlock(block, "b", "c").IsInvalidArgument());
+  }
+  {
+    TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get());
+    std::string garbage(block.data(), block.size());
+    garbage[0] ^= 1;  // the magic
+    EXPECT_TRUE(builder.AddWholeBlock(garbage, "b", "c").IsCorruption());
+  }
+  (void)file->Close();
+}
+
+TEST(SsdTableWholeBlockTest, DamageInALargeBlockIsFoundByChecksummedReadsAndValidate) {
+  test::ScratchDir dir;
+  BlockCache cache(1 << 20);
+  std::mt19937_64 rng(46);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 3000, 24, 200);
+  test::AlignedBuffer block_buffer;
+  size_t block_size = 0;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &block_buffer, &block_size).ok());
+  const std::string path = dir.path() + "/000008.jst";
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
+  TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get());
+  ASSERT_TRUE(
+      builder.AddWholeBlock(Slice(block_buffer.data(), block_size), entries.front().user_key, entries.back().user_key)
+          .ok());
+  TableInfo info;
+  ASSERT_TRUE(builder.Finish(&info).ok());
+  ASSERT_TRUE(file->Close().ok());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(200);  // inside the value buffer
+    char c = 0;
+    f.read(&c, 1);
+    c ^= 0x40;
+    f.seekp(200);
+    f.write(&c, 1);
+  }
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache, false, &table, /*verify_checksums=*/false).ok());
+  EXPECT_TRUE(table->Validate().IsCorruption());
+  ReadOptions verify;
+  verify.verify_checksums = true;
+  ValueType type;
+  std::string value;
+  const Status s = table->Get(verify, entries[5].user_key, kMaxSequenceNumber, &type, &value);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+}
+
 TEST(SsdTableProfileTest, AppendRunChargesFileWritesToWriteNotEncode) {
   std::vector<TestEntry> entries;
   for (int i = 0; i < 2000; ++i) {
