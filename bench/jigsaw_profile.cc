@@ -62,6 +62,8 @@ struct ConfigResult {
   double spliced_entries = 0;    // of compacted_entries, copied as bytes in runs
   int moves = 0;                 // trivial moves: tables moved down by a manifest edit
   double moved_entries = 0;      // their entries
+  int migrations = 0;            // pmem blocks written to SSD tables as their bytes
+  double migrated_entries = 0;   // their entries
   std::vector<std::vector<double>> rows;  // the engine's profile rows
 };
 
@@ -139,8 +141,8 @@ double RunWorkload(const std::string& name, const EngineConfig& config, uint64_t
 // (db.h documents the property).
 constexpr const char* kProfileHeader =
     "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out,entries,"
-    "instrumentation_s,entries_moved,entries_spliced";
-constexpr size_t kProfileColumns = 16;
+    "instrumentation_s,entries_moved,entries_spliced,entries_migrated";
+constexpr size_t kProfileColumns = 17;
 
 // Parses the engine's jigsaw.compaction-profile CSV into rows of numbers.
 // A header or row this profiler does not know is a fatal error, not a
@@ -197,7 +199,12 @@ ConfigResult RunConfig(const Flags& f, bool hybrid, bool classic, bool profile) 
       continue;
     }
     Phases& p = row[1] < 0 ? r.flush : r.compaction;
-    (row[1] < 0 ? r.flushes : r.compactions)++;
+    if (row[16] > 0) {  // a migration: written, not merged; its phases count
+      ++r.migrations;
+      r.migrated_entries += row[16];
+    } else {
+      (row[1] < 0 ? r.flushes : r.compactions)++;
+    }
     if (row[1] >= 0) {
       r.compacted_entries += row[12];
       r.spliced_entries += row[15];
@@ -340,11 +347,14 @@ int main(int argc, char** argv) {
                 r.compaction.encode / n, r.compaction.write / n, r.compaction.sync / n, r.compaction.sum() / n);
   }
   std::printf("\nHow compactions placed entries: merged entry by entry (rebuilt), copied as bytes in runs "
-              "(spliced), or moved by reference in whole tables (a manifest edit)\n");
-  std::printf("%-18s %9s %12s %12s %9s %12s\n", "configuration", "merges", "rebuilt", "spliced", "moves", "moved");
+              "(spliced), moved by reference in whole tables (a manifest edit), or written from pmem to SSD as "
+              "whole blocks' bytes (migrated)\n");
+  std::printf("%-18s %9s %12s %12s %9s %12s %10s %12s\n", "configuration", "merges", "rebuilt", "spliced", "moves",
+              "moved", "migrations", "migrated");
   for (const ConfigResult& r : results) {
-    std::printf("%-18s %9d %12.0f %12.0f %9d %12.0f\n", (r.storage + "/" + r.format).c_str(), r.compactions,
-                r.compacted_entries - r.spliced_entries, r.spliced_entries, r.moves, r.moved_entries);
+    std::printf("%-18s %9d %12.0f %12.0f %9d %12.0f %10d %12.0f\n", (r.storage + "/" + r.format).c_str(),
+                r.compactions, r.compacted_entries - r.spliced_entries, r.spliced_entries, r.moves, r.moved_entries,
+                r.migrations, r.migrated_entries);
   }
   std::printf("\nTable 3: writing, encoding and total time (s); flushes and compactions\n");
   std::printf("%-18s %10s %10s %10s %12s\n", "configuration", "writing", "encoding", "total", "vs LevelDB");
@@ -388,6 +398,8 @@ int main(int argc, char** argv) {
                                        {"spliced_entries", r.spliced_entries},
                                        {"trivial_moves", r.moves},
                                        {"moved_entries", r.moved_entries},
+                                       {"migrations", r.migrations},
+                                       {"migrated_entries", r.migrated_entries},
                                        {"flushes", r.flushes},
                                        {"flush_encode_s", r.flush.encode},
                                        {"flush_write_s", r.flush.write},
@@ -398,7 +410,7 @@ int main(int argc, char** argv) {
   if (!f.csv.empty()) {
     std::ofstream csv(f.csv);
     csv << "storage,format,start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,"
-           "bytes_out,entries,instrumentation_s,entries_moved,entries_spliced\n";
+           "bytes_out,entries,instrumentation_s,entries_moved,entries_spliced,entries_migrated\n";
     for (const ConfigResult& r : results) {
       for (const auto& row : r.rows) {
         csv << r.storage << "," << r.format;

@@ -26,20 +26,22 @@ std::string CompactionProfileCsvHeader() {
   // instrumentation_s: the profile's own clock reads, already taken out of
   // total_s and the phases; entries_moved: entries of tables that moved
   // down by reference (a trivial move: nothing read or written);
-  // entries_spliced: of `entries`, those a merge copied as bytes in runs.
+  // entries_spliced: of `entries`, those a merge copied as bytes in runs;
+  // entries_migrated: entries of pmem blocks written to SSD tables as their
+  // bytes (a migration: nothing decoded or encoded).
   return "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out,"
-         "entries,instrumentation_s,entries_moved,entries_spliced\n";
+         "entries,instrumentation_s,entries_moved,entries_spliced,entries_migrated\n";
 }
 
 std::string CompactionProfileCsvRow(const PhaseProfile& r) {
   char row[384];
   std::snprintf(row, sizeof(row),
                 "%.6f,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,%" PRIu64
-                ",%" PRIu64 "\n",
+                ",%" PRIu64 ",%" PRIu64 "\n",
                 r.start_s,
                 r.level, r.to_ssd ? 1 : 0, r.read_ns / 1e9, r.decode_ns / 1e9, r.merge_ns / 1e9, r.encode_ns / 1e9,
                 r.write_ns / 1e9, r.sync_ns / 1e9, r.total_ns / 1e9, r.bytes_in, r.bytes_out, r.entries,
-                r.instrumentation_ns / 1e9, r.entries_moved, r.entries_spliced);
+                r.instrumentation_ns / 1e9, r.entries_moved, r.entries_spliced, r.entries_migrated);
   return row;
 }
 

@@ -22,6 +22,7 @@ struct PhaseProfile {
   uint64_t entries = 0;             // entries read (a flush: written)
   uint64_t entries_moved = 0;       // entries of tables moved down by reference (a trivial move)
   uint64_t entries_spliced = 0;     // of `entries`, those copied as bytes in runs (the rest rebuilt)
+  uint64_t entries_migrated = 0;    // entries of pmem blocks written to SSD as their bytes (a migration)
   uint64_t preempted_ns = 0;        // flushes run between its outputs (not its own time)
   uint64_t instrumentation_ns = 0;  // the clock reads' own cost (taken out of total_ns)
 

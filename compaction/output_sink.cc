@@ -189,6 +189,16 @@ Status SsdTableSink::FinishTable() {
 
 Status SsdTableSink::Finish() { return builder_ == nullptr ? Status::OK() : FinishTable(); }
 
+Status SsdTableSink::AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest) {
+  Status s = Finish();
+  if (s.ok()) s = StartTable();
+  if (!s.ok()) return s;
+  s = builder_->AddWholeBlock(block, smallest, largest);
+  if (!s.ok()) return s;
+  entries_ += builder_->num_entries();
+  return FinishTable();
+}
+
 void SsdTableSink::Abandon() {
   if (builder_ != nullptr) {  // an unfinished table
     if (phases_ != nullptr) phases_->table_write_ns += builder_->write_nanos();

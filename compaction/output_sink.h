@@ -111,6 +111,11 @@ class SsdTableSink final : public OutputSink {
   Status AppendRun(const EntryRun& run, uint32_t* taken) override;
   Status Finish() override;
   void Abandon() override;
+  // Ends the current table and writes `block` -- a KeySet version 2 block
+  // holding the user keys [smallest, largest], in pmem -- as a table of its
+  // own, as its bytes (a migration: ssd::TableBuilder::AddWholeBlock). Its
+  // file write is charged to the write phase; nothing to encode.
+  Status AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest);
 
   // The outputs' files, still open (the caller takes them over).
   std::vector<std::unique_ptr<WritableFile>>& files() { return files_; }

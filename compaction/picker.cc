@@ -141,9 +141,12 @@ bool AllInPmem(const std::vector<TableRef>& tables) {
   return std::all_of(tables.begin(), tables.end(), [](const TableRef& t) { return t->residence == Residence::kPmem; });
 }
 
-bool IsTrivialMove(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd) {
+namespace {
+
+// Not a split step, nothing below to merge with, inputs disjoint, each
+// input in `tier`.
+bool MovesWhole(const Compaction& compaction, const Comparator* ucmp, Residence tier) {
   if (compaction.split || !compaction.inputs[1].empty() || compaction.inputs[0].empty()) return false;
-  const Residence tier = output_to_ssd ? Residence::kSsd : Residence::kPmem;
   std::vector<TableRef> sorted = compaction.inputs[0];
   for (const TableRef& t : sorted) {
     if (t->residence != tier) return false;
@@ -154,6 +157,16 @@ bool IsTrivialMove(const Compaction& compaction, const Comparator* ucmp, bool ou
     if (ucmp->Compare(sorted[i - 1]->largest, sorted[i]->smallest) >= 0) return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool IsTrivialMove(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd) {
+  return MovesWhole(compaction, ucmp, output_to_ssd ? Residence::kSsd : Residence::kPmem);
+}
+
+bool IsMigration(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd) {
+  return output_to_ssd && MovesWhole(compaction, ucmp, Residence::kPmem);
 }
 
 uint64_t PmemBlockBudget(const Options& options, uint64_t pool_size) {

@@ -81,6 +81,13 @@ bool AllInPmem(const std::vector<TableRef>& tables);
 // move along and go at a later merge.
 bool IsTrivialMove(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd);
 
+// True if `compaction` would be a trivial move but for the tier: its inputs
+// are pmem blocks and its output level is on SSD (`output_to_ssd`). Such a
+// compaction may migrate the blocks -- each written into a table file as
+// its bytes -- instead of merging them, if their format lets SSD tables
+// hold them unchanged (the caller's to check).
+bool IsMigration(const Compaction& compaction, const Comparator* ucmp, bool output_to_ssd);
+
 // Hybrid mode's placement: the bytes of pmem that blocks may use, the
 // smaller of Options::pmem_budget (default: half the pool) and what the pool
 // holds for blocks once the standby and the WAL segments of every memtable

@@ -725,7 +725,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              std::to_string(split_steps_) + " split steps; " + std::to_string(compaction_entries_read_) +
              " entries merged, " + std::to_string(compaction_entries_spliced_) +
              " of them copied as bytes in runs)\ntrivial moves: " + std::to_string(tables_moved_) +
-             " tables, " + std::to_string(bytes_moved_) + " bytes moved by reference\nslowdowns " +
+             " tables, " + std::to_string(bytes_moved_) + " bytes moved by reference\nmigrations: " + std::to_string(tables_migrated_) + " pmem blocks, " +
+             std::to_string(bytes_migrated_) + " bytes written to SSD tables as their bytes\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + "\nwrites: " + std::to_string(write_batches_) + " batches in " +
              std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) +

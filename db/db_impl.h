@@ -145,6 +145,13 @@ class DBImpl final : public DB {
   Status WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
                                 const Version& base, bool may_use_standby, CompactionOutputs* out,
                                 PhaseProfile* profile) EXCLUDES(mutex_);
+  // Whether the pmem blocks of a migration (compaction/picker.h
+  // IsMigration) can go to SSD as their bytes: SSD tables of KeySet
+  // blocks, and each block of version 2 with key heads (so that lookups in
+  // it on SSD read pieces, not the block).
+  bool MigratesAsBytes(const Compaction& compaction) const;
+  // Writes each input block into a table file of its own, as its bytes.
+  Status MigrateBlocks(const Compaction& compaction, CompactionOutputs* out, PhaseProfile* profile) EXCLUDES(mutex_);
   // Commits a trivial move (compaction/picker.h IsTrivialMove): the inputs
   // at the output level, by reference.
   Status InstallTrivialMove(const Compaction& compaction) REQUIRES(mutex_);
@@ -256,6 +263,8 @@ class DBImpl final : public DB {
   uint64_t compaction_entries_spliced_ GUARDED_BY(mutex_) = 0;  // of them, copied as bytes in runs
   uint64_t tables_moved_ GUARDED_BY(mutex_) = 0;  // by trivial moves
   uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
+  uint64_t tables_migrated_ GUARDED_BY(mutex_) = 0;  // pmem blocks written to SSD as bytes
+  uint64_t bytes_migrated_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace jigsaw

@@ -12,6 +12,7 @@
 #include "db/db_impl.h"
 #include "table/iterator_wrappers.h"
 #include "pmem/pool_sizing.h"
+#include "format/keyset_v2.h"
 #include "ssd/table.h"
 
 namespace jigsaw {
@@ -31,6 +32,8 @@ struct DBImpl::CompactionOutputs {
   std::vector<std::unique_ptr<WritableFile>> files;  // SSD outputs, open
   uint64_t entries_read = 0;     // by the merge
   uint64_t entries_spliced = 0;  // of them, copied as bytes in runs
+  uint64_t tables_migrated = 0;  // a migration: blocks written as bytes
+  uint64_t bytes_migrated = 0;
 
   // Releases everything: for a step that failed or was not committed.
   void Abandon(pmem::Pool* pool) {
@@ -236,8 +239,10 @@ Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
   PhaseProfile profile;
   const uint64_t start_ns = profiling ? SteadyNanos() : 0;
   CompactionOutputs out;
-  Status s = WriteCompactionOutputs(*compaction, to_ssd, smallest_snapshot, *base, may_use_standby, &out,
-                                    profiling ? &profile : nullptr);
+  Status s = IsMigration(*compaction, ucmp_, to_ssd) && MigratesAsBytes(*compaction)
+                 ? MigrateBlocks(*compaction, &out, profiling ? &profile : nullptr)
+                 : WriteCompactionOutputs(*compaction, to_ssd, smallest_snapshot, *base, may_use_standby, &out,
+                                          profiling ? &profile : nullptr);
   if (profiling) {
     profile.start_s = SecondsSinceOpen();
     profile.level = compaction->level;
@@ -335,6 +340,41 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   return s;
 }
 
+bool DBImpl::MigratesAsBytes(const Compaction& compaction) const {
+  if (tables_->ssd_block_format() != BlockFormat::kKeySet || pool() == nullptr) return false;
+  for (const TableRef& t : compaction.inputs[0]) {
+    keyset::v2::HeaderLayout layout;
+    if (!keyset::v2::ParseHeader(pool()->Direct(t->offset), t->size, ucmp_, &layout).ok() || !layout.key_heads) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status DBImpl::MigrateBlocks(const Compaction& compaction, CompactionOutputs* out, PhaseProfile* profile) {
+  OutputPhases phases;
+  std::vector<TableRef> inputs = compaction.inputs[0];  // L0 is newest first: into key order
+  std::sort(inputs.begin(), inputs.end(),
+            [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+  SsdTableSink sink(tables_.get(), /*sync_each=*/false, profile != nullptr ? &phases : nullptr);
+  Status s;
+  for (const TableRef& t : inputs) {
+    s = sink.AddWholeBlock(Slice(pool()->Direct(t->offset), t->size), t->smallest, t->largest);
+    if (!s.ok()) break;
+    ++out->tables_migrated;
+    out->bytes_migrated += t->size;
+  }
+  if (!s.ok()) sink.Abandon();
+  out->outputs = std::move(sink.outputs());
+  out->files = std::move(sink.files());
+  if (profile != nullptr) {
+    phases.AddTo(profile);
+    for (const TableRef& t : out->outputs) profile->bytes_out += t->size;
+    profile->entries_migrated = sink.entries_added();
+  }
+  return s;
+}
+
 Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, CompactionOutputs* out,
                                  const PhaseProfile* profile, bool may_use_standby) {
   VersionEdit edit;
@@ -393,6 +433,8 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
   compaction_bytes_written_ += bytes_written;
   compaction_entries_read_ += out->entries_read;
   compaction_entries_spliced_ += out->entries_spliced;
+  tables_migrated_ += out->tables_migrated;
+  bytes_migrated_ += out->bytes_migrated;
   pool_full_ = false;
   space_error_ = Status::OK();
   return Status::OK();

@@ -584,10 +584,14 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
   }
   HeaderLayout l;
   Status s = ParseHeader(base, size, options.comparator, &l);
-  if (!s.ok()) return s;
+  // A newer version may checksum differently; a malformed header is named
+  // as such; but a block whose checksum does not match is damaged, not
+  // "built with another comparator".
+  if (s.IsNotSupported() || s.IsCorruption()) return s;
   if (options.verify_checksum && BlockChecksum(base, size) != DecodeFixed32(base + hdr::kChecksum)) {
     return Status::Corruption("KeySet block checksum mismatch");
   }
+  if (!s.ok()) return s;
   std::unique_ptr<Reader> r(new Reader());
   r->comparator_ = options.comparator;
   r->s_.values = base + kHeaderSize;

@@ -225,6 +225,30 @@ TEST(PickerTest, TrivialMoveNeedsNoOverlapBelowDisjointInputsAndTheSameTier) {
   EXPECT_FALSE(IsTrivialMove(c, kBytewise, false));
 }
 
+TEST(PickerTest, AMigrationIsATrivialMoveOfPmemBlocksIntoAnSsdLevel) {
+  Compaction c;
+  c.level = 1;
+  c.inputs[0] = {MakeTable(1, "a", "c", 1)};
+  EXPECT_TRUE(IsMigration(c, kBytewise, /*output_to_ssd=*/true));
+  EXPECT_FALSE(IsMigration(c, kBytewise, /*output_to_ssd=*/false));  // a trivial move
+  c.inputs[0] = {MakeTable(1, "a", "c", 1, Residence::kSsd)};
+  EXPECT_FALSE(IsMigration(c, kBytewise, true));  // already on SSD: a trivial move
+  c.inputs[0] = {MakeTable(1, "a", "c", 1), MakeTable(2, "d", "e", 1, Residence::kSsd)};
+  EXPECT_FALSE(IsMigration(c, kBytewise, true));  // mixed tiers: merged
+  c.inputs[0] = {MakeTable(1, "a", "c", 1)};
+  c.inputs[1] = {MakeTable(2, "b", "d", 1, Residence::kSsd)};
+  EXPECT_FALSE(IsMigration(c, kBytewise, true));  // something below overlaps
+  c.level = 0;
+  c.inputs[1].clear();
+  c.inputs[0] = {MakeTable(3, "d", "f", 1), MakeTable(1, "a", "c", 1)};
+  EXPECT_TRUE(IsMigration(c, kBytewise, true));
+  c.inputs[0] = {MakeTable(3, "c", "f", 1), MakeTable(1, "a", "c", 1)};
+  EXPECT_FALSE(IsMigration(c, kBytewise, true));  // L0 tables that overlap are merged
+  c.inputs[0] = {MakeTable(1, "a", "c", 1)};
+  c.split = true;
+  EXPECT_FALSE(IsMigration(c, kBytewise, true));
+}
+
 TEST(PickerTest, PlacementByStorageMode) {
   Version v;
   Options options = SmallOptions();

@@ -110,12 +110,16 @@ class JIGSAW_EXPORT DB {
   //                             bytes_out, entries, instrumentation_s,
   //                             entries_moved (> 0: a trivial move),
   //                             entries_spliced (of entries, copied as
-  //                             bytes in runs)
+  //                             bytes in runs), entries_migrated (> 0: a
+  //                             migration, pmem blocks written to SSD
+  //                             tables as their bytes)
   //   "jigsaw.stats"            a summary for people: the levels, pmem bytes,
   //                             flushes, compactions (bytes read and written,
   //                             split steps, entries merged and how many of
   //                             them were copied as bytes in runs), trivial
   //                             moves (tables and bytes moved by reference),
+  //                             migrations (pmem blocks and bytes written to
+  //                             SSD as they are),
   //                             stalls, write batches and groups, memtables
   //                             and the pool's standby chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
