@@ -359,6 +359,8 @@ Status DBImpl::MigrateBlocks(const Compaction& compaction, CompactionOutputs* ou
   SsdTableSink sink(tables_.get(), /*sync_each=*/false, profile != nullptr ? &phases : nullptr);
   Status s;
   for (const TableRef& t : inputs) {
+    // The write reads the block from NVM, sequentially.
+    if (pool()->timing() != nullptr) pool()->timing()->ChargeSequentialRead(t->size);
     s = sink.AddWholeBlock(Slice(pool()->Direct(t->offset), t->size), t->smallest, t->largest);
     if (!s.ok()) break;
     ++out->tables_migrated;
