@@ -46,6 +46,13 @@ bool ConflictsWithPending(const Comparator* ucmp, const Compaction& compaction,
 }
 
 Status SyncOutputFiles(TableStore* store, const std::vector<std::unique_ptr<WritableFile>>& files) {
+  uint64_t bytes = 0;
+  for (const auto& f : files) bytes += f->Size();
+  Status whole = store->fs()->SyncFileSystem(store->dbname());
+  if (!whole.IsNotSupported()) {
+    store->sync_stats()->Add(1, bytes);
+    return whole;
+  }
   for (const auto& f : files) {
     Status s = f->Sync();
     store->sync_stats()->Add(1, f->Size());

@@ -42,8 +42,10 @@ std::vector<ManifestState::PendingCompaction> PendingManifestEntries(const std::
 bool ConflictsWithPending(const Comparator* ucmp, const Compaction& compaction,
                           const std::deque<PendingCompaction>& pending);
 
-// Syncs `files` and then the directory (their entries); stops at the first
-// error. Counts the syncs in the store's SyncStats.
+// Makes `files` and their directory entries durable: with one
+// FileSystem::SyncFileSystem call where the file system has one, else a
+// sync of each file and then of the directory (stopping at the first
+// error). Counts the calls in the store's SyncStats.
 Status SyncOutputFiles(TableStore* store, const std::vector<std::unique_ptr<WritableFile>>& files);
 
 // Recovery of the compactions a crash left pending. `loaded`: the tables

@@ -693,7 +693,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = "syncs " + std::to_string(tables_->sync_stats()->syncs.load()) + " bytes_synced " +
              std::to_string(tables_->sync_stats()->bytes.load()) +
              " pending_compactions " + std::to_string(pending_.size()) + " redone_at_recovery " +
-             std::to_string(redone_compactions_);
+             std::to_string(redone_compactions_) + " tracker_rounds " + std::to_string(tracker_rounds_) +
+             " durable_compactions " + std::to_string(tracker_compactions_);
   } else if (p == "jigsaw.compaction-profile") {
     // CSV, one row per flush (level -1) or compaction.
     *value = CompactionProfileCsvHeader();

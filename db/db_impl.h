@@ -263,6 +263,8 @@ class DBImpl final : public DB {
   uint64_t compaction_entries_spliced_ GUARDED_BY(mutex_) = 0;  // of them, copied as bytes in runs
   uint64_t tables_moved_ GUARDED_BY(mutex_) = 0;  // by trivial moves
   uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
+  uint64_t tracker_rounds_ GUARDED_BY(mutex_) = 0;       // syncs-and-commit rounds of the tracker
+  uint64_t tracker_compactions_ GUARDED_BY(mutex_) = 0;  // compactions they made durable
   uint64_t tables_migrated_ GUARDED_BY(mutex_) = 0;  // pmem blocks written to SSD as bytes
   uint64_t bytes_migrated_ GUARDED_BY(mutex_) = 0;
 };

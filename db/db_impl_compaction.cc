@@ -476,18 +476,37 @@ void DBImpl::TrackerLoop() {
   for (;;) {
     while (pending_.empty() && !tracker_stop_) tracker_cv_.Wait();
     if (pending_.empty()) return;  // stopping, and everything is durable
-    std::vector<std::unique_ptr<WritableFile>> files = std::move(pending_.front().files);
-    const int64_t profile = pending_.front().profile;
+    // Every compaction pending now becomes durable in one round: one sync
+    // of their files (one call where the file system can sync itself
+    // whole) and one commit.
+    const size_t round = pending_.size();
+    std::vector<std::unique_ptr<WritableFile>> files;
+    std::vector<size_t> taken;  // files taken from each pending compaction
+    for (size_t i = 0; i < round; ++i) {
+      taken.push_back(pending_[i].files.size());
+      for (auto& f : pending_[i].files) files.push_back(std::move(f));
+      pending_[i].files.clear();
+    }
     lock.Unlock();
-    const uint64_t sync_start = profile >= 0 ? SteadyNanos() : 0;
+    const uint64_t sync_start = SteadyNanos();
     Status s = SyncOutputFiles(tables_.get(), files);
+    const uint64_t sync_ns = SteadyNanos() - sync_start;
     lock.Lock();
-    if (profile >= 0) profiles_[static_cast<size_t>(profile)].sync_ns += SteadyNanos() - sync_start;
+    // The round's time is shared by its profiled compactions.
+    std::vector<int64_t> profiled;
+    for (size_t i = 0; i < round; ++i) {
+      if (pending_[i].profile >= 0) profiled.push_back(pending_[i].profile);
+    }
+    for (int64_t p : profiled) profiles_[static_cast<size_t>(p)].sync_ns += sync_ns / profiled.size();
     if (!s.ok()) {
+      // The files go back to their compactions, still open.
+      size_t next = 0;
+      for (size_t i = 0; i < round; ++i) {
+        for (size_t j = 0; j < taken[i]; ++j) pending_[i].files.push_back(std::move(files[next++]));
+      }
       if (s.IsNoSpace() && !tracker_stop_) {
-        // A full device: keep the outputs pending (their files stay open)
-        // and retry; writers see NoSpace meanwhile.
-        pending_.front().files = std::move(files);
+        // A full device: keep the outputs pending and retry; writers see
+        // NoSpace meanwhile.
         pool_full_ = true;
         space_error_ = s;
         done_cv_.SignalAll();
@@ -499,16 +518,23 @@ void DBImpl::TrackerLoop() {
       return;  // the outputs stay pending; recovery redoes them from the shadows
     }
     for (auto& f : files) (void)f->Close();  // synced: a close error loses nothing
-    PendingCompaction done = std::move(pending_.front());
-    pending_.pop_front();
+    std::vector<PendingCompaction> done;
+    for (size_t i = 0; i < round; ++i) {
+      done.push_back(std::move(pending_.front()));
+      pending_.pop_front();
+    }
     s = Commit(versions_->current(), {}, {}, /*may_use_standby=*/true);
     if (s.ok()) {
-      for (const TableRef& t : done.shadows) t->obsolete.store(true, std::memory_order_release);
+      for (const PendingCompaction& d : done) {
+        for (const TableRef& t : d.shadows) t->obsolete.store(true, std::memory_order_release);
+      }
+      ++tracker_rounds_;
+      tracker_compactions_ += round;
     } else {
-      // The record on media still lists the compaction as pending: keep it
-      // (and its shadows) and retry the commit; at shutdown recovery
-      // finishes it.
-      pending_.push_front(std::move(done));
+      // The record on media still lists the compactions as pending: keep
+      // them (and their shadows) and retry the commit; at shutdown recovery
+      // finishes them.
+      for (size_t i = round; i-- > 0;) pending_.push_front(std::move(done[i]));
       done_cv_.SignalAll();
       if (tracker_stop_) return;
       tracker_cv_.WaitFor(std::chrono::milliseconds(100));

@@ -8,11 +8,13 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -24,6 +26,17 @@ namespace {
 
 using ssd::kDefaultUringWaitBound;
 namespace uring = ssd::uring;
+
+// Whether this kernel's syncfs(2) returns writeback errors (Linux 5.8 on).
+bool SyncfsReportsErrors() {
+  static const bool reports = [] {
+    struct utsname name {};
+    int major = 0, minor = 0;
+    return ::uname(&name) == 0 && std::sscanf(name.release, "%d.%d", &major, &minor) == 2 &&
+           (major > 5 || (major == 5 && minor >= 8));
+  }();
+  return reports;
+}
 
 Status PosixError(const std::string& context, int err) {
   if (err == ENOSPC || err == EDQUOT) return Status::NoSpace(context, std::strerror(err));
@@ -442,6 +455,19 @@ class PosixFileSystem final : public FileSystem {
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return PosixError(dir, errno);
     const int r = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (r != 0) return PosixError(dir, err);
+    return Status::OK();
+  }
+  Status SyncFileSystem(const std::string& dir) override {
+    // syncfs reports writeback errors of any file of the file system since
+    // Linux 5.8; older kernels returned 0 regardless, so they sync file by
+    // file.
+    if (!SyncfsReportsErrors()) return Status::NotSupported(dir, "syncfs does not report errors on this kernel");
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return PosixError(dir, errno);
+    const int r = ::syncfs(fd);
     const int err = errno;
     ::close(fd);
     if (r != 0) return PosixError(dir, err);

@@ -54,6 +54,12 @@ class FaultInjectionFileSystem final : public FileSystem, public emulation::File
     std::lock_guard<std::mutex> lock(mu_);
     syncs_lie_ = lie;
   }
+  // While cleared, SyncFileSystem is NotSupported (a file system that can
+  // only sync file by file).
+  void SetWholeSyncSupported(bool supported) {
+    std::lock_guard<std::mutex> lock(mu_);
+    whole_sync_supported_ = supported;
+  }
   // Appends beyond `bytes` more fail with NoSpace (-1: unlimited).
   void SetSpaceLeft(int64_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -159,6 +165,25 @@ class FaultInjectionFileSystem final : public FileSystem, public emulation::File
     auto it = JournalName(path, &name) && !syncs_lie_ ? journal_names_.find(name) : journal_names_.end();
     if (it != journal_names_.end()) {
       Record(Event{EventKind::kSync, it->second, 0, {}});
+      NotifyDurability(&lock);
+    }
+    return Status::OK();
+  }
+  // Like a sync of every file written so far and of every directory.
+  Status SyncFileSystem(const std::string& dir) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!whole_sync_supported_) return FileSystem::SyncFileSystem(dir);
+    if (!active_) return Status::IOError(dir, "file system inactive (simulated crash)");
+    if (sync_no_space_) return Status::NoSpace(dir, "no space left on device (injected at sync)");
+    ++syncs_;
+    if (syncs_lie_) return Status::OK();
+    for (auto& [path, state] : files_) {
+      state.synced = state.size;
+      state.entry_synced = true;
+    }
+    if (journaling_) {
+      for (const auto& [name, id] : journal_names_) Record(Event{EventKind::kSync, id, 0, {}});
+      Record(Event{EventKind::kSyncDir, 0, 0, {}});
       NotifyDurability(&lock);
     }
     return Status::OK();
@@ -444,6 +469,7 @@ class FaultInjectionFileSystem final : public FileSystem, public emulation::File
   bool active_ = true;
   bool sync_no_space_ = false;
   bool syncs_lie_ = false;
+  bool whole_sync_supported_ = true;
   int64_t space_left_ = -1;
   int syncs_ = 0;
   // The journal (FileCrashModel).

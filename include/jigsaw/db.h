@@ -92,7 +92,10 @@ class JIGSAW_EXPORT DB {
   //                             flushes run between a compaction's outputs
   //   "jigsaw.sync-stats"       SSD syncs made and bytes synced; hybrid
   //                             mode's pending (unsynced) compactions and
-  //                             those redone at this open
+  //                             those redone at this open; the durability
+  //                             tracker's rounds (one sync call each where
+  //                             the file system syncs itself whole) and the
+  //                             compactions they made durable
   //   "jigsaw.block-cache"      SSD block cache capacity, usage, hits, misses
   //   "jigsaw.io"               the SSD I/O engine chosen at open
   //                             (Options::ssd_io) and io_uring rings given up

@@ -84,6 +84,13 @@ class JIGSAW_EXPORT FileSystem {
   virtual Status SyncDir(const std::string& dir) = 0;
   // Makes the data of an existing file durable (one written before a crash).
   virtual Status SyncFile(const std::string& path) = 0;
+  // Makes everything written to the file system holding `dir` durable --
+  // every file's data and every directory's entries -- in one call (the
+  // POSIX file system: syncfs(2)). NotSupported (the default) tells the
+  // caller to sync file by file instead.
+  virtual Status SyncFileSystem(const std::string& dir) {
+    return Status::NotSupported(dir, "no file-system-wide sync");
+  }
   virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
   virtual bool FileExists(const std::string& path) = 0;
   // Creates `path` if missing and locks it exclusively for this handle: a
