@@ -493,7 +493,11 @@ class Reader final : public BlockReader {
   Sections s_;
   const char* sample_heads_ = nullptr;  // nullptr: no key heads
   uint32_t key_head_skip_ = 0;
-  const char* common_prefix_ = nullptr;  // first key_head_skip_ bytes shared by every key
+  // The first key_head_skip_ bytes shared by every key: a copy in the
+  // reader when short (the block's first key is one more cache line a
+  // lookup would touch), else in the block.
+  const char* common_prefix_ = nullptr;
+  char common_prefix_copy_[24] = {};
   const char* bloom_ = nullptr;          // nullptr: no filter
   bloom::Geometry bloom_geometry_;
   uint32_t max_height_ = 1;
@@ -614,7 +618,12 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
     if (l.count == 0 || !r->s_.LoadAt(r->s_.SampleOffset(0), &first) || first.key.size() < l.key_head_skip) {
       return Status::Corruption("KeySet block first entry does not hold the common key prefix");
     }
-    r->common_prefix_ = first.key.data();
+    if (l.key_head_skip <= sizeof(r->common_prefix_copy_)) {
+      std::memcpy(r->common_prefix_copy_, first.key.data(), l.key_head_skip);
+      r->common_prefix_ = r->common_prefix_copy_;
+    } else {
+      r->common_prefix_ = first.key.data();
+    }
   }
   *result = std::move(r);
   return Status::OK();

@@ -357,7 +357,11 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   }
   if (t->options_.comparator == BytewiseComparator()) {
     t->largest_prefixes_.reserve(t->index_.size());
-    for (const TableIndexEntry& e : t->index_) t->largest_prefixes_.push_back(LoadKeyPrefix(e.largest));
+    t->smallest_prefixes_.reserve(t->index_.size());
+    for (const TableIndexEntry& e : t->index_) {
+      t->largest_prefixes_.push_back(LoadKeyPrefix(e.largest));
+      t->smallest_prefixes_.push_back(LoadKeyPrefix(e.smallest));
+    }
   }
   if (options.use_mmap) {
     const char* base = t->file_->Mapping();
@@ -547,11 +551,11 @@ void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) 
 Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                      std::string* value) const {
   if (!MayContain(user_key)) return Status::NotFound(Slice());  // no block read for a table without the key
-  const Comparator* cmp = options_.comparator;
+  const KeyTarget target(options_.comparator, user_key);
   // A key's versions may continue into the next block.
-  for (auto it = index_.begin() + FirstCandidateBlock(user_key);
-       it != index_.end() && cmp->Compare(it->smallest, user_key) <= 0; ++it) {
-    const uint32_t i = static_cast<uint32_t>(it - index_.begin());
+  for (uint32_t i = FirstCandidateBlock(user_key); i < index_.size(); ++i) {
+    const Slice smallest = index_[i].smallest;
+    if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
     if (IsLarge(i) && !options_.use_mmap) {
       Status s = GetFromLargeBlock(i, options, user_key, snapshot, type, value);
       if (s.IsNotFound()) continue;

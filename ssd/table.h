@@ -235,9 +235,11 @@ class SsdTable final : public Table {
   uint64_t number_ = 0;
   std::string path_;
   std::vector<TableIndexEntry> index_;
-  // Bytewise tables: the prefix of each block's largest key, so that
-  // finding a key's block compares integers, not strings.
+  // Bytewise tables: the prefixes of each block's largest and smallest
+  // keys, so that finding a key's block compares integers, not strings
+  // (whose bytes would be one more cache miss per table a Get probes).
   std::vector<KeyPrefix> largest_prefixes_;
+  std::vector<KeyPrefix> smallest_prefixes_;
   std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
   // Per block: the outline of a large KeySet block read by pread, for
   // lookups in pieces (nullptr for the others, and for large blocks that
