@@ -36,8 +36,11 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target db_concurrency_test memtable_test
-TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R "Concurrency|MemTable" --output-on-failure | tee -a "$log"
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test memtable_test ssd_tier_test
+# ssd_tier_test: the durability tracker's thread against compactions.
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
+  -R "Concurrency|MemTable|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)" \
+  --output-on-failure | tee -a "$log"
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"
 corpus=build/asan/fuzz-corpus
