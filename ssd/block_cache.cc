@@ -14,8 +14,10 @@ CachedBlockRef BlockCache::Lookup(uint64_t table, uint32_t block) {
     return nullptr;
   }
   hits_.fetch_add(1, std::memory_order_relaxed);
-  shard.lru.splice(shard.lru.begin(), shard.lru, it->second);
-  return it->second->second;
+  Entry* e = &it->second;
+  shard.Unlink(e);
+  shard.MakeNewest(e);
+  return e->value;
 }
 
 bool BlockCache::Contains(uint64_t table, uint32_t block) {
@@ -31,20 +33,16 @@ CachedBlockRef BlockCache::Insert(uint64_t table, uint32_t block, CachedBlockRef
   const size_t shard_capacity = capacity_ / kShards;
   std::lock_guard<std::mutex> lock(shard.mu);
   auto it = shard.map.find(key);
-  if (it != shard.map.end()) {
-    shard.usage -= it->second->second->size;
-    shard.lru.erase(it->second);
-    shard.map.erase(it);
-  }
+  if (it != shard.map.end()) shard.Erase(it);
   if (value->size <= shard_capacity) {
-    shard.lru.emplace_front(key, value);
-    shard.map[key] = shard.lru.begin();
+    Entry& e = shard.map[key];
+    e.key = key;
+    e.value = value;
+    shard.MakeNewest(&e);
     shard.usage += value->size;
   }
-  while (shard.usage > shard_capacity && !shard.lru.empty()) {
-    shard.usage -= shard.lru.back().second->size;
-    shard.map.erase(shard.lru.back().first);
-    shard.lru.pop_back();
+  while (shard.usage > shard_capacity && shard.lru.newer != &shard.lru) {
+    shard.Erase(shard.map.find(shard.lru.newer->key));
   }
   return value;
 }
@@ -55,10 +53,7 @@ void BlockCache::EraseTable(uint64_t table, uint32_t blocks) {
     Shard& shard = ShardFor(key);
     std::lock_guard<std::mutex> lock(shard.mu);
     auto it = shard.map.find(key);
-    if (it == shard.map.end()) continue;
-    shard.usage -= it->second->second->size;
-    shard.lru.erase(it->second);
-    shard.map.erase(it);
+    if (it != shard.map.end()) shard.Erase(it);
   }
 }
 

@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -54,11 +53,37 @@ class BlockCache {
 
  private:
   static constexpr int kShards = 16;
+  // An entry lives in its shard's map node (stable address) and is linked
+  // into the shard's recency list in place: one allocation per insert, and
+  // a hit only relinks two pointers.
+  struct Entry {
+    uint64_t key = 0;
+    CachedBlockRef value;
+    Entry* newer = nullptr;
+    Entry* older = nullptr;
+  };
   struct Shard {
     std::mutex mu;
-    std::list<std::pair<uint64_t, CachedBlockRef>> lru;  // front = most recent
-    std::unordered_map<uint64_t, std::list<std::pair<uint64_t, CachedBlockRef>>::iterator> map;
+    std::unordered_map<uint64_t, Entry> map;
+    Entry lru;  // sentinel: lru.older is the newest entry, lru.newer the oldest
     size_t usage = 0;
+    Shard() { lru.newer = lru.older = &lru; }
+    void Unlink(Entry* e) {
+      e->newer->older = e->older;
+      e->older->newer = e->newer;
+    }
+    void MakeNewest(Entry* e) {
+      e->older = lru.older;
+      e->newer = &lru;
+      lru.older->newer = e;
+      lru.older = e;
+    }
+    // Requires mu.
+    void Erase(std::unordered_map<uint64_t, Entry>::iterator it) {
+      usage -= it->second.value->size;
+      Unlink(&it->second);
+      map.erase(it);
+    }
   };
   static uint64_t Key(uint64_t table, uint32_t block) { return (table << 24) | block; }
   Shard& ShardFor(uint64_t key) { return shards_[(key * 0x9E3779B97F4A7C15ULL) >> 60]; }
