@@ -310,6 +310,8 @@ Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
         return space_error_.ok() ? PoolFullStatus(what) : Status::NoSpace(what, space_error_.message());
       }
       ++stops_;
+      Log(info_log_, "Writes stopped: %s", imm_full ? "every memtable is waiting for its flush"
+                                                    : "L0 has too many tables");
       const auto start = std::chrono::steady_clock::now();
       done_cv_.WaitFor(std::chrono::milliseconds(100));
       stall_micros_ += static_cast<uint64_t>(
@@ -635,6 +637,32 @@ Status DBImpl::VerifyIntegrity() {
 
 // ---------------------------------------------------------------------------
 // Properties
+
+void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
+  std::shared_ptr<const Version> version;
+  {
+    MutexLock lock(&mutex_);
+    version = versions_->current();
+  }
+  // Bytes of table t before user_key.
+  auto offset_in = [&](const TableMeta& t, const Slice& user_key) -> double {
+    if (ucmp_->Compare(user_key, t.smallest) <= 0) return 0;
+    if (ucmp_->Compare(user_key, t.largest) > 0) return static_cast<double>(t.size);
+    return t.table->ApproximatePosition(user_key) * static_cast<double>(t.size);
+  };
+  for (int i = 0; i < n; ++i) {
+    double bytes = 0;
+    if (ucmp_->Compare(ranges[i].start, ranges[i].limit) < 0) {
+      for (const auto& level : version->levels) {
+        for (const TableRef& t : level) {
+          const double end = offset_in(*t, ranges[i].limit), begin = offset_in(*t, ranges[i].start);
+          if (end > begin) bytes += end - begin;
+        }
+      }
+    }
+    sizes[i] = static_cast<uint64_t>(bytes);
+  }
+}
 
 bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   MutexLock lock(&mutex_);

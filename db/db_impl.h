@@ -42,6 +42,7 @@
 #include "db/wal.h"
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"
+#include "util/logging.h"
 #include "util/mutex.h"
 
 namespace jigsaw {
@@ -58,6 +59,12 @@ class DBImpl final : public DB {
   bool created_pool() const { return tables_->pool() != nullptr && tables_->pool()->created(); }
   // Takes the directory lock DB::Open acquired; released when the DB closes.
   void HoldLock(std::unique_ptr<FileLock> lock) { lock_ = std::move(lock); }
+  // Takes the default info log DB::Open made (Options::info_log unset).
+  // Before Recover.
+  void TakeInfoLog(std::unique_ptr<Logger> log) {
+    owned_info_log_ = std::move(log);
+    info_log_ = owned_info_log_.get();
+  }
 
   Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
@@ -69,6 +76,7 @@ class DBImpl final : public DB {
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
   bool GetProperty(const Slice& property, std::string* value) override;
+  void GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status VerifyIntegrity() override;
 
@@ -128,6 +136,9 @@ class DBImpl final : public DB {
   // NoSpace for a full pool (pmem::PoolSpace::FullStatus), or a plain
   // NoSpace in disk-only mode.
   Status PoolFullStatus(const std::string& detail);
+
+  // Recover's steps (Recover logs how they ended).
+  Status RecoverSteps() EXCLUDES(mutex_);
 
   // --- background work (db_impl_compaction.cc) ---
   void BackgroundLoop() EXCLUDES(mutex_);
@@ -232,6 +243,10 @@ class DBImpl final : public DB {
   std::atomic<int> numa_node_{-1};  // node the background thread is bound to, or -1
   std::thread bg_thread_;
   std::unique_ptr<FileLock> lock_;  // <db>/LOCK, held while open
+  // The info log: Options::info_log, or the <db>/LOG file DB::Open made
+  // (owned). nullptr: none (the LOG could not be created). Thread-safe.
+  std::unique_ptr<Logger> owned_info_log_;
+  Logger* info_log_ = nullptr;
   std::string io_description_ GUARDED_BY(mutex_);
   // jigsaw.wal-recovery; set by Recover.
   std::string wal_recovery_ GUARDED_BY(mutex_) = "no log replayed (new database)";

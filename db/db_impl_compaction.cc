@@ -62,11 +62,13 @@ void DBImpl::BackgroundLoop() {
       Status s = FlushOldestImmutable();
       lock.Lock();
       if (s.IsNoSpace()) {
+        if (!pool_full_) Log(info_log_, "No room for a flush: %s", s.ToString().c_str());
         pool_full_ = true;
         flush_failed_ = true;
         done_cv_.SignalAll();
         // Compaction may free space; otherwise retry later.
       } else if (!s.ok()) {
+        Log(info_log_, "Background error (the store stops taking writes): %s", s.ToString().c_str());
         bg_error_ = s;
         done_cv_.SignalAll();
         continue;
@@ -87,9 +89,11 @@ void DBImpl::BackgroundLoop() {
       compaction_running_ = false;
       if (pool() != nullptr) tables_->space()->Refill();
       if (s.IsNoSpace()) {
+        if (!pool_full_) Log(info_log_, "No room for a compaction: %s", s.ToString().c_str());
         pool_full_ = true;  // writers waiting for compaction get NoSpace
         space_error_ = s;
       } else if (!s.ok()) {
+        Log(info_log_, "Background error (the store stops taking writes): %s", s.ToString().c_str());
         bg_error_ = s;
       }
       done_cv_.SignalAll();
@@ -125,9 +129,14 @@ Status DBImpl::FlushOldestImmutable() {
   TableRef table;
   pmem::Reservation reservation;
   std::optional<PhaseProfile> profile;
+  const uint64_t start = SteadyNanos();
   if (imm.mem->num_entries() > 0) {
     Status s = FlushMemTable(*imm.mem, &table, &reservation, &profile);
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      Log(info_log_, "Flush of a memtable of %llu entries failed: %s",
+          static_cast<unsigned long long>(imm.mem->num_entries()), s.ToString().c_str());
+      return s;
+    }
   }
   MutexLock lock(&mutex_);
   if (profile.has_value()) AddProfile(*profile);
@@ -152,6 +161,12 @@ Status DBImpl::FlushOldestImmutable() {
     return s;
   }
   if (disk_mode()) DeleteLogs(imm.wals);
+  if (table != nullptr) {
+    Log(info_log_, "Flush: %llu entries -> L0 table #%llu (%s), %llu bytes, %.1f ms",
+        static_cast<unsigned long long>(table->entries), static_cast<unsigned long long>(table->number),
+        table->residence == Residence::kSsd ? "SSD" : "pmem", static_cast<unsigned long long>(table->size),
+        (SteadyNanos() - start) / 1e6);
+  }
   ++flushes_;
   pool_full_ = false;
   space_error_ = Status::OK();
@@ -235,6 +250,7 @@ Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
     MutexLock lock(&mutex_);
     return InstallTrivialMove(*compaction);
   }
+  const uint64_t run_start = SteadyNanos();
   const bool profiling = options_.profile_compactions;
   PhaseProfile profile;
   const uint64_t start_ns = profiling ? SteadyNanos() : 0;
@@ -252,7 +268,34 @@ Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
   }
   if (s.ok()) {
     MutexLock lock(&mutex_);
+    // Read before the install hands the outputs' files to the tracker.
+    uint64_t bytes_written = 0;
+    for (const auto* tables : {&out.outputs, &out.remainder}) {
+      for (const TableRef& t : *tables) bytes_written += t->size;
+    }
+    const size_t outputs = out.outputs.size() + out.remainder.size();
+    const uint64_t migrated = out.tables_migrated, entries = out.entries_read, spliced = out.entries_spliced;
     s = InstallCompaction(*compaction, to_ssd, &out, profiling ? &profile : nullptr, may_use_standby);
+    const double ms = (SteadyNanos() - run_start) / 1e6;
+    if (!s.ok()) {
+      Log(info_log_, "Compaction L%d -> L%d failed: %s", compaction->level, compaction->output_level(),
+          s.ToString().c_str());
+    } else if (migrated > 0) {
+      Log(info_log_, "Migration L%d -> L%d: %llu pmem blocks, %llu bytes, written to SSD tables as their bytes, %.1f ms",
+          compaction->level, compaction->output_level(), static_cast<unsigned long long>(migrated),
+          static_cast<unsigned long long>(bytes_written), ms);
+    } else {
+      Log(info_log_,
+          "Compaction L%d -> L%d%s: %zu+%zu tables, %llu bytes -> %zu tables, %llu bytes; %llu entries merged, "
+          "%llu of them spliced as bytes; %.1f ms",
+          compaction->level, compaction->output_level(), to_ssd ? " (SSD)" : "", compaction->inputs[0].size(),
+          compaction->inputs[1].size(), static_cast<unsigned long long>(bytes_read), outputs,
+          static_cast<unsigned long long>(bytes_written), static_cast<unsigned long long>(entries),
+          static_cast<unsigned long long>(spliced), ms);
+    }
+  } else {
+    Log(info_log_, "Compaction L%d -> L%d failed: %s", compaction->level, compaction->output_level(),
+        s.ToString().c_str());
   }
   // Inputs no reader holds are freed when `compaction` and `base` let go;
   // the standby is refilled by the next flush or compaction.
@@ -461,6 +504,8 @@ Status DBImpl::InstallTrivialMove(const Compaction& compaction) {
     profile.entries_moved = entries;
     AddProfile(profile);
   }
+  Log(info_log_, "Trivial move L%d -> L%d: %zu tables, %llu bytes, by reference", compaction.level,
+      compaction.output_level(), compaction.inputs[0].size(), static_cast<unsigned long long>(bytes));
   tables_moved_ += compaction.inputs[0].size();
   bytes_moved_ += bytes;
   pool_full_ = false;
@@ -504,6 +549,8 @@ void DBImpl::TrackerLoop() {
       for (size_t i = 0; i < round; ++i) {
         for (size_t j = 0; j < taken[i]; ++j) pending_[i].files.push_back(std::move(files[next++]));
       }
+      Log(info_log_, "Durability tracker: syncing %zu compactions' table files failed: %s", round,
+          s.ToString().c_str());
       if (s.IsNoSpace() && !tracker_stop_) {
         // A full device: keep the outputs pending and retry; writers see
         // NoSpace meanwhile.
@@ -530,6 +577,8 @@ void DBImpl::TrackerLoop() {
       }
       ++tracker_rounds_;
       tracker_compactions_ += round;
+      Log(info_log_, "Durability tracker: %zu compactions' %zu table files made durable in one round, %.1f ms", round,
+          files.size(), sync_ns / 1e6);
     } else {
       // The record on media still lists the compactions as pending: keep
       // them (and their shadows) and retry the commit; at shutdown recovery

@@ -101,6 +101,20 @@ std::vector<std::string> MissingDirectories(FileSystem* fs, const std::string& p
 
 }  // namespace
 
+namespace {
+
+// The default info log, <name>/LOG, the previous one kept as LOG.old;
+// nullptr if it cannot be created (the log is not worth failing an open).
+std::unique_ptr<Logger> OpenInfoLog(FileSystem* fs, const std::string& name) {
+  const std::string path = InfoLogFileName(name);
+  if (fs->FileExists(path)) (void)fs->RenameFile(path, OldInfoLogFileName(name));
+  std::unique_ptr<WritableFile> file;
+  if (!fs->NewWritableFile(path, &file).ok()) return nullptr;
+  return NewFileLogger(std::move(file));
+}
+
+}  // namespace
+
 Status DB::Open(const Options& options, const std::string& name, std::unique_ptr<DB>* db) {
   db->reset();
   Status s = ValidateOptions(options);
@@ -145,6 +159,7 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
     // so its first timed interval does not carry the calibration.
     if (options.profile_compactions) ProfileClock::Calibrate();
     auto impl = std::make_unique<DBImpl>(options, name, identity.database_id);
+    if (options.info_log == nullptr) impl->TakeInfoLog(OpenInfoLog(fs, name));
     s = impl->Recover();
     created_pool = impl->created_pool();
     if (s.ok() && (!plan.identity_exists || plan.creating || plan.identity_outdated || plan.identity.creating)) {
@@ -250,9 +265,12 @@ DBImpl::DBImpl(const Options& options, const std::string& name, std::string data
       database_id_(std::move(database_id)),
       ucmp_(options.comparator),
       versions_(std::make_unique<VersionSet>()),
-      tables_(std::make_unique<TableStore>(options_, name_, versions_.get())) {}
+      tables_(std::make_unique<TableStore>(options_, name_, versions_.get())) {
+  info_log_ = options.info_log;
+}
 
 DBImpl::~DBImpl() {
+  Log(info_log_, "Closing %s", name_.c_str());
   {
     MutexLock lock(&mutex_);
     shutting_down_ = true;
@@ -274,7 +292,8 @@ DBImpl::~DBImpl() {
   mem_.reset();
   versions_.reset();  // frees obsolete tables no iterator holds, through tables_
   tables_.reset();    // the standby, then the pool
-  lock_.reset();      // last: the database is closed
+  lock_.reset();      // the database is closed
+  Log(info_log_, "Closed");
 }
 
 // What Recover's steps find and hand on.
@@ -303,6 +322,32 @@ struct DBImpl::RecoveryState {
 };
 
 Status DBImpl::Recover() {
+  const char* mode = options_.storage_mode == StorageMode::kPmem     ? "pmem"
+                     : options_.storage_mode == StorageMode::kHybrid ? "hybrid"
+                                                                     : "disk";
+  Log(info_log_, "Opening %s: %s mode, pool %s", name_.c_str(), mode,
+      disk_mode() ? "none" : PoolPathFor(options_, name_).c_str());
+  const uint64_t start = SteadyNanos();
+  Status s = RecoverSteps();
+  MutexLock lock(&mutex_);
+  if (!s.ok()) {
+    Log(info_log_, "Open failed: %s", s.ToString().c_str());
+    return s;
+  }
+  std::string levels;
+  for (int level = 0; level < kNumLevels; ++level) {
+    const auto& tables = versions_->current()->levels[level];
+    if (tables.empty()) continue;
+    levels += " L" + std::to_string(level) + ":" + std::to_string(tables.size()) + " tables/" +
+              std::to_string(versions_->current()->LevelBytes(level)) + " bytes";
+  }
+  Log(info_log_, "Opened in %.1f ms;%s; %llu compactions redone; WAL: %s; SSD I/O: %s", (SteadyNanos() - start) / 1e6,
+      levels.empty() ? " empty" : levels.c_str(), static_cast<unsigned long long>(redone_compactions_),
+      wal_recovery_.c_str(), io_description_.c_str());
+  return s;
+}
+
+Status DBImpl::RecoverSteps() {
   MutexLock lock(&mutex_);
   RecoveryState state;
   state.recovered = NewMemTable();

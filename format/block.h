@@ -129,6 +129,12 @@ class BlockReader {
   // *result filled (a deletion is reported as type kDeletion), NotFound if the
   // block has no such entry, Corruption if a damaged entry was met.
   virtual Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const = 0;
+  // The fraction of the block's entries that sort before user_key (an
+  // estimate; the default, 0.5, knows nothing).
+  virtual double ApproximatePosition(const Slice& user_key) const {
+    (void)user_key;
+    return 0.5;
+  }
 
   virtual std::unique_ptr<InternalIterator> NewIterator() const = 0;
 

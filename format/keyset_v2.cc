@@ -459,6 +459,14 @@ class Reader final : public BlockReader {
   BlockFormat format() const override { return BlockFormat::kKeySet; }
   uint64_t num_entries() const override { return s_.count; }
   Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const override;
+  double ApproximatePosition(const Slice& user_key) const override {
+    uint32_t ordinal = 0;
+    EntryView entry;
+    if (s_.count == 0 || !LowerBound(user_key, PackTag(kMaxSequenceNumber, ValueType::kValue), &ordinal, &entry)) {
+      return 0.5;
+    }
+    return static_cast<double>(ordinal) / s_.count;
+  }
   std::unique_ptr<InternalIterator> NewIterator() const override;
   Status Validate() const override;
 

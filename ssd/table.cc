@@ -541,6 +541,13 @@ uint32_t SsdTable::FirstCandidateBlock(const Slice& user_key) const {
   return lo;
 }
 
+double SsdTable::ApproximatePosition(const Slice& user_key) const {
+  const uint32_t i = FirstCandidateBlock(user_key);
+  const uint64_t size = file_->Size();
+  if (size == 0) return 0.5;
+  return static_cast<double>(i < index_.size() ? index_[i].offset : size) / static_cast<double>(size);
+}
+
 void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {
   if (options_.use_mmap || !MayContain(user_key)) return;
   const uint32_t i = FirstCandidateBlock(user_key);

@@ -186,6 +186,8 @@ class SsdTable final : public Table {
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
   uint64_t num_entries() const override { return entries_; }
+  // By the offset of the block the key would be in.
+  double ApproximatePosition(const Slice& user_key) const override;
   Status Validate() const override;
 
   const std::string& smallest() const { return smallest_; }

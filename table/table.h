@@ -37,6 +37,13 @@ class Table {
   // decode phase.
   virtual std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const = 0;
   virtual uint64_t num_entries() const = 0;
+  // Where user_key would sit in the table, as a fraction of its bytes
+  // (0: before everything, 1: after), for DB::GetApproximateSizes. An
+  // estimate; the default, 0.5, knows nothing.
+  virtual double ApproximatePosition(const Slice& user_key) const {
+    (void)user_key;
+    return 0.5;
+  }
   // Deep O(n) check of every block.
   virtual Status Validate() const = 0;
 };

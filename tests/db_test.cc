@@ -6,12 +6,14 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
+#include "jigsaw/logger.h"
 #include "tests/db_test_util.h"
 
 namespace jigsaw {
@@ -499,6 +501,84 @@ TEST_P(DBTest, OverlappingTablesAreMergedNotMoved) {
   ASSERT_TRUE(db_->GetProperty("jigsaw.compactions", &compactions));
   EXPECT_GT(std::stoull(compactions), 0u);
   EXPECT_EQ(Contents().size(), 30000u);
+}
+
+// The default info log, <db>/LOG: what happened, for people; the previous
+// open's log is kept as LOG.old.
+TEST_P(DBTest, TheInfoLogRecordsOpenFlushesCompactionsAndClose) {
+  Open();
+  char key[16];
+  for (int i = 0; i < 20000; ++i) {
+    std::snprintf(key, sizeof(key), "key%08d", (i * 7919) % 20000);
+    ASSERT_TRUE(db_->Put(WriteOptions(), key, std::string(100, 'v')).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  db_.reset();
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string log = read(dir_.path() + "/LOG");
+  for (const char* event : {"Opening ", "Opened in ", "Flush: ", "Compaction L", "Closing ", "Closed"}) {
+    EXPECT_NE(log.find(event), std::string::npos) << event << " missing from the LOG:\n" << log;
+  }
+  // Lines start with the date and time.
+  EXPECT_TRUE(log.size() > 20 && log[4] == '/' && log[10] == '-') << log.substr(0, 40);
+  Open();
+  db_.reset();
+  EXPECT_EQ(read(dir_.path() + "/LOG.old"), log);
+  EXPECT_NE(read(dir_.path() + "/LOG").find("Opened in "), std::string::npos);
+}
+
+// A Logger of the user's instead of the LOG file.
+TEST_P(DBTest, AUserLoggerGetsTheEventsAndNoLogFileIsWritten) {
+  class Lines final : public Logger {
+   public:
+    void Log(const Slice& message) override {
+      std::lock_guard<std::mutex> lock(mu);
+      lines.push_back(message.ToString());
+    }
+    std::mutex mu;
+    std::vector<std::string> lines;
+  } logger;
+  Options options = ModeOptions();
+  options.info_log = &logger;
+  Open(options);
+  ASSERT_TRUE(db_->Put(WriteOptions(), "k", "v").ok());
+  db_.reset();
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/LOG"));
+  ASSERT_GE(logger.lines.size(), 3u);
+  EXPECT_EQ(logger.lines.front().rfind("Opening ", 0), 0u) << logger.lines.front();
+  EXPECT_EQ(logger.lines.back(), "Closed");
+  for (const std::string& line : logger.lines) EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+}
+
+TEST_P(DBTest, ApproximateSizesFollowTheKeysInTheTables) {
+  Open();
+  char key[16];
+  for (int i = 0; i < 40000; ++i) {
+    std::snprintf(key, sizeof(key), "key%08d", i);
+    ASSERT_TRUE(db_->Put(WriteOptions(), key, std::string(100, static_cast<char>('a' + i % 26))).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  const Range ranges[] = {{"key00000000", "key00040000"},  // everything
+                          {"key00000000", "key00020000"},  // the first half
+                          {"key00010000", "key00030000"},  // the middle half
+                          {"key00040000", "zzz"},          // after every key
+                          {"a", "b"},                      // before every key
+                          {"key00030000", "key00010000"}};  // empty: limit before start
+  uint64_t sizes[6];
+  db_->GetApproximateSizes(ranges, 6, sizes);
+  // 40000 entries of ~116 bytes take at least 4 MB in any format.
+  EXPECT_GT(sizes[0], 4000000u);
+  EXPECT_LT(sizes[0], 12000000u);
+  for (int half : {1, 2}) {
+    EXPECT_GT(sizes[half], sizes[0] / 4) << half;
+    EXPECT_LT(sizes[half], sizes[0] * 3 / 4) << half;
+  }
+  EXPECT_EQ(sizes[3], 0u);
+  EXPECT_EQ(sizes[4], 0u);
+  EXPECT_EQ(sizes[5], 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),

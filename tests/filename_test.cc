@@ -28,7 +28,7 @@ TEST(FileNameTest, FixedNames) {
   const std::pair<const char*, FileType> fixed[] = {
       {"MANIFEST", FileType::kManifest}, {"MANIFEST.tmp", FileType::kManifestTemp},
       {"IDENTITY", FileType::kIdentity}, {"IDENTITY.tmp", FileType::kIdentityTemp},
-      {"LOCK", FileType::kLock}};
+      {"LOCK", FileType::kLock}, {"LOG", FileType::kInfoLog}, {"LOG.old", FileType::kOldInfoLog}};
   for (const auto& [name, expected] : fixed) {
     ASSERT_TRUE(ParseFileName(name, &type, &number)) << name;
     EXPECT_EQ(type, expected);

@@ -739,7 +739,9 @@ TEST(KeySetV2PieceReaderTest, AnswersEveryLookupAsTheWholeBlockReaderDoes) {
       if (!e.ok()) continue;
       ASSERT_TRUE(g.ok()) << g.ToString();
       ASSERT_EQ(type, expected.type) << key;
-      if (type == ValueType::kValue) ASSERT_EQ(value, expected.value.ToString()) << key;
+      if (type == ValueType::kValue) {
+        ASSERT_EQ(value, expected.value.ToString()) << key;
+      }
     }
   }
 }

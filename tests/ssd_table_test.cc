@@ -278,7 +278,9 @@ TEST_P(SsdTableTest, AWholeLargeBlockServesLikeTheModelWithoutTheCache) {
     }
     ASSERT_TRUE(s.ok()) << s.ToString();
     ASSERT_EQ(type, expected->type);
-    if (type == ValueType::kValue) ASSERT_EQ(value, expected->value);
+    if (type == ValueType::kValue) {
+      ASSERT_EQ(value, expected->value);
+    }
   }
   EXPECT_EQ(cache_.usage(), 0u);
   std::vector<BlockFetch> fetches;

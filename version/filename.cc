@@ -18,6 +18,9 @@ std::string NumberedFileName(const std::string& dir, uint64_t number, const char
 std::string TableFileName(const std::string& dir, uint64_t number) { return NumberedFileName(dir, number, "jst"); }
 std::string LogFileName(const std::string& dir, uint64_t number) { return NumberedFileName(dir, number, "log"); }
 
+std::string InfoLogFileName(const std::string& dir) { return dir + "/LOG"; }
+std::string OldInfoLogFileName(const std::string& dir) { return dir + "/LOG.old"; }
+
 bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
   *number = 0;
   if (name == "MANIFEST") {
@@ -30,6 +33,10 @@ bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
     *type = FileType::kIdentityTemp;
   } else if (name == "LOCK") {
     *type = FileType::kLock;
+  } else if (name == "LOG") {
+    *type = FileType::kInfoLog;
+  } else if (name == "LOG.old") {
+    *type = FileType::kOldInfoLog;
   } else {
     const size_t dot = name.find('.');
     if (dot == 0 || dot == std::string::npos || dot > 20 || name.find_first_not_of("0123456789") != dot) return false;

@@ -24,12 +24,18 @@ enum class FileType {
   kIdentity,      // IDENTITY
   kIdentityTemp,  // IDENTITY.tmp
   kLock,          // LOCK
+  kInfoLog,       // LOG (include/jigsaw/logger.h)
+  kOldInfoLog,    // LOG.old, the previous open's
 };
 
 // <dir>/<number, 6 digits or more>.jst
 std::string TableFileName(const std::string& dir, uint64_t number);
 // <dir>/<number, 6 digits or more>.log
 std::string LogFileName(const std::string& dir, uint64_t number);
+
+// <dir>/LOG and <dir>/LOG.old.
+std::string InfoLogFileName(const std::string& dir);
+std::string OldInfoLogFileName(const std::string& dir);
 
 // True if `name` (a directory entry, not a path) is a file this engine
 // creates; *type and, for tables and logs, *number say which.

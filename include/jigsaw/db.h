@@ -36,6 +36,14 @@ class JIGSAW_EXPORT Snapshot {
   virtual ~Snapshot();
 };
 
+// A range of user keys: [start, limit).
+struct JIGSAW_EXPORT Range {
+  Slice start;
+  Slice limit;
+  Range() = default;
+  Range(const Slice& s, const Slice& l) : start(s), limit(l) {}
+};
+
 class JIGSAW_EXPORT DB {
  public:
   // Opens the database `name` (a directory that holds the database's files;
@@ -126,6 +134,12 @@ class JIGSAW_EXPORT DB {
   //                             stalls, write batches and groups, memtables
   //                             and the pool's standby chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
+
+  // For each of ranges[0..n), the approximate bytes its keys take in the
+  // tables -- pmem blocks and SSD tables, not the memtables -- as LevelDB's
+  // GetApproximateSizes: tables inside a range count whole, tables across
+  // its ends by an estimate of the keys' position in them. Thread-safe.
+  virtual void GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) = 0;
 
   // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
   // last level, dropping overwritten and deleted data.

@@ -13,6 +13,7 @@
 namespace jigsaw {
 
 class FileSystem;
+class Logger;
 class Snapshot;
 
 // Where the LSM tree lives (docs/ssd_format.md, docs/decisions.md).
@@ -219,6 +220,10 @@ struct JIGSAW_EXPORT Options {
   // File system for SSD tables. nullptr (default): FileSystem::Default().
   // Must outlive the DB.
   FileSystem* file_system = nullptr;
+  // Where the DB logs its events (include/jigsaw/logger.h). nullptr
+  // (default): the file <name>/LOG (the previous one kept as LOG.old).
+  // Must outlive the DB.
+  Logger* info_log = nullptr;
 
   // Bytes of writes buffered in the DRAM memtable before it is frozen and
   // flushed to a KeySet block in pmem. 64 KiB .. 1 GiB. Default: 4 MiB.
