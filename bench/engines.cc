@@ -281,7 +281,8 @@ std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& 
   if (name == "jigsaw") return JigsawEngine::Open(config, error);
   if (name == "leveldb") return PeerEngine<LevelDBLib>::Open(config, error);
   if (name == "rocksdb") return PeerEngine<RocksDBLib>::Open(config, error);
-  *error = "unknown engine '" + name + "' (choose jigsaw, leveldb or rocksdb)";
+  if (name == "lmdb") return OpenLmdbEngine(config, error);
+  *error = "unknown engine '" + name + "' (choose jigsaw, leveldb, rocksdb or lmdb)";
   return nullptr;
 }
 

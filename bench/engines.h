@@ -1,6 +1,7 @@
 // The key-value engines jigsaw_bench drives: JigsawDB and the real LevelDB
 // and RocksDB libraries, behind one small interface, configured alike
-// (memtable size, no compression, 10-bit Bloom filters, same sync setting).
+// (memtable size, no compression, 10-bit Bloom filters, same sync setting),
+// and LMDB (a B+tree: bench/lmdb_engine.cc, its own settings).
 #ifndef JIGSAW_BENCH_ENGINES_H_
 #define JIGSAW_BENCH_ENGINES_H_
 
@@ -31,6 +32,7 @@ struct EngineConfig {
   size_t block_size = 0;     // JigsawDB: target bytes of a pmem block / SSD table; 0 = default
   jigsaw::TableFormat table_format = jigsaw::TableFormat::kKeySet;  // JigsawDB
   bool profile_compactions = false;                                  // JigsawDB
+  uint64_t data_bytes = 0;  // LMDB: the workload's key + value bytes (sizes its map); 0 = unknown
 };
 
 class Engine {
@@ -64,8 +66,10 @@ class Engine {
 };
 
 // Opens (creating, or reusing if config.use_existing) an engine by name:
-// "jigsaw", "leveldb" or "rocksdb". Returns nullptr with *error set.
+// "jigsaw", "leveldb", "rocksdb" or "lmdb". Returns nullptr with *error set.
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error);
+// Opens LMDB in config.dir (bench/lmdb_engine.cc); as OpenEngine.
+std::unique_ptr<Engine> OpenLmdbEngine(const EngineConfig& config, std::string* error);
 // Deletes an engine's database.
 void DestroyEngine(const std::string& name, const EngineConfig& config);
 // Opens an engine in config.dir (created if missing), after deleting its

@@ -1,8 +1,8 @@
 // jigsaw_bench: a db_bench-compatible benchmark of JigsawDB against the real
-// LevelDB and RocksDB libraries, run in one process on the same medium.
+// LevelDB, RocksDB and LMDB libraries, run in one process on the same medium.
 //
 //   jigsaw_bench --benchmarks=fillseq,fillrandom,readrandom --num=1000000
-//                --engines=jigsaw,leveldb,rocksdb [--json=out.json]
+//                --engines=jigsaw,leveldb,rocksdb,lmdb [--json=out.json]
 //
 // Keys are db_bench's: 16-digit decimal numbers (--key_size pads or cuts),
 // values --value_size random bytes. See docs/benchmarks.md.
@@ -518,7 +518,7 @@ void PrintComparison(const std::string& path, const std::vector<Result>& results
 
 int Main(int argc, char** argv) {
   Flags f;
-  CLI::App app("jigsaw_bench: JigsawDB against LevelDB and RocksDB (db_bench compatible)");
+  CLI::App app("jigsaw_bench: JigsawDB against LevelDB, RocksDB and LMDB (db_bench compatible)");
   app.add_option("--benchmarks", f.benchmarks,
                  "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, compact, "
                  "readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
@@ -537,8 +537,10 @@ int Main(int argc, char** argv) {
   app.add_option("--pool_size_mb", f.pool_size_mb,
                  "JigsawDB pool size when created, MiB; 0 (default): 6x the key and value bytes of --num, "
                  "at least 256 MiB (docs/sizing.md)");
-  app.add_option("--peer_dir", f.peer_dir, "directory for LevelDB and RocksDB (default: beside the pool)");
-  app.add_option("--engines", f.engines, "comma-separated: jigsaw, leveldb, rocksdb");
+  app.add_option("--peer_dir", f.peer_dir,
+                 "directory for LevelDB, RocksDB and LMDB, each in a subdirectory named after it (default: beside "
+                 "the pool)");
+  app.add_option("--engines", f.engines, "comma-separated: jigsaw, leveldb, rocksdb, lmdb");
   app.add_option("--mode", f.mode,
                  "pmem (everything in the pmem pool), hybrid (pmem upper levels, SSD tables below "
                  "--pmem_budget_mb in the --db directory) or disk (no pmem: WAL, manifest and tables in --db)")
@@ -611,6 +613,7 @@ int Main(int argc, char** argv) {
     config.ssd_use_mmap = f.ssd_use_mmap != 0;
     config.ssd_block_size = f.ssd_block_kb << 10;
     config.block_cache_capacity = f.cache_size_mb << 20;
+    config.data_bytes = f.num * static_cast<uint64_t>(f.key_size + f.value_size);
     config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
     // With SSD tables, JigsawDB takes LevelDB's level geometry (10 MiB L1,
     // 2 MiB files): the same write amplification shape on the same disk.

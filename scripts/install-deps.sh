@@ -9,7 +9,7 @@ packages=(
   libpmem-dev libpmemobj-dev libpmem2-dev
   libndctl-dev libdaxctl-dev libnuma-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libleveldb-dev librocksdb-dev
+  libleveldb-dev librocksdb-dev liblmdb-dev
   libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   gnuplot-nox
 )

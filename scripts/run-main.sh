@@ -2,8 +2,8 @@
 # The main job, on DRAM-emulated pmem (/dev/shm):
 #   1. jigsaw_bench: the JigsawDB paper's workload (fillseq, fillsync,
 #      fillrandom, overwrite, readrandom, readseq, readrandom, readseq;
-#      16-byte keys, 100-byte values) on JigsawDB, LevelDB and RocksDB, all
-#      on /dev/shm, with throughput ratios; then JigsawDB again under the
+#      16-byte keys, 100-byte values) on JigsawDB, LevelDB, RocksDB and LMDB,
+#      all on /dev/shm, with throughput ratios; then JigsawDB again under the
 #      Optane timing model (its pmem made as slow as Optane DCPMM: random
 #      reads, read and write bandwidth), printed beside the first run;
 #   2. jigsaw_profile: the conversion-cost profiler -- the same workload in
@@ -34,8 +34,8 @@ trap 'rm -rf "$workdir" "$diskdir"' EXIT
 echo "JigsawDB main job on $(uname -n): $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo
 echo "== jigsaw_bench: the paper's workload, $num entries, all engines on /dev/shm =="
-build/release/bench/jigsaw_bench --num="$num" --db="$workdir/db" --peer_dir="$workdir/peers" \
-  --json=out/jigsaw_bench.json
+build/release/bench/jigsaw_bench --num="$num" --engines=jigsaw,leveldb,rocksdb,lmdb --db="$workdir/db" \
+  --peer_dir="$workdir/peers" --json=out/jigsaw_bench.json
 echo
 echo "== jigsaw_bench: JigsawDB on pmem under the Optane timing model (docs/emulation.md), beside the run above =="
 rm -rf "$workdir/db"
