@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "db/db_identity.h"
 #include "db/db_iter.h"
 #include "version/level_iterator.h"
@@ -664,6 +666,45 @@ void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
   }
 }
 
+std::string DBImpl::StatsJson(uint64_t pmem_bytes) const {
+  const Version& v = *versions_->current();
+  nlohmann::json j;
+  uint64_t ssd_bytes = 0;
+  for (int level = 0; level < kNumLevels; ++level) {
+    j["levels"].push_back({{"tables", v.levels[level].size()}, {"bytes", v.LevelBytes(level)}});
+    for (const TableRef& t : v.levels[level]) {
+      if (t->residence == Residence::kSsd) ssd_bytes += t->size;
+    }
+  }
+  j["pmem_bytes"] = pmem_bytes;
+  j["ssd_bytes"] = ssd_bytes;
+  j["flushes"] = flushes_;
+  j["compactions"] = {{"count", compactions_},
+                      {"bytes_read", compaction_bytes_read_},
+                      {"bytes_written", compaction_bytes_written_},
+                      {"split_steps", split_steps_},
+                      {"entries_merged", compaction_entries_read_},
+                      {"entries_spliced", compaction_entries_spliced_}};
+  j["trivial_moves"] = {{"tables", tables_moved_}, {"bytes", bytes_moved_}};
+  j["migrations"] = {{"tables", tables_migrated_}, {"bytes", bytes_migrated_}};
+  j["stalls"] = {{"slowdowns", slowdowns_}, {"stops", stops_}, {"micros", stall_micros_},
+                 {"flushes_within_compactions", flushes_within_compactions_}};
+  j["writes"] = {{"batches", write_batches_}, {"groups", write_groups_}, {"synced_groups", synced_groups_}};
+  j["memtables"] = 1 + imm_.size();
+  j["sync"] = {{"calls", tables_->sync_stats()->syncs.load()},
+               {"bytes", tables_->sync_stats()->bytes.load()},
+               {"pending_compactions", pending_.size()},
+               {"redone_at_recovery", redone_compactions_},
+               {"tracker_rounds", tracker_rounds_},
+               {"durable_compactions", tracker_compactions_}};
+  j["block_cache"] = {{"capacity", tables_->block_cache()->capacity()},
+                      {"usage", tables_->block_cache()->usage()},
+                      {"hits", tables_->block_cache()->hits()},
+                      {"misses", tables_->block_cache()->misses()}};
+  j["pool_full"] = pool_full_;
+  return j.dump();
+}
+
 bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   MutexLock lock(&mutex_);
   const std::string p = property.ToString();
@@ -723,6 +764,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              " pending_compactions " + std::to_string(pending_.size()) + " redone_at_recovery " +
              std::to_string(redone_compactions_) + " tracker_rounds " + std::to_string(tracker_rounds_) +
              " durable_compactions " + std::to_string(tracker_compactions_);
+  } else if (p == "jigsaw.stats-json") {
+    *value = StatsJson(pmem_bytes);
   } else if (p == "jigsaw.compaction-profile") {
     // CSV, one row per flush (level -1) or compaction.
     *value = CompactionProfileCsvHeader();

@@ -137,6 +137,8 @@ class DBImpl final : public DB {
   // NoSpace in disk-only mode.
   Status PoolFullStatus(const std::string& detail);
 
+  // jigsaw.stats-json.
+  std::string StatsJson(uint64_t pmem_bytes) const REQUIRES(mutex_);
   // Recover's steps (Recover logs how they ended).
   Status RecoverSteps() EXCLUDES(mutex_);
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include <mutex>
 #include <random>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "jigsaw/logger.h"
 #include "tests/db_test_util.h"
@@ -579,6 +582,37 @@ TEST_P(DBTest, ApproximateSizesFollowTheKeysInTheTables) {
   EXPECT_EQ(sizes[3], 0u);
   EXPECT_EQ(sizes[4], 0u);
   EXPECT_EQ(sizes[5], 0u);
+}
+
+// jigsaw.stats-json: the same counters as the text properties, as JSON.
+TEST_P(DBTest, StatsJsonAgreesWithTheTextProperties) {
+  Open();
+  char key[16];
+  for (int i = 0; i < 20000; ++i) {
+    std::snprintf(key, sizeof(key), "key%08d", (i * 7919) % 20000);
+    ASSERT_TRUE(db_->Put(WriteOptions(), key, std::string(100, 'v')).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  std::string json, compactions, flushes, pmem, ssd;
+  ASSERT_TRUE(db_->GetProperty("jigsaw.stats-json", &json));
+  ASSERT_TRUE(db_->GetProperty("jigsaw.compactions", &compactions));
+  ASSERT_TRUE(db_->GetProperty("jigsaw.flushes", &flushes));
+  ASSERT_TRUE(db_->GetProperty("jigsaw.pmem-bytes", &pmem));
+  ASSERT_TRUE(db_->GetProperty("jigsaw.ssd-bytes", &ssd));
+  const nlohmann::json j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["compactions"]["count"].get<uint64_t>(), std::stoull(compactions));
+  EXPECT_EQ(j["flushes"].get<uint64_t>(), std::stoull(flushes));
+  EXPECT_GT(j["flushes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["pmem_bytes"].get<uint64_t>(), std::stoull(pmem));
+  EXPECT_EQ(j["ssd_bytes"].get<uint64_t>(), std::stoull(ssd));
+  uint64_t level_bytes = 0;
+  std::string levels;
+  ASSERT_TRUE(db_->GetProperty("jigsaw.levels", &levels));
+  ASSERT_EQ(j["levels"].size(), static_cast<size_t>(std::count(levels.begin(), levels.end(), '\n') - 1));
+  for (const auto& level : j["levels"]) level_bytes += level["bytes"].get<uint64_t>();
+  EXPECT_EQ(level_bytes, std::stoull(pmem) + std::stoull(ssd));
+  EXPECT_EQ(j["writes"]["batches"].get<uint64_t>(), 20000u);
+  EXPECT_FALSE(j["pool_full"].get<bool>());
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),

@@ -124,6 +124,13 @@ class JIGSAW_EXPORT DB {
   //                             bytes in runs), entries_migrated (> 0: a
   //                             migration, pmem blocks written to SSD
   //                             tables as their bytes)
+  //   "jigsaw.stats-json"       the counters of jigsaw.stats, sync-stats,
+  //                             stalls, write-groups and block-cache as one
+  //                             JSON object, for programs (keys: levels
+  //                             [{tables, bytes}], pmem_bytes, ssd_bytes,
+  //                             flushes, compactions {...}, trivial_moves,
+  //                             migrations, stalls, writes, memtables, sync,
+  //                             block_cache, pool_full)
   //   "jigsaw.stats"            a summary for people: the levels, pmem bytes,
   //                             flushes, compactions (bytes read and written,
   //                             split steps, entries merged and how many of
