@@ -6,11 +6,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
-  libpmem-dev libpmemobj-dev libpmem2-dev
+  libpmem-dev libpmemobj-dev
   libndctl-dev libdaxctl-dev libnuma-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libleveldb-dev librocksdb-dev liblmdb-dev
-  libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev
   gnuplot-nox
 )
 

@@ -27,6 +27,9 @@ cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log"
 
+section "install: find_package(jigsaw) and pkg-config consumers of the installed library"
+./scripts/check-install.sh build/test | tee -a "$log"
+
 section "unit tests under ASan + UBSan (clang), with fuzz targets"
 CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DJIGSAW_SANITIZE=address -DJIGSAW_BUILD_FUZZERS=ON -DJIGSAW_BUILD_BENCH=OFF >/dev/null

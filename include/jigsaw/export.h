@@ -1,14 +1,15 @@
 // Symbol visibility for JigsawDB's public API. JIGSAW_EXPORT marks the
-// classes and functions that make up the library's ABI. The build makes a
-// static library only and defines neither macro below, so today the mark
-// expands to nothing; a shared build would compile the library with
-// -fvisibility=hidden and define JIGSAW_SHARED_LIBRARY (users and library)
-// and JIGSAW_COMPILING_LIBRARY (library only), exporting just these.
+// classes and functions that make up the library's ABI. The library is
+// compiled with -fvisibility=hidden; a shared build (BUILD_SHARED_LIBS)
+// defines JIGSAW_SHARED_LIBRARY for the library and its users and
+// JIGSAW_COMPILING_LIBRARY for the library only, so that exactly these
+// symbols are exported. A static build defines neither: the mark is empty.
+// Written as a standard attribute so that it can follow [[nodiscard]].
 #ifndef JIGSAW_INCLUDE_JIGSAW_EXPORT_H_
 #define JIGSAW_INCLUDE_JIGSAW_EXPORT_H_
 
 #if defined(JIGSAW_SHARED_LIBRARY) && defined(JIGSAW_COMPILING_LIBRARY)
-#define JIGSAW_EXPORT __attribute__((visibility("default")))
+#define JIGSAW_EXPORT [[gnu::visibility("default")]]
 #else
 #define JIGSAW_EXPORT
 #endif
