@@ -1,11 +1,15 @@
 #include "bench/engines.h"
 
+#ifdef JIGSAW_BENCH_LEVELDB
 #include <leveldb/cache.h>
 #include <leveldb/db.h>
 #include <leveldb/filter_policy.h>
+#endif
+#ifdef JIGSAW_BENCH_ROCKSDB
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
+#endif
 
 #include <filesystem>
 
@@ -210,6 +214,7 @@ class PeerEngine final : public Engine {
   std::vector<std::string> values_;  // MultiGet results, reused
 };
 
+#ifdef JIGSAW_BENCH_LEVELDB
 struct LevelDBLib {
   static constexpr const char* kName = "leveldb";
   static constexpr const char* kStatsProperty = "leveldb.stats";
@@ -244,6 +249,9 @@ struct LevelDBLib {
   }
 };
 
+#endif  // JIGSAW_BENCH_LEVELDB
+
+#ifdef JIGSAW_BENCH_ROCKSDB
 struct RocksDBLib {
   static constexpr const char* kName = "rocksdb";
   static constexpr const char* kStatsProperty = "rocksdb.stats";
@@ -275,14 +283,40 @@ struct RocksDBLib {
   }
 };
 
+#endif  // JIGSAW_BENCH_ROCKSDB
+
 }  // namespace
+
+bool EngineBuiltIn(const std::string& name) {
+  if (name == "jigsaw") return true;
+#ifdef JIGSAW_BENCH_LEVELDB
+  if (name == "leveldb") return true;
+#endif
+#ifdef JIGSAW_BENCH_ROCKSDB
+  if (name == "rocksdb") return true;
+#endif
+#ifdef JIGSAW_BENCH_LMDB
+  if (name == "lmdb") return true;
+#endif
+  return false;
+}
 
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error) {
   if (name == "jigsaw") return JigsawEngine::Open(config, error);
+#ifdef JIGSAW_BENCH_LEVELDB
   if (name == "leveldb") return PeerEngine<LevelDBLib>::Open(config, error);
+#endif
+#ifdef JIGSAW_BENCH_ROCKSDB
   if (name == "rocksdb") return PeerEngine<RocksDBLib>::Open(config, error);
+#endif
+#ifdef JIGSAW_BENCH_LMDB
   if (name == "lmdb") return OpenLmdbEngine(config, error);
-  *error = "unknown engine '" + name + "' (choose jigsaw, leveldb, rocksdb or lmdb)";
+#endif
+  if (name == "leveldb" || name == "rocksdb" || name == "lmdb") {
+    *error = name + " was not found when this binary was built (see scripts/install-deps.sh)";
+  } else {
+    *error = "unknown engine '" + name + "' (choose jigsaw, leveldb, rocksdb or lmdb)";
+  }
   return nullptr;
 }
 

@@ -68,6 +68,10 @@ class Engine {
 // Opens (creating, or reusing if config.use_existing) an engine by name:
 // "jigsaw", "leveldb", "rocksdb" or "lmdb". Returns nullptr with *error set.
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error);
+// Whether engine `name` was built into this binary (the peers are optional
+// at build time: bench/CMakeLists.txt).
+bool EngineBuiltIn(const std::string& name);
+
 // Opens LMDB in config.dir (bench/lmdb_engine.cc); as OpenEngine.
 std::unique_ptr<Engine> OpenLmdbEngine(const EngineConfig& config, std::string* error);
 // Deletes an engine's database.

@@ -584,7 +584,15 @@ int Main(int argc, char** argv) {
     f.peer_dir = (beside.parent_path() / "jigsaw-bench-peers").string();
   }
   const std::vector<std::string> benchmarks = Split(f.benchmarks);
-  const std::vector<std::string> engines = Split(f.engines);
+  std::vector<std::string> engines;
+  for (const std::string& name : Split(f.engines)) {
+    if (EngineBuiltIn(name)) {
+      engines.push_back(name);
+    } else {
+      std::printf("jigsaw_bench: %s skipped: not built into this binary (not found at build time, or unknown)\n",
+                  name.c_str());
+    }
+  }
 
   std::printf("jigsaw_bench  keys %d bytes, values %d bytes, num %" PRIu64 ", mode %s, timing model %s%s\n",
               f.key_size, f.value_size, f.num, f.mode.c_str(), f.timing_model.c_str(),

@@ -318,6 +318,10 @@ int main(int argc, char** argv) {
     profiled = median(on);
   }
   double leveldb_total = 0;
+  if (f.leveldb && !EngineBuiltIn("leveldb")) {
+    std::fprintf(stderr, "jigsaw_profile: LevelDB was not found at build time: no LevelDB run\n");
+    f.leveldb = false;
+  }
   if (f.leveldb) {
     EngineConfig config;
     config.dir = f.dir + "/leveldb";
