@@ -62,6 +62,7 @@ class JigsawEngine final : public Engine {
     if (config.level1_size != 0) options.level1_size = config.level1_size;
     if (config.block_size != 0) options.block_size = config.block_size;
     options.block_cache_capacity = config.block_cache_capacity;
+    options.bloom_bits_per_key = config.bloom_bits_per_key;
     auto engine = std::make_unique<JigsawEngine>();
     Status s = DB::Open(options, config.dir, &engine->db_);
     if (!s.ok()) {
@@ -231,7 +232,7 @@ struct LevelDBLib {
   };
   static std::string Open(const EngineConfig& config, State* state) {
     state->cache.reset(leveldb::NewLRUCache(config.block_cache_capacity));  // the same size as JigsawDB's
-    state->filter.reset(leveldb::NewBloomFilterPolicy(10));
+    if (config.bloom_bits_per_key > 0) state->filter.reset(leveldb::NewBloomFilterPolicy(config.bloom_bits_per_key));
     leveldb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = config.memtable_size;
@@ -270,7 +271,7 @@ struct RocksDBLib {
     options.compression = rocksdb::kNoCompression;
     options.max_background_jobs = 2;
     rocksdb::BlockBasedTableOptions table;
-    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    if (config.bloom_bits_per_key > 0) table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(config.bloom_bits_per_key));
     table.block_cache = rocksdb::NewLRUCache(config.block_cache_capacity);  // the same size as JigsawDB's
     options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     rocksdb::DB* db = nullptr;

@@ -19,6 +19,7 @@ struct EngineConfig {
   std::string pmem_path;  // JigsawDB pool (ignored by peers)
   uint64_t pmem_pool_size = uint64_t{4} << 30;
   size_t memtable_size = 4 << 20;
+  int bloom_bits_per_key = 10;  // every engine's Bloom filters (0: none)
   bool use_existing = false;
   jigsaw::PmemEmulation pmem_emulation = jigsaw::PmemEmulation::kAuto;  // JigsawDB only
   jigsaw::NvmTimingModel nvm_timing;                                      // JigsawDB only

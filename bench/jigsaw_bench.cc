@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "bench/engines.h"
+#include "jigsaw/version.h"
 
 namespace jigsaw::bench {
 namespace {
@@ -51,6 +53,10 @@ struct Flags {
   int ssd_use_mmap = 0;
   size_t ssd_block_kb = 8;
   size_t cache_size_mb = 64;
+  int64_t cache_size = -1;         // db_bench's, bytes (-1: --cache_size_mb)
+  int64_t write_buffer_size = 4 << 20;  // db_bench's: memtable bytes, every engine
+  int bloom_bits = 10;             // db_bench's: Bloom bits per key, every engine
+  double compression_ratio = 0.5;  // db_bench's; values here are incompressible and nothing compresses
   std::string ssd_io = "auto";
   std::string ycsb_distribution = "zipfian";
   uint64_t level1_mb = 0;
@@ -80,6 +86,8 @@ struct Result {
   uint64_t bytes = 0;
   double seconds = 0;
   double p50_us = 0, p99_us = 0, p999_us = 0;
+  // Whether operations were timed one by one (not for whole-table scans).
+  bool has_percentiles() const { return p50_us > 0 || p99_us > 0 || p999_us > 0; }
   uint64_t found = 0;
   std::string error;  // set if an operation failed
   double micros_per_op() const { return ops ? seconds * 1e6 / static_cast<double>(ops) : 0; }
@@ -519,6 +527,7 @@ void PrintComparison(const std::string& path, const std::vector<Result>& results
 int Main(int argc, char** argv) {
   Flags f;
   CLI::App app("jigsaw_bench: JigsawDB against LevelDB, RocksDB and LMDB (db_bench compatible)");
+  app.option_defaults()->always_capture_default();  // --help shows each default
   app.add_option("--benchmarks", f.benchmarks,
                  "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, compact, "
                  "readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
@@ -556,6 +565,14 @@ int Main(int argc, char** argv) {
   app.add_option("--ssd_io", f.ssd_io, "SSD batched reads (iterator read-ahead, MultiGet) and, with uring, table writes: auto, uring or pread")
       ->check(CLI::IsMember({"auto", "uring", "pread"}));
   app.add_option("--cache_size_mb", f.cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
+  app.add_option("--cache_size", f.cache_size, "db_bench's: block cache bytes (overrides --cache_size_mb; -1: unset)");
+  app.add_option("--write_buffer_size", f.write_buffer_size, "db_bench's: memtable bytes of every engine")
+      ->check(CLI::Range(int64_t{64} << 10, int64_t{1} << 30));
+  app.add_option("--bloom_bits", f.bloom_bits, "db_bench's: Bloom filter bits per key of every engine (0: none)")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--compression_ratio", f.compression_ratio,
+                 "db_bench's; accepted for its command lines, no effect: values are random bytes and no engine "
+                 "compresses here");
   app.add_option("--timing_model", f.timing_model,
                  "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
                  "in 256-byte units, 6.6 GB/s reads)")
@@ -610,7 +627,8 @@ int Main(int argc, char** argv) {
   std::vector<Result> results;
   for (const std::string& engine : engines) {
     EngineConfig config;
-    config.memtable_size = 4 << 20;
+    config.memtable_size = static_cast<size_t>(f.write_buffer_size);
+    config.bloom_bits_per_key = f.bloom_bits;
     config.pmem_pool_size = PoolSizeMiB(f) << 20;
     config.use_existing = f.use_existing_db;
     if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
@@ -620,7 +638,7 @@ int Main(int argc, char** argv) {
     config.pmem_budget = f.pmem_budget_mb << 20;
     config.ssd_use_mmap = f.ssd_use_mmap != 0;
     config.ssd_block_size = f.ssd_block_kb << 10;
-    config.block_cache_capacity = f.cache_size_mb << 20;
+    config.block_cache_capacity = f.cache_size >= 0 ? static_cast<size_t>(f.cache_size) : f.cache_size_mb << 20;
     config.data_bytes = f.num * static_cast<uint64_t>(f.key_size + f.value_size);
     config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
     // With SSD tables, JigsawDB takes LevelDB's level geometry (10 MiB L1,
@@ -643,8 +661,13 @@ int Main(int argc, char** argv) {
       if (!runner.Run(benchmark, &results)) return 1;
       for (size_t i = before; i < results.size(); ++i) {
         const Result& r = results[i];
-        std::printf("%-8s %-16s %12.3f %12.0f %9.1f %9.2f %9.2f %9.2f", r.engine.c_str(), r.benchmark.c_str(),
-                    r.micros_per_op(), r.ops_per_sec(), r.mb_per_sec(), r.p50_us, r.p99_us, r.p999_us);
+        std::printf("%-8s %-16s %12.3f %12.0f %9.1f", r.engine.c_str(), r.benchmark.c_str(), r.micros_per_op(),
+                    r.ops_per_sec(), r.mb_per_sec());
+        if (r.has_percentiles()) {
+          std::printf(" %9.2f %9.2f %9.2f", r.p50_us, r.p99_us, r.p999_us);
+        } else {
+          std::printf(" %9s %9s %9s", "-", "-", "-");  // not timed per operation (scans)
+        }
         if (r.benchmark.rfind("read", 0) == 0 && r.benchmark != "readseq" && r.benchmark != "readreverse") {
           std::printf("  (%" PRIu64 " of %" PRIu64 " found)", r.found, r.ops);
         }
@@ -686,13 +709,26 @@ int Main(int argc, char** argv) {
     out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
                      {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_io", f.ssd_io},
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
-                     {"memtable_size", 4 << 20}, {"compression", "none"}, {"bloom_bits_per_key", 10}};
+                     {"memtable_size", f.write_buffer_size}, {"compression", "none"}, {"bloom_bits_per_key", f.bloom_bits},
+                     {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
+    out["jigsaw_version"] = std::to_string(JIGSAW_VERSION_MAJOR) + "." + std::to_string(JIGSAW_VERSION_MINOR) + "." +
+                            std::to_string(JIGSAW_VERSION_PATCH);
+    {
+      const std::time_t now = std::time(nullptr);
+      char date[32];
+      std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+      out["date"] = date;
+    }
     out["results"] = nlohmann::json::array();
     for (const Result& r : results) {
       out["results"].push_back({{"engine", r.engine}, {"benchmark", r.benchmark}, {"num", r.ops},
                                 {"micros_per_op", r.micros_per_op()}, {"ops_per_sec", r.ops_per_sec()},
-                                {"mb_per_sec", r.mb_per_sec()}, {"p50_us", r.p50_us}, {"p99_us", r.p99_us},
-                                {"p999_us", r.p999_us}});
+                                {"mb_per_sec", r.mb_per_sec()}});
+      if (r.has_percentiles()) {
+        out["results"].back()["p50_us"] = r.p50_us;
+        out["results"].back()["p99_us"] = r.p99_us;
+        out["results"].back()["p999_us"] = r.p999_us;
+      }
     }
     std::ofstream(f.json) << out.dump(2) << "\n";
     std::printf("\nresults written to %s\n", f.json.c_str());

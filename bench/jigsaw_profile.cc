@@ -331,6 +331,14 @@ int main(int argc, char** argv) {
 
   std::printf("jigsaw_profile  num %" PRIu64 ", 16-byte keys, 100-byte values; SSD tables in %s; pmem %s\n\n",
               f.num, f.dir.c_str(), f.pmem_path.c_str());
+  int compactions = 0;
+  for (const ConfigResult& r : results) compactions += r.compactions;
+  if (compactions == 0) {
+    std::printf("No compaction ran in any configuration: --num=%" PRIu64
+                " fits in the memtables and L0. The tables below are empty; try --num=1000000 (the paper's "
+                "scale).\n\n",
+                f.num);
+  }
   std::printf("Table 1: share of compaction time per phase (%%)\n");
   std::printf("%-18s %11s %7s %7s %7s %7s %7s %7s %10s\n", "configuration", "compactions", "read", "decode",
               "merge", "encode", "write", "sync", "enc+dec");
@@ -363,9 +371,10 @@ int main(int argc, char** argv) {
   std::printf("\nTable 3: writing, encoding and total time (s); flushes and compactions\n");
   std::printf("%-18s %10s %10s %10s %12s\n", "configuration", "writing", "encoding", "total", "vs LevelDB");
   for (const ConfigResult& r : results) {
-    std::printf("%-18s %10.3f %10.3f %10.3f %11.2fx\n", (r.storage + "/" + r.format).c_str(),
-                r.compaction.write + r.flush.write, r.compaction.encode + r.flush.encode, r.total_s,
-                leveldb_total > 0 ? r.total_s / leveldb_total : 0.0);
+    char versus[32] = "-";  // no LevelDB run
+    if (leveldb_total > 0) std::snprintf(versus, sizeof(versus), "%.2fx", r.total_s / leveldb_total);
+    std::printf("%-18s %10.3f %10.3f %10.3f %12s\n", (r.storage + "/" + r.format).c_str(),
+                r.compaction.write + r.flush.write, r.compaction.encode + r.flush.encode, r.total_s, versus);
   }
   if (f.leveldb) std::printf("%-18s %10s %10s %10.3f\n", "leveldb", "-", "-", leveldb_total);
   std::printf("\nCost of profiling ON (clock reads; estimated from their measured cost and taken out of the "
