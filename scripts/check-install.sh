@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs an already built JigsawDB into a temporary prefix and builds and
 # runs a small program against it twice: through the CMake package
-# (find_package(jigsaw), jigsaw::jigsaw) and through pkg-config (jigsaw.pc,
-# static linking). Usage: scripts/check-install.sh <build directory>
+# (find_package(jigsaw), jigsaw::jigsaw) and through pkg-config (jigsaw.pc;
+# --static, which a shared install ignores). Fails if a header outside
+# include/jigsaw/ is installed, or, for a shared library, if it exports a
+# jigsaw:: name that include/jigsaw/ does not declare.
+# Usage: scripts/check-install.sh <build directory>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: $0 <build directory>}
@@ -10,21 +13,41 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
-cmake --install "$build" --prefix "$prefix" >/dev/null
-test -f "$prefix/include/jigsaw/db.h"
-if find "$prefix/include" -name '*.h' | grep -v '/jigsaw/' | grep -q .; then
-  echo "check-install: headers outside include/jigsaw/ were installed" >&2
+fail() {
+  echo "check-install: $*" >&2
   exit 1
+}
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+test -f "$prefix/include/jigsaw/db.h" || fail "include/jigsaw/db.h not installed"
+if find "$prefix/include" -type f | grep -v "^$prefix/include/jigsaw/" | grep -q .; then
+  fail "files outside include/jigsaw/ were installed: $(find "$prefix/include" -type f | grep -v "^$prefix/include/jigsaw/")"
+fi
+pc=$(find "$prefix" -name jigsaw.pc)
+[[ -n $pc ]] || fail "jigsaw.pc not installed"
+libdir=$(dirname "$(dirname "$pc")")
+
+so=$(find "$libdir" -maxdepth 1 -name 'libjigsaw.so.*' -type f)
+if [[ -n $so ]]; then
+  kind=shared
+  # Every exported jigsaw:: name must be one of include/jigsaw/'s.
+  public=$(cat include/jigsaw/*.h)
+  while read -r name; do
+    grep -qw -- "$name" <<<"$public" || fail "$so exports internal name jigsaw::$name"
+  done < <(nm -D --defined-only -C "$so" | grep -oE 'jigsaw::[A-Za-z_][A-Za-z0-9_]*' | sed 's/^jigsaw:://' | sort -u)
+  echo "check-install: $(nm -D --defined-only "$so" | wc -l) dynamic symbols exported, all of the public API"
+else
+  kind=static
+  test -f "$libdir/libjigsaw.a" || fail "no libjigsaw installed in $libdir"
 fi
 
-echo "check-install: find_package(jigsaw)"
+echo "check-install: find_package(jigsaw), $kind library"
 cmake -S tests/consumer -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
 
-echo "check-install: pkg-config --static jigsaw"
-pcdir=$(dirname "$(find "$prefix" -name jigsaw.pc | head -n 1)")
-flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs --static jigsaw)
+echo "check-install: pkg-config --static jigsaw, $kind library"
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs --static jigsaw)
 # shellcheck disable=SC2086
 c++ -std=c++20 tests/consumer/main.cc -o "$work/consumer-pc" $flags
-"$work/consumer-pc"
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$work/consumer-pc"
