@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: builds JigsawDB and runs the whole test suite.
-#   1. unit tests (gcc, optimised, assertions on)
+#   1. unit tests (gcc, optimised, assertions on), then
+#      scripts/check-install.sh on that build (the installed static library
+#      used through find_package and pkg-config)
 #   2. the same tests built with clang under AddressSanitizer + UBSan
 #   3. the concurrency tests under ThreadSanitizer (gcc)
 #   4. a short libFuzzer run of both block readers (the clang build of step 2)
