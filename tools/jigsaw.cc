@@ -322,7 +322,7 @@ int Info(const std::string& name, const DbFlags& flags) {
   if (!value.empty() && value.back() != '\n') std::printf("\n");
   if (db->GetProperty("jigsaw.wal-recovery", &value)) std::printf("WAL recovery  %s\n", value.c_str());
   if (db->GetProperty("jigsaw.io", &value)) std::printf("SSD I/O       %s\n", value.c_str());
-  if (db->GetProperty("jigsaw.stats", &value)) std::printf("\n%s", value.c_str());
+  if (db->GetProperty("jigsaw.stats", &value)) std::printf("\nstatistics (jigsaw.stats) since this open:\n%s", value.c_str());
   return kOk;
 }
 
