@@ -615,16 +615,7 @@ Status DBImpl::VerifyIntegrity() {
     for (size_t i = 0; i < blocks.size(); ++i) {
       const TableMeta& b = *blocks[i];
       const std::string where = "block " + std::to_string(b.number) + " at level " + std::to_string(level);
-      Status s;
-      if (b.residence == Residence::kPmem) {
-        BlockReadOptions options;
-        options.comparator = ucmp_;
-        std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
-        s = BlockReader::Open(BlockFormat::kKeySet, Slice(pool()->Direct(b.offset), b.size), options, &checked);
-        if (s.ok()) s = checked->Validate();
-      } else {
-        s = b.table->Validate();  // reads every block afresh and checks it
-      }
+      Status s = VerifyTable(b);
       if (!s.ok()) return Status::Corruption(where, s.ToString());
       if (b.entries == 0 || ucmp_->Compare(b.smallest, b.largest) > 0) {
         return Status::Corruption(where, "empty or inverted key range");
@@ -635,6 +626,23 @@ Status DBImpl::VerifyIntegrity() {
     }
   }
   return Status::OK();
+}
+
+Slice DBImpl::PmemBlockContents(const TableMeta& table) const {
+  if (table.residence != Residence::kPmem || pool() == nullptr) return Slice();
+  return Slice(pool()->Direct(table.offset), table.size);
+}
+
+Status DBImpl::VerifyTable(const TableMeta& table) const {
+  if (table.residence == Residence::kPmem) {
+    BlockReadOptions options;
+    options.comparator = ucmp_;
+    std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
+    Status s = BlockReader::Open(BlockFormat::kKeySet, PmemBlockContents(table), options, &checked);
+    if (s.ok()) s = checked->Validate();
+    return s;
+  }
+  return table.table->Validate();  // reads every block afresh and checks it
 }
 
 // ---------------------------------------------------------------------------

@@ -80,6 +80,20 @@ class DBImpl final : public DB {
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status VerifyIntegrity() override;
 
+  // For tools and tests (tools/jigsaw.cc), not for the engine's own use.
+  // The current version, pinned: its tables stay readable while held.
+  std::shared_ptr<const Version> CurrentVersion() EXCLUDES(mutex_) {
+    MutexLock lock(&mutex_);
+    return versions_->current();
+  }
+  // The bytes of `table`, a pmem block of a version of this DB (empty for
+  // an SSD table). Valid while the table is referenced.
+  Slice PmemBlockContents(const TableMeta& table) const;
+  // VerifyIntegrity's check of one table: a pmem block's checksum and
+  // structure read afresh, or every block of an SSD table read from its
+  // file and checked. OK or the problem found (not naming the table).
+  Status VerifyTable(const TableMeta& table) const;
+
  private:
   struct Immutable {
     std::shared_ptr<MemTable> mem;

@@ -14,6 +14,8 @@ declare -A allowed=(
   [compaction]="jigsaw util format table pmem ssd version compaction"
   [db]="jigsaw util format table pmem ssd version compaction db"
   [emulation]="jigsaw util emulation"
+  # The command-line tool sits above the engine: it may include any of it.
+  [tools]="jigsaw util format table pmem ssd version compaction db tools"
 )
 
 status=0

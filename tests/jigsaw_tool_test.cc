@@ -1,0 +1,277 @@
+// The `jigsaw` command-line tool (tools/jigsaw.cc), run as a program against
+// databases this test makes through the C++ API: output, exit codes, and
+// that it never opens a database that is open elsewhere.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "db_test_util.h"
+#include "jigsaw/db.h"
+
+namespace jigsaw {
+namespace {
+
+using test::ScratchDir;
+using test::SmallOptions;
+
+struct ToolRun {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs the tool with `args`; its stdout and stderr go to files in `dir`.
+ToolRun Tool(const ScratchDir& dir, const std::vector<std::string>& args) {
+  auto quote = [](const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  const std::string out = dir.path() + "/tool.out", err = dir.path() + "/tool.err";
+  std::string command = quote(JIGSAW_TOOL_PATH);
+  for (const std::string& a : args) command += " " + quote(a);
+  command += " >" + quote(out) + " 2>" + quote(err);
+  const int status = std::system(command.c_str());
+  ToolRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadAll(out);
+  r.err = ReadAll(err);
+  return r;
+}
+
+std::string Key(int i) {
+  char key[16];
+  std::snprintf(key, sizeof(key), "key%05d", i);
+  return key;
+}
+
+// A database in `mode` at <dir>/db holding Key(0..n) = "v<i>" padded to
+// 100 bytes, compacted so that it has tables below L0.
+std::string MakeDb(const ScratchDir& dir, StorageMode mode, int n, Options* used = nullptr) {
+  Options options = SmallOptions();
+  options.storage_mode = mode;
+  const std::string name = dir.path() + "/db";
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options, name, &db);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (!s.ok()) return name;
+  for (int i = 0; i < n; ++i) {
+    EXPECT_TRUE(db->Put(WriteOptions(), Key(i), "v" + std::to_string(i) + std::string(100, '.')).ok());
+  }
+  EXPECT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  if (used != nullptr) *used = options;
+  return name;
+}
+
+std::vector<std::string> TableFiles(const std::string& dir) {
+  std::vector<std::string> tables;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".jst") tables.push_back(e.path().string());
+  }
+  std::sort(tables.begin(), tables.end());
+  return tables;
+}
+
+void FlipByte(const std::string& path, std::streamoff offset) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(offset);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x5a);
+  file.seekp(offset);
+  file.write(&byte, 1);
+  ASSERT_TRUE(file.good()) << path;
+}
+
+TEST(JigsawToolTest, PutGetDeleteScan) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 10);
+
+  ToolRun r = Tool(dir, {"get", db, Key(3)});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "v3" + std::string(100, '.') + "\n");
+
+  r = Tool(dir, {"get", db, "missing"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not found"), std::string::npos) << r.err;
+
+  // A key and value with bytes that are not printable, given in hex.
+  r = Tool(dir, {"put", db, "a\\b", "x\ty"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Tool(dir, {"put", "--key_hex", db, "0001", "ff41"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Tool(dir, {"get", db, "a\\b"});
+  EXPECT_EQ(r.out, "x\\x09y\n");
+  r = Tool(dir, {"get", "--key_hex", "--hex", db, "0001"});
+  EXPECT_EQ(r.out, "ff41\n");
+
+  r = Tool(dir, {"delete", db, Key(3)});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Tool(dir, {"get", db, Key(3)});
+  EXPECT_EQ(r.code, 2);
+
+  r = Tool(dir, {"scan", db, "--from", Key(1), "--to", Key(6)});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::string expected;
+  for (int i : {1, 2, 4, 5}) expected += Key(i) + "\tv" + std::to_string(i) + std::string(100, '.') + "\n";
+  EXPECT_EQ(r.out, expected);
+
+  r = Tool(dir, {"scan", db, "--limit", "2"});
+  EXPECT_EQ(r.out, "\\x00\\x01\t\\xffA\na\\\\b\tx\\x09y\n");
+  r = Tool(dir, {"scan", db, "--limit", "1", "--hex"});
+  EXPECT_EQ(r.out, "0001\tff41\n");
+
+  r = Tool(dir, {"frobnicate", db});
+  EXPECT_EQ(r.code, 1);
+  r = Tool(dir, {"scan", db, "--limit", "many"});
+  EXPECT_EQ(r.code, 1);
+}
+
+TEST(JigsawToolTest, InfoListsLevelsInEachMode) {
+  for (StorageMode mode : {StorageMode::kPmem, StorageMode::kDisk}) {
+    ScratchDir dir;
+    const std::string db = MakeDb(dir, mode, 3000);
+    const ToolRun r = Tool(dir, {"info", db});
+    EXPECT_EQ(r.code, 0) << r.err;
+    const char* mode_line = mode == StorageMode::kPmem ? "opened as     pmem (IDENTITY)" : "opened as     disk (IDENTITY)";
+    EXPECT_NE(r.out.find(mode_line), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("level  tables"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("L6 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("formats       IDENTITY 1"), std::string::npos) << r.out;
+    if (mode == StorageMode::kPmem) {
+      EXPECT_NE(r.out.find("pool usage"), std::string::npos) << r.out;
+    }
+  }
+}
+
+TEST(JigsawToolTest, DumpsAnSsdTableAndAPmemBlock) {
+  {
+    ScratchDir dir;
+    const std::string db = MakeDb(dir, StorageMode::kDisk, 50);
+    const std::vector<std::string> tables = TableFiles(db);
+    ASSERT_FALSE(tables.empty());
+    const ToolRun r = Tool(dir, {"dump", "--table", tables.front(), "--values"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("footer: magic JGSWSST1, version 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("magic 534b57415347494a (JIGSAWKS)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("key " + Key(7) + " seq "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" value v7..."), std::string::npos) << r.out;
+  }
+  {
+    ScratchDir dir;
+    const std::string db = MakeDb(dir, StorageMode::kPmem, 50);
+    ToolRun r = Tool(dir, {"verify", db, "--verbose"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    // "ok      pmem block <n> at level ..."
+    const size_t at = r.out.find("pmem block ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string number = r.out.substr(at + 11, r.out.find(' ', at + 11) - (at + 11));
+    r = Tool(dir, {"dump", db, "--block", number});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("pmem block " + number), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("key " + Key(7) + " seq "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" value size 102"), std::string::npos) << r.out;
+    r = Tool(dir, {"dump", db, "--block", "999999"});
+    EXPECT_EQ(r.code, 2);
+  }
+}
+
+TEST(JigsawToolTest, VerifyNamesEachDamagedTable) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 3000);
+  ToolRun r = Tool(dir, {"verify", db});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 damaged"), std::string::npos) << r.out;
+
+  const std::vector<std::string> tables = TableFiles(db);
+  ASSERT_GE(tables.size(), 2u);
+  FlipByte(tables.front(), 200);  // inside the first block's values
+  FlipByte(tables.back(), 200);
+  r = Tool(dir, {"verify", db});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("DAMAGED SSD table"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(tables.front()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(tables.back()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 2 damaged"), std::string::npos) << r.out;
+  // The dump of a damaged table says so too.
+  r = Tool(dir, {"dump", "--table", tables.front()});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+}
+
+TEST(JigsawToolTest, DestroyNeedsYes) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kPmem, 10);
+  ToolRun r = Tool(dir, {"destroy", db});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--yes"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(db + "/pool"));
+  r = Tool(dir, {"destroy", db, "--yes"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db + "/pool"));
+  EXPECT_FALSE(std::filesystem::exists(db + "/IDENTITY"));
+}
+
+TEST(JigsawToolTest, CopyIntoDiskModeKeepsEveryKey) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kPmem, 500);
+  ASSERT_EQ(Tool(dir, {"delete", db, Key(10)}).code, 0);
+  const ToolRun before = Tool(dir, {"scan", db});
+  ASSERT_EQ(before.code, 0) << before.err;
+  const std::string copy = dir.path() + "/copy";
+  ToolRun r = Tool(dir, {"copy", db, copy, "--mode", "disk"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(copy + "/MANIFEST"));
+  const ToolRun after = Tool(dir, {"scan", copy});
+  EXPECT_EQ(after.code, 0) << after.err;
+  EXPECT_EQ(after.out, before.out);
+  // Into an existing database: refused.
+  r = Tool(dir, {"copy", db, copy, "--mode", "disk"});
+  EXPECT_EQ(r.code, 4);
+}
+
+TEST(JigsawToolTest, RefusesADatabaseOpenElsewhere) {
+  ScratchDir dir;
+  Options options;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 10, &options);
+  options.create_if_missing = false;
+  std::unique_ptr<DB> held;
+  ASSERT_TRUE(DB::Open(options, db, &held).ok());
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"get", db, Key(1)}, {"put", db, "k", "v"}, {"verify", db}, {"destroy", db, "--yes"}}) {
+    const ToolRun r = Tool(dir, args);
+    EXPECT_EQ(r.code, 4) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("in use"), std::string::npos) << args[0] << ": " << r.err;
+  }
+  std::string value;
+  EXPECT_TRUE(held->Get(ReadOptions(), "k", &value).IsNotFound());
+  held.reset();
+  EXPECT_EQ(Tool(dir, {"get", db, Key(1)}).code, 0);
+}
+
+TEST(JigsawToolTest, OptionsThatDisagreeAreReported) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 10);
+  const ToolRun r = Tool(dir, {"get", db, Key(1), "--mode", "pmem"});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_NE(r.err.find("storage_mode"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("disagree"), std::string::npos) << r.err;
+  EXPECT_EQ(Tool(dir, {"info", dir.path() + "/nothing"}).code, 4);
+}
+
+}  // namespace
+}  // namespace jigsaw
