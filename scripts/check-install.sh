@@ -41,6 +41,12 @@ else
   test -f "$libdir/libjigsaw.a" || fail "no libjigsaw installed in $libdir"
 fi
 
+if [[ -d tools && -f "$build/tools/jigsaw" ]]; then
+  test -x "$prefix/bin/jigsaw" || fail "the jigsaw tool was built but not installed"
+  "$prefix/bin/jigsaw" --version >/dev/null || fail "the installed jigsaw tool does not run"
+  echo "check-install: bin/jigsaw $("$prefix/bin/jigsaw" --version)"
+fi
+
 echo "check-install: find_package(jigsaw), $kind library"
 cmake -S tests/consumer -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
@@ -51,3 +57,8 @@ flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs --static jig
 # shellcheck disable=SC2086
 c++ -std=c++20 tests/consumer/main.cc -o "$work/consumer-pc" $flags
 LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$work/consumer-pc"
+
+echo "check-install: the C API from C99, pkg-config --static jigsaw, $kind library"
+# shellcheck disable=SC2086
+cc -std=c99 -Wall -Wpedantic -Werror tests/consumer/c_main.c -o "$work/c-consumer-pc" $flags
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$work/c-consumer-pc"

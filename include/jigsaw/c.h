@@ -1,0 +1,257 @@
+/* JigsawDB's C API: the C++ API of jigsaw/db.h behind opaque handles, for C
+ * programs and for other languages' bindings. C99.
+ *
+ * Conventions:
+ *  - Every object made by a jigsaw_*_create (or jigsaw_open, or
+ *    jigsaw_create_iterator / jigsaw_create_snapshot) is owned by the
+ *    caller and released with its matching destroy / close / release call,
+ *    exactly once. Passing NULL to a destroy / close / free call does
+ *    nothing. The *_create calls return NULL if memory ran out.
+ *  - Functions that can fail take `char** errptr`, which must not be NULL;
+ *    *errptr must be NULL or a message from an earlier call. On failure the
+ *    previous message is freed and *errptr is set to a new malloc'ed,
+ *    NUL-terminated message ("<Code>: <text>", as Status::ToString), which
+ *    the caller frees with jigsaw_free (not free: when memory runs out the
+ *    message may be a static one). On success *errptr is left
+ *    unchanged: check it after each call (and reset it to NULL after
+ *    freeing it).
+ *  - Keys and values are byte strings with an explicit length; they may
+ *    hold NUL bytes. Input buffers are only read during the call.
+ *  - Returned byte strings (jigsaw_get, jigsaw_property_value) are
+ *    malloc'ed and freed by the caller with jigsaw_free; a value is not
+ *    NUL-terminated.
+ *  - Thread-safety: a jigsaw_t may be used by many threads at once.
+ *    Options, read/write options, write batches and iterators are used by
+ *    one thread at a time each (or with external synchronisation).
+ *  - No C++ exception crosses this API. Memory running out becomes an
+ *    error in errptr; where a call has none, the contract of that call
+ *    says what happens (a NULL result, or an error at the next call that
+ *    can report one).
+ *
+ * Not in the C API: custom comparators, file systems and loggers (the
+ * defaults are used), MultiGet and the NVM timing model. */
+#ifndef JIGSAW_INCLUDE_JIGSAW_C_H_
+#define JIGSAW_INCLUDE_JIGSAW_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jigsaw/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque handles. */
+typedef struct jigsaw_t jigsaw_t;
+typedef struct jigsaw_options_t jigsaw_options_t;
+typedef struct jigsaw_readoptions_t jigsaw_readoptions_t;
+typedef struct jigsaw_writeoptions_t jigsaw_writeoptions_t;
+typedef struct jigsaw_writebatch_t jigsaw_writebatch_t;
+typedef struct jigsaw_iterator_t jigsaw_iterator_t;
+typedef struct jigsaw_snapshot_t jigsaw_snapshot_t;
+
+/* ---- Database ---- */
+
+/* Opens (or creates, with create_if_missing) the database `name`. Returns
+ * the handle, or NULL with *errptr set. The options are copied: they may
+ * be destroyed after the call. Close with jigsaw_close. */
+JIGSAW_EXPORT jigsaw_t* jigsaw_open(const jigsaw_options_t* options, const char* name, char** errptr);
+
+/* Closes the database and frees the handle. Every iterator and snapshot of
+ * it must have been destroyed / released first. No other thread may use
+ * the handle during or after the call. */
+JIGSAW_EXPORT void jigsaw_close(jigsaw_t* db);
+
+/* Writes `key` -> `val` / deletes `key` / applies every update of `batch`
+ * atomically. The batch is not changed and stays owned by the caller. */
+JIGSAW_EXPORT void jigsaw_put(jigsaw_t* db, const jigsaw_writeoptions_t* options, const char* key, size_t keylen,
+                              const char* val, size_t vallen, char** errptr);
+JIGSAW_EXPORT void jigsaw_delete(jigsaw_t* db, const jigsaw_writeoptions_t* options, const char* key,
+                                 size_t keylen, char** errptr);
+JIGSAW_EXPORT void jigsaw_write(jigsaw_t* db, const jigsaw_writeoptions_t* options, jigsaw_writebatch_t* batch,
+                                char** errptr);
+
+/* The value of `key`: a malloc'ed buffer of *vallen bytes (not
+ * NUL-terminated; free with jigsaw_free). A missing key returns NULL with
+ * *vallen = 0 and *errptr unchanged; an error returns NULL with *errptr
+ * set. A found empty value returns a non-NULL buffer with *vallen = 0. */
+JIGSAW_EXPORT char* jigsaw_get(jigsaw_t* db, const jigsaw_readoptions_t* options, const char* key, size_t keylen,
+                               size_t* vallen, char** errptr);
+
+/* A new iterator over the database as of `options` (its snapshot, if set),
+ * initially not valid, or NULL if memory ran out. Destroy it with
+ * jigsaw_iter_destroy before closing the database. */
+JIGSAW_EXPORT jigsaw_iterator_t* jigsaw_create_iterator(jigsaw_t* db, const jigsaw_readoptions_t* options);
+
+/* A snapshot of the current state, or NULL if memory ran out. Release it
+ * with jigsaw_release_snapshot on the same database, before closing it. */
+JIGSAW_EXPORT const jigsaw_snapshot_t* jigsaw_create_snapshot(jigsaw_t* db);
+JIGSAW_EXPORT void jigsaw_release_snapshot(jigsaw_t* db, const jigsaw_snapshot_t* snapshot);
+
+/* The property `propname` (see DB::GetProperty in jigsaw/db.h, e.g.
+ * "jigsaw.stats") as a malloc'ed NUL-terminated string, or NULL if the
+ * property is unknown (or memory ran out). Free with jigsaw_free. */
+JIGSAW_EXPORT char* jigsaw_property_value(jigsaw_t* db, const char* propname);
+
+/* For each i < num_ranges, sizes[i] = the approximate bytes the keys in
+ * [range_start_key[i], range_limit_key[i]) take in the tables (not the
+ * memtables); 0 where memory ran out. */
+JIGSAW_EXPORT void jigsaw_approximate_sizes(jigsaw_t* db, int num_ranges, const char* const* range_start_key,
+                                            const size_t* range_start_key_len,
+                                            const char* const* range_limit_key,
+                                            const size_t* range_limit_key_len, uint64_t* sizes);
+
+/* Compacts the keys in [start_key, limit_key] down to the last level,
+ * dropping overwritten and deleted data. A NULL start_key means from the
+ * first key, a NULL limit_key to the last. */
+JIGSAW_EXPORT void jigsaw_compact_range(jigsaw_t* db, const char* start_key, size_t start_key_len,
+                                        const char* limit_key, size_t limit_key_len, char** errptr);
+
+/* Checks every block's checksum and structure and the level invariants;
+ * Corruption in *errptr names the first problem. */
+JIGSAW_EXPORT void jigsaw_verify_integrity(jigsaw_t* db, char** errptr);
+
+/* Deletes the database `name` (it must not be open anywhere): see DestroyDB
+ * in jigsaw/db.h. The options name its pool (pmem_path) and mode. */
+JIGSAW_EXPORT void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr);
+
+/* Copies every live key/value of the closed database `from` into a new
+ * database `to` (e.g. with a bigger pool): see CopyDB in jigsaw/db.h. */
+JIGSAW_EXPORT void jigsaw_copy_db(const jigsaw_options_t* from_options, const char* from,
+                                  const jigsaw_options_t* to_options, const char* to, char** errptr);
+
+/* ---- Iterator (one thread at a time) ---- */
+
+/* Frees the iterator. */
+JIGSAW_EXPORT void jigsaw_iter_destroy(jigsaw_iterator_t* iter);
+/* 1 if the iterator is at an entry, else 0. */
+JIGSAW_EXPORT unsigned char jigsaw_iter_valid(const jigsaw_iterator_t* iter);
+JIGSAW_EXPORT void jigsaw_iter_seek_to_first(jigsaw_iterator_t* iter);
+JIGSAW_EXPORT void jigsaw_iter_seek_to_last(jigsaw_iterator_t* iter);
+/* Positions at the first key >= k. */
+JIGSAW_EXPORT void jigsaw_iter_seek(jigsaw_iterator_t* iter, const char* k, size_t klen);
+/* next / prev / key / value require jigsaw_iter_valid. */
+JIGSAW_EXPORT void jigsaw_iter_next(jigsaw_iterator_t* iter);
+JIGSAW_EXPORT void jigsaw_iter_prev(jigsaw_iterator_t* iter);
+/* The current key / value: *klen / *vlen bytes owned by the iterator, valid
+ * until it moves or is destroyed; not NUL-terminated. */
+JIGSAW_EXPORT const char* jigsaw_iter_key(const jigsaw_iterator_t* iter, size_t* klen);
+JIGSAW_EXPORT const char* jigsaw_iter_value(const jigsaw_iterator_t* iter, size_t* vlen);
+/* Sets *errptr if the iteration ended with an error (an iterator that is
+ * not valid may have stopped on one). Memory running out during a move
+ * makes the iterator not valid, with that error here. */
+JIGSAW_EXPORT void jigsaw_iter_get_error(const jigsaw_iterator_t* iter, char** errptr);
+
+/* ---- Write batch (one thread at a time) ---- */
+
+JIGSAW_EXPORT jigsaw_writebatch_t* jigsaw_writebatch_create(void);
+JIGSAW_EXPORT void jigsaw_writebatch_destroy(jigsaw_writebatch_t* batch);
+/* Removes every update. */
+JIGSAW_EXPORT void jigsaw_writebatch_clear(jigsaw_writebatch_t* batch);
+/* Appends an update; the bytes are copied into the batch. If memory runs
+ * out here (or in append), the batch is marked incomplete: jigsaw_write of
+ * it fails without writing anything, until jigsaw_writebatch_clear. */
+JIGSAW_EXPORT void jigsaw_writebatch_put(jigsaw_writebatch_t* batch, const char* key, size_t klen, const char* val,
+                                         size_t vlen);
+JIGSAW_EXPORT void jigsaw_writebatch_delete(jigsaw_writebatch_t* batch, const char* key, size_t klen);
+/* Appends the updates of `source` (unchanged) to `destination`. */
+JIGSAW_EXPORT void jigsaw_writebatch_append(jigsaw_writebatch_t* destination, const jigsaw_writebatch_t* source);
+/* Number of updates in the batch. */
+JIGSAW_EXPORT int jigsaw_writebatch_count(const jigsaw_writebatch_t* batch);
+/* Calls put or deleted for each update, in order, with `state` as the first
+ * argument; the key and value pointers are valid during that call only. */
+JIGSAW_EXPORT void jigsaw_writebatch_iterate(const jigsaw_writebatch_t* batch, void* state,
+                                             void (*put)(void* state, const char* k, size_t klen, const char* v,
+                                                         size_t vlen),
+                                             void (*deleted)(void* state, const char* k, size_t klen));
+
+/* ---- Options (used by jigsaw_open, jigsaw_destroy_db, jigsaw_copy_db) ----
+ * A new jigsaw_options_t holds the C++ defaults (jigsaw/options.h, which
+ * documents every field and its range). An out-of-range enum value passed
+ * to a setter (or memory running out in set_pmem_path) makes the open,
+ * destroy or copy that uses these options fail with InvalidArgument. The
+ * setters other than set_pmem_path allocate nothing. */
+
+/* Values for jigsaw_options_set_storage_mode (Options::storage_mode). */
+enum {
+  jigsaw_storage_pmem = 0,   /* everything in the pmem pool (default) */
+  jigsaw_storage_hybrid = 1, /* pmem upper levels, SSD tables below pmem_budget */
+  jigsaw_storage_disk = 2    /* no pmem: WAL, MANIFEST and tables as files */
+};
+
+/* Values for jigsaw_options_set_wal_recovery_mode
+ * (Options::wal_recovery_mode). */
+enum {
+  jigsaw_wal_tolerate_corrupted_tail_records = 0, /* default */
+  jigsaw_wal_absolute_consistency = 1,
+  jigsaw_wal_point_in_time_recovery = 2,
+  jigsaw_wal_skip_any_corrupted_records = 3
+};
+
+/* Values for jigsaw_options_set_pmem_emulation (Options::pmem_emulation). */
+enum {
+  jigsaw_pmem_emulation_auto = 0, /* default */
+  jigsaw_pmem_emulation_force = 1,
+  jigsaw_pmem_emulation_off = 2
+};
+
+JIGSAW_EXPORT jigsaw_options_t* jigsaw_options_create(void);
+JIGSAW_EXPORT void jigsaw_options_destroy(jigsaw_options_t* options);
+/* Booleans: 0 is false, anything else true. */
+JIGSAW_EXPORT void jigsaw_options_set_create_if_missing(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_error_if_exists(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_paranoid_checks(jigsaw_options_t* options, unsigned char v);
+/* One of jigsaw_storage_pmem, jigsaw_storage_hybrid, jigsaw_storage_disk. */
+JIGSAW_EXPORT void jigsaw_options_set_storage_mode(jigsaw_options_t* options, int mode);
+/* Path of the pool file (copied); NULL or "" for "<name>/pool". */
+JIGSAW_EXPORT void jigsaw_options_set_pmem_path(jigsaw_options_t* options, const char* path);
+JIGSAW_EXPORT void jigsaw_options_set_pmem_emulation(jigsaw_options_t* options, int emulation);
+JIGSAW_EXPORT void jigsaw_options_set_pmem_pool_size(jigsaw_options_t* options, uint64_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_pmem_budget(jigsaw_options_t* options, uint64_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_memtable_size(jigsaw_options_t* options, size_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_max_immutable_memtables(jigsaw_options_t* options, int n);
+JIGSAW_EXPORT void jigsaw_options_set_block_size(jigsaw_options_t* options, size_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_ssd_block_size(jigsaw_options_t* options, size_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_block_cache_capacity(jigsaw_options_t* options, size_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_bloom_bits_per_key(jigsaw_options_t* options, int bits);
+JIGSAW_EXPORT void jigsaw_options_set_level0_compaction_trigger(jigsaw_options_t* options, int n);
+JIGSAW_EXPORT void jigsaw_options_set_level0_slowdown_trigger(jigsaw_options_t* options, int n);
+JIGSAW_EXPORT void jigsaw_options_set_level0_stop_trigger(jigsaw_options_t* options, int n);
+JIGSAW_EXPORT void jigsaw_options_set_level1_size(jigsaw_options_t* options, uint64_t bytes);
+JIGSAW_EXPORT void jigsaw_options_set_level_size_multiplier(jigsaw_options_t* options, int n);
+JIGSAW_EXPORT void jigsaw_options_set_wal_recovery_mode(jigsaw_options_t* options, int mode);
+
+/* ---- Read options ---- */
+
+JIGSAW_EXPORT jigsaw_readoptions_t* jigsaw_readoptions_create(void);
+JIGSAW_EXPORT void jigsaw_readoptions_destroy(jigsaw_readoptions_t* options);
+JIGSAW_EXPORT void jigsaw_readoptions_set_verify_checksums(jigsaw_readoptions_t* options, unsigned char v);
+/* Reads as of `snapshot` (NULL: the latest state). The snapshot is not
+ * owned: it must stay unreleased while reads use these options. */
+JIGSAW_EXPORT void jigsaw_readoptions_set_snapshot(jigsaw_readoptions_t* options,
+                                                   const jigsaw_snapshot_t* snapshot);
+
+/* ---- Write options ---- */
+
+JIGSAW_EXPORT jigsaw_writeoptions_t* jigsaw_writeoptions_create(void);
+JIGSAW_EXPORT void jigsaw_writeoptions_destroy(jigsaw_writeoptions_t* options);
+/* 1: the write is durable when the call returns (docs/durability.md). */
+JIGSAW_EXPORT void jigsaw_writeoptions_set_sync(jigsaw_writeoptions_t* options, unsigned char v);
+
+/* ---- Utility ---- */
+
+/* Frees a buffer or message this API returned (malloc'ed). NULL is fine. */
+JIGSAW_EXPORT void jigsaw_free(void* ptr);
+
+/* JIGSAW_VERSION_MAJOR / _MINOR of the library linked (jigsaw/version.h
+ * gives those of the headers compiled against). */
+JIGSAW_EXPORT int jigsaw_major_version(void);
+JIGSAW_EXPORT int jigsaw_minor_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JIGSAW_INCLUDE_JIGSAW_C_H_ */

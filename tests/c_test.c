@@ -1,0 +1,437 @@
+/* The C API (jigsaw/c.h) from a C99 program that sees only the public
+ * headers: every call, in each storage mode, against expected contents.
+ * Exits non-zero, naming the failed check, on the first failure. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+
+#include "jigsaw/c.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jigsaw/version.h"
+
+static const char* phase = "";
+static int checks = 0;
+
+#define CHECK(cond)                                                                    \
+  do {                                                                                 \
+    ++checks;                                                                          \
+    if (!(cond)) {                                                                     \
+      fprintf(stderr, "%s:%d: [%s] check failed: %s\n", __FILE__, __LINE__, phase, #cond); \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+/* No error reported; prints the message if there is one. */
+#define CHECK_NO_ERROR(err)                                                           \
+  do {                                                                                \
+    ++checks;                                                                         \
+    if ((err) != NULL) {                                                              \
+      fprintf(stderr, "%s:%d: [%s] unexpected error: %s\n", __FILE__, __LINE__, phase, (err)); \
+      exit(1);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+/* An error starting with `prefix` was reported; frees it and resets err. */
+static void CheckErrorAndReset(char** err, const char* prefix, int line) {
+  ++checks;
+  if (*err == NULL) {
+    fprintf(stderr, "%s:%d: [%s] expected an error starting with \"%s\", got none\n", __FILE__, line, phase, prefix);
+    exit(1);
+  }
+  if (strncmp(*err, prefix, strlen(prefix)) != 0) {
+    fprintf(stderr, "%s:%d: [%s] expected an error starting with \"%s\", got \"%s\"\n", __FILE__, line, phase, prefix,
+            *err);
+    exit(1);
+  }
+  jigsaw_free(*err);
+  *err = NULL;
+}
+#define CHECK_ERROR(err, prefix) CheckErrorAndReset(&(err), (prefix), __LINE__)
+
+/* The value of `key` equals `expected` (NULL: the key is missing). */
+static void CheckGet(jigsaw_t* db, const jigsaw_readoptions_t* roptions, const char* key, size_t keylen,
+                     const char* expected, size_t expected_len, int line) {
+  char* err = NULL;
+  size_t vallen = 12345;
+  char* value = jigsaw_get(db, roptions, key, keylen, &vallen, &err);
+  ++checks;
+  if (err != NULL) {
+    fprintf(stderr, "%s:%d: [%s] get: %s\n", __FILE__, line, phase, err);
+    exit(1);
+  }
+  if (expected == NULL) {
+    if (value != NULL || vallen != 0) {
+      fprintf(stderr, "%s:%d: [%s] get of a missing key returned %zu bytes\n", __FILE__, line, phase, vallen);
+      exit(1);
+    }
+    return;
+  }
+  if (value == NULL || vallen != expected_len || memcmp(value, expected, expected_len) != 0) {
+    fprintf(stderr, "%s:%d: [%s] get returned %s (%zu bytes), expected %zu bytes\n", __FILE__, line, phase,
+            value == NULL ? "NULL" : "other bytes", vallen, expected_len);
+    exit(1);
+  }
+  jigsaw_free(value);
+}
+static size_t LengthOrZero(const char* s) { return s == NULL ? 0 : strlen(s); }
+#define CHECK_GET(db, roptions, key, expected) \
+  CheckGet((db), (roptions), (key), strlen(key), (expected), LengthOrZero(expected), __LINE__)
+
+/* The iterator is at `key` -> `value`. */
+static void CheckIter(const jigsaw_iterator_t* iter, const char* key, const char* value, int line) {
+  size_t klen = 0;
+  size_t vlen = 0;
+  const char* k;
+  const char* v;
+  ++checks;
+  if (!jigsaw_iter_valid(iter)) {
+    fprintf(stderr, "%s:%d: [%s] iterator not valid, expected %s\n", __FILE__, line, phase, key);
+    exit(1);
+  }
+  k = jigsaw_iter_key(iter, &klen);
+  v = jigsaw_iter_value(iter, &vlen);
+  if (klen != strlen(key) || memcmp(k, key, klen) != 0 || vlen != strlen(value) || memcmp(v, value, vlen) != 0) {
+    fprintf(stderr, "%s:%d: [%s] iterator at %.*s -> %.*s, expected %s -> %s\n", __FILE__, line, phase, (int)klen, k,
+            (int)vlen, v, key, value);
+    exit(1);
+  }
+}
+#define CHECK_ITER(iter, key, value) CheckIter((iter), (key), (value), __LINE__)
+
+/* What jigsaw_writebatch_iterate reports, concatenated. */
+struct BatchLog {
+  char text[256];
+};
+
+static void LogPut(void* state, const char* k, size_t klen, const char* v, size_t vlen) {
+  struct BatchLog* log = (struct BatchLog*)state;
+  size_t used = strlen(log->text);
+  snprintf(log->text + used, sizeof(log->text) - used, "put(%.*s,%.*s)", (int)klen, k, (int)vlen, v);
+}
+
+static void LogDelete(void* state, const char* k, size_t klen) {
+  struct BatchLog* log = (struct BatchLog*)state;
+  size_t used = strlen(log->text);
+  snprintf(log->text + used, sizeof(log->text) - used, "delete(%.*s)", (int)klen, k);
+}
+
+/* Options small enough that a few thousand writes flush and compact. */
+static jigsaw_options_t* SmallOptions(int mode) {
+  jigsaw_options_t* options = jigsaw_options_create();
+  CHECK(options != NULL);
+  jigsaw_options_set_create_if_missing(options, 1);
+  jigsaw_options_set_storage_mode(options, mode);
+  jigsaw_options_set_pmem_emulation(options, jigsaw_pmem_emulation_force);
+  jigsaw_options_set_pmem_pool_size(options, (uint64_t)128 << 20);
+  jigsaw_options_set_memtable_size(options, 160 << 10);
+  jigsaw_options_set_block_size(options, 200 << 10);
+  jigsaw_options_set_level1_size(options, (uint64_t)1 << 20);
+  jigsaw_options_set_level0_compaction_trigger(options, 2);
+  if (mode == jigsaw_storage_hybrid) jigsaw_options_set_pmem_budget(options, (uint64_t)2 << 20);
+  return options;
+}
+
+static void TestMode(int mode, const char* mode_name, const char* base) {
+  char dbname[512];
+  char copyname[512];
+  char* err = NULL;
+  jigsaw_options_t* options = SmallOptions(mode);
+  jigsaw_readoptions_t* roptions = jigsaw_readoptions_create();
+  jigsaw_writeoptions_t* woptions = jigsaw_writeoptions_create();
+  jigsaw_t* db;
+  CHECK(roptions != NULL && woptions != NULL);
+  snprintf(dbname, sizeof(dbname), "%s/%s", base, mode_name);
+  snprintf(copyname, sizeof(copyname), "%s/%s-copy", base, mode_name);
+
+  phase = "open";
+  db = jigsaw_open(options, dbname, &err);
+  CHECK_NO_ERROR(err);
+  CHECK(db != NULL);
+
+  phase = "a second open is refused";
+  {
+    jigsaw_t* second = jigsaw_open(options, dbname, &err);
+    CHECK(second == NULL);
+    CHECK_ERROR(err, "IO error");
+  }
+
+  phase = "put/get/delete";
+  jigsaw_writeoptions_set_sync(woptions, 1);
+  jigsaw_put(db, woptions, "foo", 3, "hello", 5, &err);
+  CHECK_NO_ERROR(err);
+  jigsaw_writeoptions_set_sync(woptions, 0);
+  CHECK_GET(db, roptions, "foo", "hello");
+  CHECK_GET(db, roptions, "bar", NULL);
+  jigsaw_put(db, woptions, "empty", 5, "", 0, &err);
+  CHECK_NO_ERROR(err);
+  {
+    size_t vallen = 99;
+    char* value = jigsaw_get(db, roptions, "empty", 5, &vallen, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(value != NULL); /* found, with no bytes */
+    CHECK(vallen == 0);
+    jigsaw_free(value);
+  }
+  /* Keys and values with NUL bytes. */
+  jigsaw_put(db, woptions, "n\0ul", 4, "v\0v", 3, &err);
+  CHECK_NO_ERROR(err);
+  CheckGet(db, roptions, "n\0ul", 4, "v\0v", 3, __LINE__);
+  CheckGet(db, roptions, "n", 1, NULL, 0, __LINE__);
+  jigsaw_delete(db, woptions, "empty", 5, &err);
+  CHECK_NO_ERROR(err);
+  CHECK_GET(db, roptions, "empty", NULL);
+  jigsaw_delete(db, woptions, "n\0ul", 4, &err);
+  CHECK_NO_ERROR(err);
+
+  phase = "write batch";
+  {
+    jigsaw_writebatch_t* batch = jigsaw_writebatch_create();
+    jigsaw_writebatch_t* more = jigsaw_writebatch_create();
+    struct BatchLog log;
+    CHECK(batch != NULL && more != NULL);
+    jigsaw_writebatch_put(batch, "foo", 3, "a", 1);
+    jigsaw_writebatch_clear(batch);
+    CHECK(jigsaw_writebatch_count(batch) == 0);
+    jigsaw_writebatch_put(batch, "bar", 3, "b", 1);
+    jigsaw_writebatch_put(batch, "box", 3, "c", 1);
+    jigsaw_writebatch_delete(batch, "bar", 3);
+    jigsaw_writebatch_put(more, "baz", 3, "d", 1);
+    jigsaw_writebatch_append(batch, more);
+    CHECK(jigsaw_writebatch_count(batch) == 4);
+    CHECK(jigsaw_writebatch_count(more) == 1);
+    log.text[0] = '\0';
+    jigsaw_writebatch_iterate(batch, &log, LogPut, LogDelete);
+    CHECK(strcmp(log.text, "put(bar,b)put(box,c)delete(bar)put(baz,d)") == 0);
+    jigsaw_write(db, woptions, batch, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(db, roptions, "foo", "hello");
+    CHECK_GET(db, roptions, "bar", NULL);
+    CHECK_GET(db, roptions, "box", "c");
+    CHECK_GET(db, roptions, "baz", "d");
+    jigsaw_writebatch_destroy(batch);
+    jigsaw_writebatch_destroy(more);
+  }
+
+  phase = "iterator";
+  {
+    jigsaw_iterator_t* iter = jigsaw_create_iterator(db, roptions);
+    CHECK(iter != NULL);
+    CHECK(!jigsaw_iter_valid(iter));
+    jigsaw_iter_seek_to_first(iter);
+    CHECK_ITER(iter, "baz", "d");
+    jigsaw_iter_next(iter);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_next(iter);
+    CHECK_ITER(iter, "foo", "hello");
+    jigsaw_iter_next(iter);
+    CHECK(!jigsaw_iter_valid(iter));
+    jigsaw_iter_seek_to_last(iter);
+    CHECK_ITER(iter, "foo", "hello");
+    jigsaw_iter_prev(iter);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_seek(iter, "bb", 2);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_seek(iter, "zzz", 3);
+    CHECK(!jigsaw_iter_valid(iter));
+    jigsaw_iter_get_error(iter, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_iter_destroy(iter);
+  }
+
+  phase = "snapshot";
+  {
+    const jigsaw_snapshot_t* snapshot = jigsaw_create_snapshot(db);
+    jigsaw_iterator_t* iter;
+    CHECK(snapshot != NULL);
+    jigsaw_put(db, woptions, "foo", 3, "world", 5, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_delete(db, woptions, "box", 3, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(db, roptions, "foo", "world");
+    jigsaw_readoptions_set_snapshot(roptions, snapshot);
+    CHECK_GET(db, roptions, "foo", "hello");
+    CHECK_GET(db, roptions, "box", "c");
+    iter = jigsaw_create_iterator(db, roptions);
+    CHECK(iter != NULL);
+    jigsaw_iter_seek(iter, "box", 3);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_destroy(iter);
+    jigsaw_readoptions_set_snapshot(roptions, NULL);
+    CHECK_GET(db, roptions, "box", NULL);
+    jigsaw_release_snapshot(db, snapshot);
+  }
+
+  phase = "enough writes to flush and compact";
+  {
+    char key[32];
+    char value[128];
+    int i;
+    memset(value, 'v', sizeof(value));
+    for (i = 0; i < 20000; ++i) {
+      snprintf(key, sizeof(key), "key%06d", i);
+      snprintf(value, sizeof(value), "value%06d-", i);
+      value[strlen(value)] = 'v'; /* 100 bytes: the number then 'v's */
+      jigsaw_put(db, woptions, key, strlen(key), value, 100, &err);
+      CHECK_NO_ERROR(err);
+    }
+    jigsaw_compact_range(db, NULL, 0, NULL, 0, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_verify_integrity(db, &err);
+    CHECK_NO_ERROR(err);
+    snprintf(key, sizeof(key), "key%06d", 12345);
+    {
+      size_t vallen = 0;
+      char* got = jigsaw_get(db, roptions, key, strlen(key), &vallen, &err);
+      CHECK_NO_ERROR(err);
+      CHECK(got != NULL && vallen == 100);
+      CHECK(memcmp(got, "value012345-vvv", 15) == 0);
+      jigsaw_free(got);
+    }
+  }
+
+  phase = "approximate sizes and properties";
+  {
+    const char* starts[2] = {"key000000", "zz"};
+    const size_t start_lens[2] = {9, 2};
+    const char* limits[2] = {"key020000", "zzz"};
+    const size_t limit_lens[2] = {9, 3};
+    uint64_t sizes[2] = {0, 12345};
+    char* stats;
+    jigsaw_approximate_sizes(db, 2, starts, start_lens, limits, limit_lens, sizes);
+    /* 20000 entries of ~110 bytes: compacted, they are in tables. */
+    CHECK(sizes[0] > (uint64_t)1 << 20);
+    CHECK(sizes[1] == 0);
+    stats = jigsaw_property_value(db, "jigsaw.stats");
+    CHECK(stats != NULL);
+    CHECK(strstr(stats, "Level") != NULL || strstr(stats, "level") != NULL);
+    jigsaw_free(stats);
+    CHECK(jigsaw_property_value(db, "jigsaw.no-such-property") == NULL);
+  }
+
+  phase = "destroying an open database is refused";
+  jigsaw_destroy_db(options, dbname, &err);
+  CHECK(err != NULL);
+  jigsaw_free(err);
+  err = NULL;
+
+  phase = "close and reopen";
+  jigsaw_close(db);
+  jigsaw_options_set_error_if_exists(options, 1);
+  db = jigsaw_open(options, dbname, &err);
+  CHECK(db == NULL);
+  CHECK_ERROR(err, "Invalid argument");
+  jigsaw_options_set_error_if_exists(options, 0);
+  jigsaw_options_set_create_if_missing(options, 0);
+  db = jigsaw_open(options, dbname, &err);
+  CHECK_NO_ERROR(err);
+  CHECK_GET(db, roptions, "foo", "world");
+  CHECK_GET(db, roptions, "box", NULL);
+  {
+    size_t vallen = 0;
+    char* got = jigsaw_get(db, roptions, "key019999", 9, &vallen, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(got != NULL && vallen == 100 && memcmp(got, "value019999-vvv", 15) == 0);
+    jigsaw_free(got);
+  }
+  jigsaw_close(db);
+
+  phase = "copy into a disk-mode database";
+  {
+    jigsaw_options_t* to = SmallOptions(jigsaw_storage_disk);
+    jigsaw_t* copy;
+    jigsaw_copy_db(options, dbname, to, copyname, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_options_set_create_if_missing(to, 0);
+    copy = jigsaw_open(to, copyname, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(copy, roptions, "foo", "world");
+    CHECK_GET(copy, roptions, "baz", "d");
+    jigsaw_close(copy);
+    jigsaw_destroy_db(to, copyname, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_options_destroy(to);
+  }
+
+  phase = "destroy";
+  jigsaw_destroy_db(options, dbname, &err);
+  CHECK_NO_ERROR(err);
+  db = jigsaw_open(options, dbname, &err);
+  CHECK(db == NULL);
+  CHECK_ERROR(err, "Invalid argument");
+
+  jigsaw_readoptions_destroy(roptions);
+  jigsaw_writeoptions_destroy(woptions);
+  jigsaw_options_destroy(options);
+}
+
+/* Options a setter could not take fail the open, destroy and copy that use
+ * them, with a message that names the setter. */
+static void TestInvalidOptions(const char* base) {
+  char dbname[512];
+  char* err = NULL;
+  jigsaw_options_t* options = SmallOptions(jigsaw_storage_disk);
+  snprintf(dbname, sizeof(dbname), "%s/invalid", base);
+
+  phase = "invalid storage mode";
+  jigsaw_options_set_storage_mode(options, 7);
+  CHECK(jigsaw_open(options, dbname, &err) == NULL);
+  CHECK(err != NULL && strstr(err, "jigsaw_options_set_storage_mode") != NULL);
+  /* A second failure replaces the message (the first is freed: ASan's leak
+   * check sees it). */
+  jigsaw_destroy_db(options, dbname, &err);
+  CHECK_ERROR(err, "Invalid argument");
+  jigsaw_options_destroy(options);
+
+  phase = "invalid recovery mode and emulation";
+  options = SmallOptions(jigsaw_storage_disk);
+  jigsaw_options_set_wal_recovery_mode(options, -1);
+  CHECK(jigsaw_open(options, dbname, &err) == NULL);
+  CHECK_ERROR(err, "Invalid argument");
+  jigsaw_options_destroy(options);
+  options = SmallOptions(jigsaw_storage_disk);
+  jigsaw_options_set_pmem_emulation(options, 3);
+  CHECK(jigsaw_open(options, dbname, &err) == NULL);
+  CHECK_ERROR(err, "Invalid argument");
+  jigsaw_options_destroy(options);
+
+  phase = "an option out of range is the engine's InvalidArgument";
+  options = SmallOptions(jigsaw_storage_disk);
+  jigsaw_options_set_memtable_size(options, 10);
+  CHECK(jigsaw_open(options, dbname, &err) == NULL);
+  CHECK(err != NULL && strstr(err, "memtable_size") != NULL);
+  jigsaw_free(err);
+  err = NULL;
+  jigsaw_options_destroy(options);
+
+  phase = "NULL is accepted by every release call";
+  jigsaw_close(NULL);
+  jigsaw_free(NULL);
+  jigsaw_options_destroy(NULL);
+  jigsaw_readoptions_destroy(NULL);
+  jigsaw_writeoptions_destroy(NULL);
+  jigsaw_writebatch_destroy(NULL);
+  jigsaw_iter_destroy(NULL);
+}
+
+int main(void) {
+  char base[] = "/tmp/jigsaw-c-test-XXXXXX";
+  char shm_base[] = "/dev/shm/jigsaw-c-test-XXXXXX";
+  const char* dir;
+  phase = "version";
+  CHECK(jigsaw_major_version() == JIGSAW_VERSION_MAJOR);
+  CHECK(jigsaw_minor_version() == JIGSAW_VERSION_MINOR);
+
+  /* Databases (and their pools) in /dev/shm when there is one. */
+  dir = access("/dev/shm", W_OK) == 0 ? mkdtemp(shm_base) : mkdtemp(base);
+  CHECK(dir != NULL);
+  TestMode(jigsaw_storage_pmem, "pmem", dir);
+  TestMode(jigsaw_storage_hybrid, "hybrid", dir);
+  TestMode(jigsaw_storage_disk, "disk", dir);
+  TestInvalidOptions(dir);
+  CHECK(rmdir(dir) == 0);
+  printf("c_test: %d checks passed\n", checks);
+  return 0;
+}
