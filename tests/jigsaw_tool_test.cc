@@ -270,7 +270,10 @@ TEST(JigsawToolTest, OptionsThatDisagreeAreReported) {
   EXPECT_EQ(r.code, 4);
   EXPECT_NE(r.err.find("storage_mode"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("disagree"), std::string::npos) << r.err;
-  EXPECT_EQ(Tool(dir, {"info", dir.path() + "/nothing"}).code, 4);
+  const ToolRun missing = Tool(dir, {"info", dir.path() + "/nothing"});
+  EXPECT_EQ(missing.code, 4);
+  EXPECT_NE(missing.err.find("there is no database at"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/nothing"));
 }
 
 }  // namespace

@@ -242,8 +242,11 @@ int OpenDb(const std::string& db, const DbFlags& flags, std::unique_ptr<DB>* out
   const Status s = DB::Open(options, db, out);
   if (s.ok()) return kOk;
   std::cerr << "jigsaw: cannot open " << db << " as " << origin << ": " << s.ToString() << "\n";
-  if (s.IsInvalidArgument()) {
-    std::cerr << "jigsaw: the options disagree with the database (or it does not exist); --mode and "
+  std::error_code ec;
+  if (s.IsInvalidArgument() && !options.create_if_missing && !std::filesystem::exists(db, ec)) {
+    std::cerr << "jigsaw: there is no database at " << db << "; `jigsaw put --create_if_missing` makes one\n";
+  } else if (s.IsInvalidArgument()) {
+    std::cerr << "jigsaw: the options disagree with the database; --mode and "
                  "--pmem_path override what <db>/IDENTITY records\n";
   } else if (s.IsIOError() && s.ToString().find("in use") != std::string::npos) {
     std::cerr << "jigsaw: the database is open in another process or handle; the tool never opens it twice\n";
