@@ -1,4 +1,4 @@
-// jigsaw_profile: the conversion-cost profiler (issue 6).
+// jigsaw_profile: the conversion-cost profiler.
 //
 // Runs the JigsawDB paper's workload (fillseq, fillsync, fillrandom,
 // overwrite, readrandom, readseq, readrandom, readseq; 16-byte keys, 100-byte
@@ -240,6 +240,10 @@ void WritePlots(const std::string& prefix, const std::vector<ConfigResult>& resu
            << Share(r.compaction.write, w) << " " << Share(r.compaction.sync, w) << "\n";
   }
   shares.close();
+  // Colours from the Okabe-Ito palette (told apart with colour-blindness
+  // too), and a different point shape per configuration.
+  static const char* const kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"};
+  static const int kPointTypes[] = {7, 5, 9, 13, 11, 15};
   std::ofstream gp(prefix + ".gp");
   gp << "set terminal pngcairo size 1000,420\n"
         "set output '" << prefix << "-ratio.png'\n"
@@ -248,15 +252,25 @@ void WritePlots(const std::string& prefix, const std::vector<ConfigResult>& resu
         "plot ";
   for (size_t i = 0; i < results.size(); ++i) {
     gp << (i ? ", " : "") << "'" << prefix << "-" << results[i].storage << "-" << results[i].format
-       << ".dat' using 1:2 with points title '" << results[i].storage << "/" << results[i].format << "'";
+       << ".dat' using 1:2 with points pt " << kPointTypes[i % 6] << " ps 0.8 lc rgb '" << kColours[i % 6]
+       << "' title '" << results[i].storage << "/" << results[i].format << "'";
   }
+  // The phase shares: stacked bars in the order of the columns, bottom to
+  // top; the legend is inverted to read in the same order as the stack.
+  // Decode and encode are a few percent: each bar is labelled with their
+  // sum above it, so that a thin slice is never the only trace of them.
   gp << "\nunset logscale y\n"
         "set output '" << prefix << "-shares.png'\n"
         "set title 'Share of compaction time per phase (%)'\nset style data histograms\n"
-        "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
-        "set ylabel '% of compaction time'\nset xlabel ''\nset yrange [0:100]\nset xtics rotate by -20\n"
-        "plot '" << prefix << "-shares.dat' using 2:xtic(1) title 'read', '' using 3 title 'decode', "
-        "'' using 4 title 'merge', '' using 5 title 'encode', '' using 6 title 'write', '' using 7 title 'sync'\n";
+        "set style histogram rowstacked\nset style fill solid 1.0 border rgb 'black'\nset boxwidth 0.6\n"
+        "set key outside right top invert\n"
+        "set ylabel '% of compaction time'\nset xlabel ''\nset yrange [0:112]\nset ytics 0,20,100\n"
+        "set xtics rotate by -20\nset xrange [-0.6:" << results.size() - 0.4 << "]\n"
+        "plot '" << prefix << "-shares.dat' using 2:xtic(1) title 'read' lc rgb '#BBBBBB', "
+        "'' using 3 title 'decode' lc rgb '#D55E00', '' using 4 title 'merge' lc rgb '#56B4E9', "
+        "'' using 5 title 'encode' lc rgb '#E69F00', '' using 6 title 'write' lc rgb '#009E73', "
+        "'' using 7 title 'sync' lc rgb '#CC79A7', "
+        "'' using 0:(105):(sprintf('enc+dec %.1f%%', $3+$5)) with labels notitle\n";
   gp.close();
   const std::string command = "gnuplot '" + prefix + ".gp'";
   if (std::system(command.c_str()) == 0) {
@@ -432,6 +446,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (!f.plot.empty()) WritePlots(f.plot, results);
+  if (!f.plot.empty() && compactions == 0) {
+    std::printf("no plots: no compaction ran\n");
+  } else if (!f.plot.empty()) {
+    WritePlots(f.plot, results);
+  }
   return 0;
 }

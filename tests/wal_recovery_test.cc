@@ -1,4 +1,4 @@
-// WAL damage at DB::Open, end to end (issue 16, finding 5): a damaged
+// WAL damage at DB::Open, end to end: a damaged
 // record that is not the torn tail of the newest log fails Open with
 // Corruption naming the log and the offset, unless Options::wal_recovery_mode
 // tolerates it; no mode but kSkipAnyCorruptedRecords replays a newer log

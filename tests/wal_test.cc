@@ -124,7 +124,7 @@ TEST(WalTest, DamagedRecordStopsTheReadAndIsReported) {
   EXPECT_TRUE(s.IsCorruption());
 }
 
-// The finding of issue 16: a flipped byte in the first record of a segment
+// A bug once found here: a flipped byte in the first record of a segment
 // whose writes were made durable (here by the Sync of a clean close) was
 // read as the end of the log, dropping the 200 records after it unreported.
 TEST(WalTest, FlippedByteInTheFirstRecordIsReportedWithItsOffset) {
