@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "git_commit.h"  // generated: JIGSAW_GIT_COMMIT
 #include "bench/engines.h"
 #include "jigsaw/version.h"
 
@@ -711,6 +712,7 @@ int Main(int argc, char** argv) {
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                      {"memtable_size", f.write_buffer_size}, {"compression", "none"}, {"bloom_bits_per_key", f.bloom_bits},
                      {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
+    out["jigsaw_commit"] = JIGSAW_GIT_COMMIT;
     out["jigsaw_version"] = std::to_string(JIGSAW_VERSION_MAJOR) + "." + std::to_string(JIGSAW_VERSION_MINOR) + "." +
                             std::to_string(JIGSAW_VERSION_PATCH);
     {
