@@ -674,7 +674,7 @@ void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
   }
 }
 
-std::string DBImpl::StatsJson(uint64_t pmem_bytes) const {
+std::string DBImpl::StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const {
   const Version& v = *versions_->current();
   nlohmann::json j;
   uint64_t ssd_bytes = 0;
@@ -685,6 +685,7 @@ std::string DBImpl::StatsJson(uint64_t pmem_bytes) const {
     }
   }
   j["pmem_bytes"] = pmem_bytes;
+  j["pmem_hash_index_bytes"] = index_bytes;
   j["ssd_bytes"] = ssd_bytes;
   j["flushes"] = flushes_;
   j["compactions"] = {{"count", compactions_},
@@ -728,9 +729,13 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     return out;
   };
   uint64_t pmem_bytes = 0;
+  uint64_t index_bytes = 0;  // DRAM held by pmem blocks' hash indexes
   for (const auto& level : v.levels) {
     for (const TableRef& b : level) {
-      if (b->residence == Residence::kPmem) pmem_bytes += b->size;
+      if (b->residence == Residence::kPmem) {
+        pmem_bytes += b->size;
+        index_bytes += b->table->MemoryUsage();
+      }
     }
   }
   if (p == "jigsaw.levels") {
@@ -773,7 +778,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              std::to_string(redone_compactions_) + " tracker_rounds " + std::to_string(tracker_rounds_) +
              " durable_compactions " + std::to_string(tracker_compactions_);
   } else if (p == "jigsaw.stats-json") {
-    *value = StatsJson(pmem_bytes);
+    *value = StatsJson(pmem_bytes, index_bytes);
   } else if (p == "jigsaw.compaction-profile") {
     // CSV, one row per flush (level -1) or compaction.
     *value = CompactionProfileCsvHeader();
@@ -799,7 +804,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + " flushes_within_compactions " + std::to_string(flushes_within_compactions_);
   } else if (p == "jigsaw.stats") {
-    *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\nflushes " + std::to_string(flushes_) +
+    *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\npmem hash index " +
+             std::to_string(index_bytes) + " bytes of DRAM\nflushes " + std::to_string(flushes_) +
              "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +
              " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes; " +
              std::to_string(split_steps_) + " split steps; " + std::to_string(compaction_entries_read_) +

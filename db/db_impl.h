@@ -152,7 +152,7 @@ class DBImpl final : public DB {
   Status PoolFullStatus(const std::string& detail);
 
   // jigsaw.stats-json.
-  std::string StatsJson(uint64_t pmem_bytes) const REQUIRES(mutex_);
+  std::string StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const REQUIRES(mutex_);
   // Recover's steps (Recover logs how they ended).
   Status RecoverSteps() EXCLUDES(mutex_);
 

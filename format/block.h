@@ -99,6 +99,12 @@ struct BlockReadOptions {
   // damaged block still never causes an out-of-bounds read: structural damage
   // is reported as Corruption; damage inside keys or values may go unnoticed.
   bool verify_checksum = true;
+  // Build a hash index in DRAM over the block's distinct keys when opening
+  // it (KeySet v2 blocks; other formats ignore it): a Get then probes one
+  // slot and reads one entry instead of searching the block. Costs one pass
+  // over the block at open and ~11 bytes of DRAM per entry, freed
+  // with the reader. Default false.
+  bool hash_index = false;
 };
 
 // Result of a point lookup.
@@ -136,6 +142,8 @@ class BlockReader {
     return 0.5;
   }
 
+  // Bytes of DRAM the reader holds beyond the block (its hash index).
+  virtual size_t MemoryUsage() const { return 0; }
   virtual std::unique_ptr<InternalIterator> NewIterator() const = 0;
 
   // Deep O(n) check of every entry, of the order and of the format's index

@@ -1,9 +1,12 @@
 #include "format/keyset_v2.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 
 #include "util/checksum.h"
@@ -459,6 +462,10 @@ class Reader final : public BlockReader {
   BlockFormat format() const override { return BlockFormat::kKeySet; }
   uint64_t num_entries() const override { return s_.count; }
   Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const override;
+  size_t MemoryUsage() const override {
+    const HashIndex* index = hash_index_.load(std::memory_order_acquire);
+    return index != nullptr ? sizeof(uint64_t) * size_t{index->slot_count} : 0;
+  }
   double ApproximatePosition(const Slice& user_key) const override {
     uint32_t ordinal = 0;
     EntryView entry;
@@ -509,6 +516,33 @@ class Reader final : public BlockReader {
   const char* bloom_ = nullptr;          // nullptr: no filter
   bloom::Geometry bloom_geometry_;
   uint32_t max_height_ = 1;
+
+  // The DRAM hash index (BlockReadOptions::hash_index): open addressing
+  // with linear probing; a slot is 0 (empty) or the high 32 bits of the
+  // key's XXH3-64 hash (its fingerprint, never 0) above the key-set offset
+  // of the key's first (newest) entry. 4/3 slots per entry (a key with
+  // versions takes one slot): at most 3/4 of them are used.
+  struct HashIndex {
+    std::unique_ptr<uint64_t[]> slots;
+    uint32_t slot_count = 0;
+    uint32_t HomeSlot(uint64_t hash) const {
+      return static_cast<uint32_t>((uint64_t{static_cast<uint32_t>(hash)} * slot_count) >> 32);
+    }
+  };
+  // Built by the first Get (so that blocks a compaction replaces before
+  // anyone reads them never pay for one); Gets that come while it is being
+  // built search the block. States: kNone (not wanted, or the block has a
+  // malformed entry), kWanted, kBuilding, kBuilt (hash_index_ published).
+  enum HashIndexState : int { kNone, kWanted, kBuilding, kBuilt };
+  mutable std::atomic<int> hash_index_state_{kNone};
+  mutable std::unique_ptr<HashIndex> hash_index_storage_;  // written by the builder only
+  mutable std::atomic<const HashIndex*> hash_index_{nullptr};
+  // Builds the index and publishes it; no index (kNone) if an entry is
+  // malformed, which the lookups without it then report.
+  void BuildHashIndex() const;
+  // Get through the index.
+  Status HashGet(const HashIndex& index, const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const;
+  static uint32_t Fingerprint(uint64_t hash) { return static_cast<uint32_t>(hash >> 32) | 1; }
 };
 
 Status ParseHeader(const char* base, uint64_t size, const Comparator* comparator, HeaderLayout* layout) {
@@ -633,7 +667,68 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
       r->common_prefix_ = first.key.data();
     }
   }
+  if (options.hash_index && l.count > 0) r->hash_index_state_.store(kWanted, std::memory_order_relaxed);
   *result = std::move(r);
+  return Status::OK();
+}
+
+void Reader::BuildHashIndex() const {
+  const uint64_t slot_count = uint64_t{s_.count} * 4 / 3 + 1;
+  auto index = std::make_unique<HashIndex>();
+  if (slot_count > 0xffffffff || s_.keyset_size > 0xffffffff) {
+    hash_index_state_.store(kNone, std::memory_order_relaxed);
+    return;
+  }
+  index->slot_count = static_cast<uint32_t>(slot_count);
+  index->slots.reset(new (std::nothrow) uint64_t[slot_count]());
+  EntryView entry;
+  Slice previous_key;
+  for (uint32_t i = 0; index->slots != nullptr && i < s_.count; ++i) {
+    const bool loaded = i == 0 ? s_.LoadAt(s_.SampleOffset(0), &entry) : s_.LoadNext(EntryView(entry), &entry);
+    if (!loaded) {
+      index->slots.reset();
+      break;
+    }
+    if (i > 0 && comparator_->Compare(entry.key, previous_key) == 0) continue;  // an older version
+    previous_key = entry.key;
+    const uint64_t hash = XXH3_64bits(entry.key.data(), entry.key.size());
+    uint32_t slot = index->HomeSlot(hash);
+    while (index->slots[slot] != 0) slot = slot + 1 == index->slot_count ? 0 : slot + 1;
+    index->slots[slot] = uint64_t{Fingerprint(hash)} << 32 | entry.offset;
+  }
+  if (index->slots == nullptr) {  // a malformed entry, or no memory: search
+    hash_index_state_.store(kNone, std::memory_order_relaxed);
+    return;
+  }
+  hash_index_storage_ = std::move(index);
+  hash_index_.store(hash_index_storage_.get(), std::memory_order_release);
+  hash_index_state_.store(kBuilt, std::memory_order_relaxed);
+}
+
+Status Reader::HashGet(const HashIndex& index, const Slice& user_key, SequenceNumber snapshot,
+                       BlockLookup* result) const {
+  const uint64_t hash = XXH3_64bits(user_key.data(), user_key.size());
+  const uint32_t fingerprint = Fingerprint(hash);
+  EntryView entry;
+  for (uint32_t slot = index.HomeSlot(hash);; slot = slot + 1 == index.slot_count ? 0 : slot + 1) {
+    const uint64_t value = index.slots[slot];
+    if (value == 0) return Status::NotFound(Slice());
+    if (value >> 32 != fingerprint) continue;
+    if (!s_.LoadAt(value & 0xffffffff, &entry)) return Status::Corruption("KeySet block has a malformed entry");
+    if (comparator_->Compare(entry.key, user_key) == 0) break;
+  }
+  // Versions of a key are adjacent, newest first: the first one the
+  // snapshot sees.
+  while (TagSequence(entry.tag) > snapshot) {
+    EntryView next;
+    if (entry.next == 0) return Status::NotFound(Slice());
+    if (!s_.LoadNext(entry, &next)) return Status::Corruption("KeySet block has a malformed entry");
+    if (comparator_->Compare(next.key, user_key) != 0) return Status::NotFound(Slice());
+    entry = next;
+  }
+  result->type = TagType(entry.tag);
+  result->sequence = TagSequence(entry.tag);
+  result->value = result->type == ValueType::kValue ? entry.value : Slice();
   return Status::OK();
 }
 
@@ -716,7 +811,18 @@ bool Reader::WalkGroup(uint32_t sample, const Slice& user_key, uint64_t tag, uin
   // sample's own entry.
   uint32_t i = (sample - 1) * kSampleStride;
   const uint32_t group_end = std::min<uint32_t>(sample * kSampleStride, count);
-  if (!s_.LoadAt(s_.SampleOffset(sample - 1), entry)) return false;
+  const uint64_t group_offset = s_.SampleOffset(sample - 1);
+  // The group's entries lie between its sample and the next one: ask for all
+  // their cache lines at once, so that the walk below waits for one miss
+  // rather than one per entry. Only a hint: nothing here is trusted.
+  if (sample < sample_count()) {
+    const uint64_t group_limit = std::min<uint64_t>(s_.SampleOffset(sample), s_.keyset_size);
+    const uint64_t first_line = group_offset & ~uint64_t{63};
+    for (uint64_t line = first_line; line < group_limit && line - first_line < 4096; line += 64) {
+      __builtin_prefetch(s_.keyset + line);
+    }
+  }
+  if (!s_.LoadAt(group_offset, entry)) return false;
   for (++i; i < group_end; ++i) {
     EntryView next;
     if (!s_.LoadNext(*entry, &next)) return false;
@@ -735,19 +841,28 @@ bool Reader::WalkGroup(uint32_t sample, const Slice& user_key, uint64_t tag, uin
 }
 
 Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const {
-  // The Bloom line is fetched while the sample heads are searched, and
-  // tested before the group walk (most blocks a lookup probes lack the key).
-  const char* line = nullptr;
-  uint32_t hash = 0;
+  if (const HashIndex* index = hash_index_.load(std::memory_order_acquire)) {
+    return HashGet(*index, user_key, snapshot, result);
+  }
+  int wanted = kWanted;
+  if (hash_index_state_.load(std::memory_order_relaxed) == kWanted &&
+      hash_index_state_.compare_exchange_strong(wanted, kBuilding, std::memory_order_relaxed)) {
+    BuildHashIndex();
+    if (const HashIndex* index = hash_index_.load(std::memory_order_acquire)) {
+      return HashGet(*index, user_key, snapshot, result);
+    }
+  }
+  // The Bloom filter first: most blocks a lookup probes lack the key, and
+  // for them one cache line decides.
   if (bloom_ != nullptr) {
-    hash = bloom::KeyHash(user_key);
-    line = bloom::LineFor(bloom_, bloom_geometry_, hash);
-    __builtin_prefetch(line);
+    const uint32_t hash = bloom::KeyHash(user_key);
+    if (!bloom::LineMayContain(bloom::LineFor(bloom_, bloom_geometry_, hash), hash)) {
+      return Status::NotFound(Slice());
+    }
   }
   const uint64_t tag = PackTag(snapshot, ValueType::kValue);
   uint32_t sample = 0;
   const bool found_sample = FindSample(user_key, tag, &sample);
-  if (line != nullptr && !bloom::LineMayContain(line, hash)) return Status::NotFound(Slice());
   uint32_t ordinal = 0;
   EntryView entry;
   if (!found_sample || !WalkGroup(sample, user_key, tag, &ordinal, &entry)) {

@@ -29,6 +29,7 @@ class PmemTable final : public Table {
     return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
   }
   uint64_t num_entries() const override { return reader_->num_entries(); }
+  size_t MemoryUsage() const override { return reader_->MemoryUsage(); }
   double ApproximatePosition(const Slice& user_key) const override { return reader_->ApproximatePosition(user_key); }
   Status Validate() const override { return reader_->Validate(); }
 
@@ -125,6 +126,7 @@ class NvmTimedTable final : public Table {
     return std::make_unique<NvmTimedIterator>(base_->NewScanIterator(decode), timing_, bytes_per_entry_);
   }
   uint64_t num_entries() const override { return base_->num_entries(); }
+  size_t MemoryUsage() const override { return base_->MemoryUsage(); }
   double ApproximatePosition(const Slice& user_key) const override { return base_->ApproximatePosition(user_key); }
   Status Validate() const override { return base_->Validate(); }
 

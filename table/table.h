@@ -37,6 +37,9 @@ class Table {
   // decode phase.
   virtual std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const = 0;
   virtual uint64_t num_entries() const = 0;
+  // Bytes of DRAM the table holds for lookups beyond its data (a pmem
+  // block's hash index); 0 by default.
+  virtual size_t MemoryUsage() const { return 0; }
   // Where user_key would sit in the table, as a fraction of its bytes
   // (0: before everything, 1: after), for DB::GetApproximateSizes. An
   // estimate; the default, 0.5, knows nothing.

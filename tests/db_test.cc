@@ -615,6 +615,65 @@ TEST_P(DBTest, StatsJsonAgreesWithTheTextProperties) {
   EXPECT_FALSE(j["pool_full"].get<bool>());
 }
 
+// Options::pmem_hash_index: point lookups in pmem blocks through a DRAM
+// hash index give what the search gives, at snapshots too; the index is
+// counted in jigsaw.stats-json, exists only for pmem blocks, and a database
+// opens with or without it.
+TEST_P(DBTest, PmemHashIndexAnswersAsTheSearchAndIsOptional) {
+  auto stat = [this](const char* name) {
+    std::string json;
+    EXPECT_TRUE(db_->GetProperty("jigsaw.stats-json", &json));
+    return nlohmann::json::parse(json)[name].get<uint64_t>();
+  };
+  auto index_bytes = [&] { return stat("pmem_hash_index_bytes"); };
+  Options options = ModeOptions();
+  ASSERT_TRUE(options.pmem_hash_index);  // the default
+  Open(options);
+  std::map<std::string, std::string> model;
+  auto write_round = [&](int round) {
+    char key[16];
+    for (int i = 0; i < 8000; ++i) {
+      std::snprintf(key, sizeof(key), "key%06d", (i * 7919 + round) % 9000);
+      if (i % 11 == 0) {
+        ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
+        model.erase(key);
+      } else {
+        const std::string value = "r" + std::to_string(round) + "-" + std::to_string(i);
+        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+        model[key] = value;
+      }
+    }
+  };
+  auto check = [&](const std::map<std::string, std::string>& expected, const Snapshot* snapshot) {
+    char key[16];
+    for (int i = 0; i < 9100; ++i) {
+      std::snprintf(key, sizeof(key), "key%06d", i);
+      auto it = expected.find(key);
+      ASSERT_EQ(Get(key, snapshot), it == expected.end() ? "NOT_FOUND" : it->second) << key;
+    }
+  };
+  write_round(0);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  const Snapshot* snapshot = db_->GetSnapshot();
+  const std::map<std::string, std::string> at_snapshot = model;
+  write_round(1);  // newer versions above the compacted ones
+  check(model, nullptr);
+  check(at_snapshot, snapshot);
+  db_->ReleaseSnapshot(snapshot);
+  // The pmem blocks those reads probed have built their index (hybrid mode
+  // may hold no pmem block by now; disk mode has none).
+  if (GetParam() == StorageMode::kPmem) {
+    EXPECT_GT(index_bytes(), 0u);
+  }
+  if (stat("pmem_bytes") == 0) {
+    EXPECT_EQ(index_bytes(), 0u);
+  }
+  options.pmem_hash_index = false;
+  Open(options);
+  check(model, nullptr);
+  EXPECT_EQ(index_bytes(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          test::ModeName);
 

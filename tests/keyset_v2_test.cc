@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "format/bloom.h"
 #include "tests/block_test_util.h"
@@ -662,6 +664,159 @@ TEST(KeySetV2Test, AppendRunTakesThePrefixThatFits) {
   AlignedBuffer again(1 << 16);
   v2::Builder bigger(BlockBuilderOptions(), again.data(), 1 << 16);
   EXPECT_EQ(bigger.AppendRun(run, 1 << 16), 500u);
+}
+
+// ---------------------------------------------------------------------------
+// The DRAM hash index (BlockReadOptions::hash_index).
+
+BlockReadOptions WithHashIndex() {
+  BlockReadOptions options;
+  options.hash_index = true;
+  return options;
+}
+
+// Keys 0, 2, 4, ... with one to three versions each, some deleted.
+std::vector<TestEntry> VersionedEntries(int keys);
+
+TEST(KeySetV2HashIndexTest, AnswersEveryLookupAsTheSearchDoes) {
+  AlignedBuffer buffer;
+  auto entries = VersionedEntries(3000);
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> searched;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &searched).ok());
+  std::unique_ptr<BlockReader> hashed;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, WithHashIndex(), &hashed).ok());
+  EXPECT_EQ(hashed->MemoryUsage(), 0u);  // built by the first Get
+  const SequenceNumber last = entries.size();
+  std::vector<std::string> keys = {"", "user", "zzz", "user00000000000000010x"};
+  for (int i = -1; i <= 6001; ++i) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "user%016d", i);
+    keys.push_back(key);
+  }
+  int found = 0;
+  for (const std::string& key : keys) {
+    for (SequenceNumber snapshot : {SequenceNumber{0}, SequenceNumber{5}, last / 2, last / 2 + 1, last}) {
+      BlockLookup expected;
+      const Status e = searched->Get(key, snapshot, &expected);
+      BlockLookup got;
+      const Status g = hashed->Get(key, snapshot, &got);
+      ASSERT_EQ(e.IsNotFound(), g.IsNotFound()) << key << " @" << snapshot << ": " << g.ToString();
+      if (!e.ok()) continue;
+      ASSERT_TRUE(g.ok()) << g.ToString();
+      ++found;
+      ASSERT_EQ(got.type, expected.type) << key << " @" << snapshot;
+      ASSERT_EQ(got.sequence, expected.sequence) << key << " @" << snapshot;
+      ASSERT_EQ(got.value.ToString(), expected.value.ToString()) << key << " @" << snapshot;
+    }
+  }
+  EXPECT_GT(found, 3000);  // the lookups were not all misses
+  // 8-byte slots, 4/3 of them per entry; none for the reader without.
+  EXPECT_EQ(searched->MemoryUsage(), 0u);
+  EXPECT_GE(hashed->MemoryUsage(), 8 * entries.size() * 4 / 3);
+  EXPECT_LE(hashed->MemoryUsage(), 8 * entries.size() * 4 / 3 + 64);
+}
+
+// Readers racing to a block's first lookups: one builds the index, the
+// others search meanwhile; every answer is right (run under TSan in CI).
+TEST(KeySetV2HashIndexTest, ConcurrentFirstLookupsAgree) {
+  AlignedBuffer buffer;
+  auto entries = SequentialEntries(20000);
+  Slice block = Build(entries, &buffer);
+  for (int round = 0; round < 5; ++round) {
+    std::unique_ptr<BlockReader> hashed;
+    ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, WithHashIndex(), &hashed).ok());
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (size_t i = t; i < entries.size(); i += 7) {
+          BlockLookup got;
+          if (!hashed->Get(entries[i].user_key, kMaxSequenceNumber, &got).ok() ||
+              got.value.ToString() != entries[i].value) {
+            wrong.fetch_add(1);
+          }
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_GT(hashed->MemoryUsage(), 0u);
+  }
+}
+
+TEST(KeySetV2HashIndexTest, FindsTheVersionASnapshotSeesAmongMany) {
+  // One key with 200 versions (across many sample groups) between others.
+  std::vector<TestEntry> entries;
+  entries.push_back({"a", 1, ValueType::kValue, "a1"});
+  for (SequenceNumber s = 400; s >= 201; --s) {
+    const ValueType type = s % 5 == 0 ? ValueType::kDeletion : ValueType::kValue;
+    entries.push_back({"m", s, type, type == ValueType::kValue ? "m" + std::to_string(s) : ""});
+  }
+  entries.push_back({"z", 2, ValueType::kValue, "z2"});
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> hashed;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, WithHashIndex(), &hashed).ok());
+  BlockLookup got;
+  EXPECT_TRUE(hashed->Get("m", 200, &got).IsNotFound());  // older than every version
+  for (SequenceNumber s = 201; s <= 400; ++s) {
+    ASSERT_TRUE(hashed->Get("m", s, &got).ok()) << s;
+    EXPECT_EQ(got.sequence, s);
+    EXPECT_EQ(got.type, s % 5 == 0 ? ValueType::kDeletion : ValueType::kValue);
+    if (got.type == ValueType::kValue) {
+      EXPECT_EQ(got.value.ToString(), "m" + std::to_string(s));
+    }
+  }
+  ASSERT_TRUE(hashed->Get("m", kMaxSequenceNumber, &got).ok());
+  EXPECT_EQ(got.sequence, 400u);
+  ASSERT_TRUE(hashed->Get("z", 2, &got).ok());
+  EXPECT_EQ(got.value.ToString(), "z2");
+  EXPECT_TRUE(hashed->Get("z", 1, &got).IsNotFound());
+  EXPECT_TRUE(hashed->Get("n", kMaxSequenceNumber, &got).IsNotFound());
+}
+
+TEST(KeySetV2HashIndexTest, DamageIsCorruptionOrAnAnswerNeverAStrayRead) {
+  auto entries = SequentialEntries(1000);
+  AlignedBuffer buffer;
+  Slice block = Build(entries, &buffer);
+  char* b = buffer.data();
+  BlockReadOptions unchecked = WithHashIndex();
+  unchecked.verify_checksum = false;
+  // Damage after the index was built: an entry's value points outside the
+  // value buffer, then its key size runs past the key set.
+  std::unique_ptr<BlockReader> hashed;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, unchecked, &hashed).ok());
+  BlockLookup got;
+  ASSERT_TRUE(hashed->Get(entries[160].user_key, kMaxSequenceNumber, &got).ok());  // builds the index
+  ASSERT_GT(hashed->MemoryUsage(), 0u);
+  const uint64_t offset = DecodeFixed32(Samples(b) + 4 * 10);
+  char* e = MutableKeySet(b) + offset;
+  const uint64_t index = DecodeFixed64(e + v2::ent::kIndex);
+  EncodeFixed64(e + v2::ent::kIndex, v2::PackIndex(0xfffffff0, 100));
+  EXPECT_TRUE(hashed->Get(entries[160].user_key, kMaxSequenceNumber, &got).IsCorruption());
+  EncodeFixed64(e + v2::ent::kIndex, index);
+  const uint32_t shape = DecodeFixed32(e + v2::ent::kShape);
+  EncodeFixed32(e + v2::ent::kShape, v2::PackShape(60000, v2::ShapeHeight(shape)));
+  EXPECT_TRUE(hashed->Get(entries[160].user_key, kMaxSequenceNumber, &got).IsCorruption());
+  // Damage before: the index cannot be built, and the block's lookups are
+  // what they are without one.
+  std::unique_ptr<BlockReader> searched;
+  unchecked.hash_index = false;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, unchecked, &searched).ok());
+  unchecked.hash_index = true;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, unchecked, &hashed).ok());
+  for (const TestEntry& entry : entries) {
+    BlockLookup expected;
+    const Status e_status = searched->Get(entry.user_key, kMaxSequenceNumber, &expected);
+    const Status g_status = hashed->Get(entry.user_key, kMaxSequenceNumber, &got);
+    ASSERT_EQ(e_status.ToString(), g_status.ToString()) << entry.user_key;
+    if (e_status.ok()) {
+      ASSERT_EQ(got.value.ToString(), expected.value.ToString());
+    }
+  }
+  EXPECT_EQ(hashed->MemoryUsage(), 0u);  // no index over a malformed block
+  EncodeFixed32(e + v2::ent::kShape, shape);
 }
 
 // ---------------------------------------------------------------------------

@@ -47,7 +47,8 @@ BlockBuilderOptions TableStore::block_builder_options() const {
 }
 
 Status TableStore::OpenPmem(uint64_t number, uint64_t offset, uint64_t size, bool verify_checksum, TableRef* table) {
-  Status s = OpenPmemTable(pool_.get(), options_.comparator, number, offset, size, verify_checksum, table);
+  Status s = OpenPmemTable(pool_.get(), options_.comparator, number, offset, size, verify_checksum,
+                           options_.pmem_hash_index, table);
   if (s.ok()) (*table)->disposer = this;
   return s;
 }

@@ -28,7 +28,7 @@ TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table
 }
 
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                     bool verify_checksum, TableRef* result) {
+                     bool verify_checksum, bool hash_index, TableRef* result) {
   const char* data = pool->Direct(offset);
   if (data == nullptr || size > pool->ObjectSize(offset)) {
     return Status::Corruption("block " + std::to_string(number), "size exceeds its pmem object");
@@ -40,6 +40,7 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
   BlockReadOptions options;
   options.comparator = comparator;
   options.verify_checksum = verify_checksum;
+  options.hash_index = hash_index;
   std::unique_ptr<BlockReader> reader;
   Status s = BlockReader::Open(BlockFormat::kKeySet, Slice(data, size), options, &reader);
   if (!s.ok()) return Status::Corruption("block " + std::to_string(number), s.ToString());

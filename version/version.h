@@ -63,8 +63,10 @@ using TableRef = std::shared_ptr<TableMeta>;
 
 // Opens a committed or just-built pmem block: table plus key range; the
 // table's reads are charged to the pool's timing model if it has one.
+// With `hash_index`, the block gets a DRAM hash index for point lookups
+// (BlockReadOptions::hash_index).
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                     bool verify_checksum, TableRef* block);
+                     bool verify_checksum, bool hash_index, TableRef* block);
 // Wraps an open SSD table.
 TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries);

@@ -127,12 +127,14 @@ class JIGSAW_EXPORT DB {
   //   "jigsaw.stats-json"       the counters of jigsaw.stats, sync-stats,
   //                             stalls, write-groups and block-cache as one
   //                             JSON object, for programs (keys: levels
-  //                             [{tables, bytes}], pmem_bytes, ssd_bytes,
+  //                             [{tables, bytes}], pmem_bytes,
+  //                             pmem_hash_index_bytes, ssd_bytes,
   //                             flushes, compactions {...}, trivial_moves,
   //                             migrations, stalls, writes, memtables, sync,
   //                             block_cache, pool_full)
   //   "jigsaw.stats"            a summary for people: the levels, pmem bytes,
-  //                             flushes, compactions (bytes read and written,
+  //                             the DRAM of the pmem blocks' hash indexes
+  //                             (Options::pmem_hash_index), flushes, compactions (bytes read and written,
   //                             split steps, entries merged and how many of
   //                             them were copied as bytes in runs), trivial
   //                             moves (tables and bytes moved by reference),

@@ -60,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const BlockFormat format = (data[0] & 1) == 0 ? BlockFormat::kKeySet : BlockFormat::kClassic;
   BlockReadOptions options;
   options.verify_checksum = (data[0] & 2) != 0;
+  options.hash_index = (data[0] & 4) != 0;
   const size_t block_size = size - 1;
   // operator new[] memory is 16-byte aligned; its exact size lets ASan flag
   // any byte read past the block.
@@ -90,8 +91,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const char* key : {"", "a", "key", "user000000000042", "\xff\xff"}) {
     it->Seek(key);
     if (it->Valid()) sink += it->value().size();
-    BlockLookup lookup;
-    if (reader->Get(key, kMaxSequenceNumber, &lookup).ok()) sink += lookup.value.size();
+  }
+  // Point lookups of the keys met and of some others, through the hash
+  // index when the first byte asks for one.
+  for (const std::string& key : keys) {
+    for (SequenceNumber snapshot : {kMaxSequenceNumber, SequenceNumber{1}}) {
+      BlockLookup lookup;
+      if (reader->Get(key, snapshot, &lookup).ok()) sink += lookup.value.size() + lookup.sequence;
+    }
   }
   return sink == 0xdeadbeef ? 1 : 0;
 }
