@@ -74,6 +74,7 @@ Status DBImpl::Commit(std::shared_ptr<const Version> next, std::vector<pmem::Res
   if (s.ok()) {
     Status late = versions_->TakeLateError();
     if (!late.ok() && bg_error_.ok()) bg_error_ = late;
+    PublishReadState();
   }
   return s;
 }
@@ -246,7 +247,10 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
     } else {
       s = inserted;
       // Readers pin the last sequence: the group becomes visible all at once.
-      if (s.ok()) versions_->SetLastSequence(first_sequence + count - 1);
+      if (s.ok()) {
+        versions_->SetLastSequence(first_sequence + count - 1);
+        visible_sequence_.store(first_sequence + count - 1, std::memory_order_release);
+      }
     }
     ++write_groups_;
     if (options.sync) ++synced_groups_;
@@ -365,6 +369,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   }
   if (freeze) mem_ = NewMemTable();
   has_imm_ = !imm_.empty();  // only now: a flush outside mutex_ may act on it
+  PublishReadState();
   bg_cv_.Signal();
   return Status::OK();
 }
@@ -372,21 +377,33 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
 // ---------------------------------------------------------------------------
 // Reads
 
+void DBImpl::PublishReadState() {
+  std::shared_ptr<ReadState> building = std::make_shared<ReadState>();
+  ReadState* state = building.get();
+  state->mem = mem_;
+  for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) state->imm.push_back(it->mem);
+  state->version = versions_->current();
+  std::shared_ptr<const ReadState> published = std::move(building);
+  {
+    MutexLock lock(&read_state_mutex_);
+    read_state_.swap(published);
+  }  // the previous state is released outside the lock
+  visible_sequence_.store(versions_->last_sequence(), std::memory_order_release);
+}
+
 DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
-  MutexLock lock(&mutex_);
   ReadView view;
-  view.mem = mem_;
-  for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) view.imm.push_back(it->mem);
-  view.version = versions_->current();
   view.sequence = options.snapshot != nullptr ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence
-                                              : versions_->last_sequence();
+                                              : visible_sequence_.load(std::memory_order_acquire);
+  MutexLock lock(&read_state_mutex_);
+  view.state = read_state_;
   return view;
 }
 
 bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const {
   ValueType type;
-  bool found = view.mem->Get(key, view.sequence, &type, value);
-  for (size_t i = 0; !found && i < view.imm.size(); ++i) found = view.imm[i]->Get(key, view.sequence, &type, value);
+  bool found = view.state->mem->Get(key, view.sequence, &type, value);
+  for (size_t i = 0; !found && i < view.state->imm.size(); ++i) found = view.state->imm[i]->Get(key, view.sequence, &type, value);
   if (found) *status = type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
   return found;
 }
@@ -415,7 +432,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   Status s;
   if (MemTablesGet(view, key, value, &s)) return s;
   bool done = false;
-  const auto& level0 = view.version->levels[0];
+  const auto& level0 = view.state->version->levels[0];
   for (size_t i = 0; i < level0.size(); ++i) {  // newest first; they may overlap
     for (const TableRef& block : Candidates({&level0[i], 1}, key)) {
       s = TableGet(options, *block, key, view.sequence, value, &done);
@@ -423,7 +440,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
     }
   }
   for (int level = 1; level < kNumLevels; ++level) {
-    for (const TableRef& block : Candidates(view.version->levels[level], key)) {
+    for (const TableRef& block : Candidates(view.state->version->levels[level], key)) {
       s = TableGet(options, *block, key, view.sequence, value, &done);
       if (done) return s;
     }
@@ -442,8 +459,8 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   }
   // Runs in the order a Get searches them: each L0 block, then each level.
   std::vector<std::span<const TableRef>> runs;
-  for (const TableRef& block : view.version->levels[0]) runs.emplace_back(&block, 1);
-  for (int level = 1; level < kNumLevels; ++level) runs.emplace_back(view.version->levels[level]);
+  for (const TableRef& block : view.state->version->levels[0]) runs.emplace_back(&block, 1);
+  for (int level = 1; level < kNumLevels; ++level) runs.emplace_back(view.state->version->levels[level]);
 
   // Batching reads pays only where they run in parallel; with pread a Get
   // reads the same blocks one by one anyway.
@@ -490,19 +507,19 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
   std::vector<std::unique_ptr<InternalIterator>> children;
   std::vector<std::shared_ptr<const void>> pins;
-  children.push_back(view.mem->NewIterator());
-  pins.push_back(view.mem);
-  for (const auto& imm : view.imm) {
+  children.push_back(view.state->mem->NewIterator());
+  pins.push_back(view.state->mem);
+  for (const auto& imm : view.state->imm) {
     children.push_back(imm->NewIterator());
     pins.push_back(imm);
   }
-  for (const TableRef& block : view.version->levels[0]) children.push_back(block->table->NewIterator(options));
+  for (const TableRef& block : view.state->version->levels[0]) children.push_back(block->table->NewIterator(options));
   for (int level = 1; level < kNumLevels; ++level) {
-    if (!view.version->levels[level].empty()) {
-      children.push_back(NewLevelIterator(ucmp_, view.version->levels[level], options));
+    if (!view.state->version->levels[level].empty()) {
+      children.push_back(NewLevelIterator(ucmp_, view.state->version->levels[level], options));
     }
   }
-  pins.push_back(view.version);
+  pins.push_back(view.state->version);
   return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins));
 }
 

@@ -204,13 +204,25 @@ class DBImpl final : public DB {
   void TrackerLoop() EXCLUDES(mutex_);
 
   // --- reads ---
-  // Pins everything a read needs.
-  struct ReadView {
+  // What a read searches: the memtables and the current version, as one
+  // immutable snapshot of the structures mutex_ guards. Published by
+  // PublishReadState, under mutex_, at every point where mem_, imm_ or the
+  // current version changed and are consistent again (Commit, the end of
+  // SwitchMemTable, the end of Recover); readers load it without mutex_.
+  struct ReadState {
     std::shared_ptr<MemTable> mem;
     std::vector<std::shared_ptr<MemTable>> imm;  // newest first
     std::shared_ptr<const Version> version;
+  };
+  void PublishReadState() REQUIRES(mutex_);
+  // Pins everything a read needs.
+  struct ReadView {
+    std::shared_ptr<const ReadState> state;
     SequenceNumber sequence;
   };
+  // Takes no lock: the sequence first (acquire), then the read state, so
+  // that every write up to that sequence is in the state's memtables or
+  // version (a memtable is published before any write goes into it).
   ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
   // True if the memtables of `view` decide `key`: *status OK (value set) or
   // NotFound.
@@ -245,6 +257,14 @@ class DBImpl final : public DB {
   // the write path above): only the front switches them.
   std::deque<Writer*> writers_ GUARDED_BY(mutex_);
   std::deque<Immutable> imm_ GUARDED_BY(mutex_);       // oldest first
+  // The read state readers load (PublishReadState), behind a lock of its
+  // own that is held only to copy the pointer (never across I/O, a
+  // memtable insert or a commit), and the last sequence readers may see:
+  // versions_->last_sequence(), stored (release) after the writes up to it
+  // are in the memtable.
+  mutable Mutex read_state_mutex_;
+  std::shared_ptr<const ReadState> read_state_ GUARDED_BY(read_state_mutex_);
+  std::atomic<SequenceNumber> visible_sequence_{0};
   // !imm_.empty() for committed immutables (written under mutex_, read
   // without it as a hint; FlushOldestImmutable rechecks under the lock).
   std::atomic<bool> has_imm_{false};

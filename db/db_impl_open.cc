@@ -290,6 +290,10 @@ DBImpl::~DBImpl() {
   imm_.clear();
   has_imm_ = false;
   mem_.reset();
+  {
+    MutexLock lock(&read_state_mutex_);
+    read_state_.reset();  // its memtables and version, before what they need
+  }
   versions_.reset();  // frees obsolete tables no iterator holds, through tables_
   tables_.reset();    // the standby, then the pool
   lock_.reset();      // the database is closed
@@ -334,6 +338,7 @@ Status DBImpl::Recover() {
     Log(info_log_, "Open failed: %s", s.ToString().c_str());
     return s;
   }
+  PublishReadState();
   std::string levels;
   for (int level = 0; level < kNumLevels; ++level) {
     const auto& tables = versions_->current()->levels[level];
