@@ -81,10 +81,10 @@ class JigsawEngine final : public Engine {
     db_->GetProperty("jigsaw.pmem-device", &device);
     return device.substr(0, device.find('\n'));
   }
-  std::string Put(const std::string& key, const std::string& value, bool sync) override {
+  std::string Put(std::string_view key, std::string_view value, bool sync) override {
     WriteOptions w;
     w.sync = sync;
-    Status s = db_->Put(w, key, value);
+    Status s = db_->Put(w, Slice(key.data(), key.size()), Slice(value.data(), value.size()));
     return s.ok() ? "" : s.ToString();
   }
   std::string Delete(const std::string& key, bool sync) override {
@@ -93,8 +93,8 @@ class JigsawEngine final : public Engine {
     Status s = db_->Delete(w, key);
     return s.ok() ? "" : s.ToString();
   }
-  int Get(const std::string& key, std::string* value) override {
-    Status s = db_->Get(ReadOptions(), key, value);
+  int Get(std::string_view key, std::string* value) override {
+    Status s = db_->Get(ReadOptions(), Slice(key.data(), key.size()), value);
     return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
   }
   int64_t MultiGet(const std::vector<std::string>& keys) override {
@@ -153,10 +153,10 @@ class PeerEngine final : public Engine {
     return engine;
   }
   const char* name() const override { return Lib::kName; }
-  std::string Put(const std::string& key, const std::string& value, bool sync) override {
+  std::string Put(std::string_view key, std::string_view value, bool sync) override {
     typename Lib::WriteOptions w;
     w.sync = sync;
-    auto s = lib_.db->Put(w, key, value);
+    auto s = lib_.db->Put(w, typename Lib::Slice(key.data(), key.size()), typename Lib::Slice(value.data(), value.size()));
     return s.ok() ? "" : s.ToString();
   }
   std::string Delete(const std::string& key, bool sync) override {
@@ -165,8 +165,8 @@ class PeerEngine final : public Engine {
     auto s = lib_.db->Delete(w, key);
     return s.ok() ? "" : s.ToString();
   }
-  int Get(const std::string& key, std::string* value) override {
-    auto s = lib_.db->Get(typename Lib::ReadOptions(), key, value);
+  int Get(std::string_view key, std::string* value) override {
+    auto s = lib_.db->Get(typename Lib::ReadOptions(), typename Lib::Slice(key.data(), key.size()), value);
     return s.ok() ? 1 : s.IsNotFound() ? 0 : -1;
   }
   int64_t MultiGet(const std::vector<std::string>& keys) override {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jigsaw/options.h"
@@ -43,10 +44,10 @@ class Engine {
   // One line on the medium the engine runs on, or "".
   virtual std::string Describe() { return ""; }
   // Empty string on success, else a message.
-  virtual std::string Put(const std::string& key, const std::string& value, bool sync) = 0;
+  virtual std::string Put(std::string_view key, std::string_view value, bool sync) = 0;
   virtual std::string Delete(const std::string& key, bool sync) = 0;
   // 1 found, 0 not found, -1 error.
-  virtual int Get(const std::string& key, std::string* value) = 0;
+  virtual int Get(std::string_view key, std::string* value) = 0;
   // Looks up every key (MultiGet where the engine has one, else a loop of
   // Gets); returns how many were found, or -1 on an error.
   virtual int64_t MultiGet(const std::vector<std::string>& keys) = 0;

@@ -25,6 +25,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -110,12 +111,17 @@ class KeyMaker {
  public:
   explicit KeyMaker(int key_size) : key_size_(static_cast<size_t>(key_size)) {}
   std::string Make(uint64_t n) const {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%016" PRIu64, n);
-    std::string key(buf);
-    if (key.size() < key_size_) key.append(key_size_ - key.size(), 'x');
-    key.resize(key_size_);
+    std::string key;
+    MakeInto(n, &key);
     return key;
+  }
+  // The same into *key, reusing its buffer: the benchmark loops allocate
+  // nothing per operation (as db_bench's key buffer).
+  void MakeInto(uint64_t n, std::string* key) const {
+    char buf[32];
+    const int length = std::snprintf(buf, sizeof(buf), "%016" PRIu64, n);
+    key->assign(buf, std::min<size_t>(static_cast<size_t>(length), key_size_));
+    if (key->size() < key_size_) key->append(key_size_ - key->size(), 'x');
   }
 
  private:
@@ -274,7 +280,8 @@ class Runner {
       r = MeasureParallel(engine_name_, benchmark, threads, each, record,
                           [&](int t, uint64_t i, std::mt19937_64* rng, ThreadStats* st) {
                             const uint64_t n = random ? (*rng)() % num : static_cast<uint64_t>(t) * each + i;
-                            const std::string key = keys_.Make(n);
+                            thread_local std::string key;
+                            keys_.MakeInto(n, &key);
                             std::string error = deletes ? engine_->Delete(key, sync) : engine_->Put(key, Value(rng), sync);
                             if (!error.empty()) st->error = error;
                             st->bytes += key.size() + (deletes ? 0 : static_cast<uint64_t>(flags_.value_size));
@@ -300,8 +307,10 @@ class Runner {
       std::string writer_error;
       std::thread writer([&] {
         std::mt19937_64 rng(7);
+        std::string key;
         while (!readers_done.load(std::memory_order_relaxed) && writer_error.empty()) {
-          writer_error = engine_->Put(keys_.Make(rng() % num), Value(&rng), false);
+          keys_.MakeInto(rng() % num, &key);
+          writer_error = engine_->Put(key, Value(&rng), false);
         }
       });
       r = MeasureParallel(engine_name_, benchmark, threads, per_thread(reads), record,
@@ -352,15 +361,19 @@ class Runner {
   void Close() { engine_.reset(); }
 
  private:
-  std::string Value(std::mt19937_64* rng) const {
+  // A value: a window of the value pool (which outlives every use).
+  std::string_view Value(std::mt19937_64* rng) const {
     const size_t offset = (*rng)() % (value_pool_.size() - static_cast<size_t>(flags_.value_size));
-    return value_pool_.substr(offset, static_cast<size_t>(flags_.value_size));
+    return std::string_view(value_pool_).substr(offset, static_cast<size_t>(flags_.value_size));
   }
-  // One random point read (of an absent key when `missing`).
+  // One random point read (of an absent key when `missing`). The key and
+  // value buffers are the thread's, reused (as db_bench's).
   void Read(std::mt19937_64* rng, bool missing, ThreadStats* st) {
-    std::string key = keys_.Make((*rng)() % flags_.num);
+    thread_local std::string key;
+    thread_local std::string value;
+    keys_.MakeInto((*rng)() % flags_.num, &key);
     if (missing) key.back() = '.';
-    std::string value;
+    value.clear();
     const int hit = engine_->Get(key, &value);
     if (hit < 0) st->error = "read error";
     st->found += hit > 0 ? 1 : 0;
@@ -384,14 +397,19 @@ class Runner {
                            [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
                              const unsigned roll = static_cast<unsigned>((*rng)() % 100);
                              auto read = [&](uint64_t n) {
-                               std::string value;
-                               const int hit = engine_->Get(keys_.Make(n), &value);
+                               thread_local std::string key;
+                               thread_local std::string value;
+                               keys_.MakeInto(n, &key);
+                               value.clear();
+                               const int hit = engine_->Get(key, &value);
                                if (hit < 0) st->error = "read error";
                                st->found += hit > 0 ? 1 : 0;
                                st->bytes += value.size();
                              };
                              auto update = [&](uint64_t n) {
-                               const std::string error = engine_->Put(keys_.Make(n), Value(rng), false);
+                               thread_local std::string key;
+                               keys_.MakeInto(n, &key);
+                               const std::string error = engine_->Put(key, Value(rng), false);
                                if (!error.empty()) st->error = error;
                                st->bytes += static_cast<uint64_t>(flags_.value_size);
                              };

@@ -46,7 +46,7 @@ constexpr unsigned kMaxReaders = 256;  // pooled read txns: threads (<= 64) plus
 
 std::string LmdbError(const char* what, int rc) { return std::string("LMDB ") + what + ": " + mdb_strerror(rc); }
 
-MDB_val Val(const std::string& s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
 
 class LmdbEngine final : public Engine {
  public:
@@ -82,7 +82,7 @@ class LmdbEngine final : public Engine {
     return line;
   }
 
-  std::string Put(const std::string& key, const std::string& value, bool sync) override {
+  std::string Put(std::string_view key, std::string_view value, bool sync) override {
     return Write(sync, [&](MDB_txn* txn) {
       MDB_val k = Val(key), v = Val(value);
       return mdb_put(txn, dbi_, &k, &v, 0);
@@ -97,7 +97,7 @@ class LmdbEngine final : public Engine {
     });
   }
 
-  int Get(const std::string& key, std::string* value) override {
+  int Get(std::string_view key, std::string* value) override {
     Reader r;
     if (Checkout(&r) != MDB_SUCCESS) return -1;
     MDB_val k = Val(key), v;
