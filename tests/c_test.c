@@ -338,6 +338,15 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
   }
   jigsaw_close(db);
 
+  phase = "reopen without the pmem hash index";
+  jigsaw_options_set_pmem_hash_index(options, 0);
+  db = jigsaw_open(options, dbname, &err);
+  CHECK_NO_ERROR(err);
+  CHECK_GET(db, roptions, "foo", "world");
+  CHECK_GET(db, roptions, "baz", "d");
+  jigsaw_close(db);
+  jigsaw_options_set_pmem_hash_index(options, 1);
+
   phase = "copy into a disk-mode database";
   {
     jigsaw_options_t* to = SmallOptions(jigsaw_storage_disk);
