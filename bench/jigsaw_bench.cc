@@ -731,8 +731,7 @@ int Main(int argc, char** argv) {
                      {"memtable_size", f.write_buffer_size}, {"compression", "none"}, {"bloom_bits_per_key", f.bloom_bits},
                      {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
     out["jigsaw_commit"] = JIGSAW_GIT_COMMIT;
-    out["jigsaw_version"] = std::to_string(JIGSAW_VERSION_MAJOR) + "." + std::to_string(JIGSAW_VERSION_MINOR) + "." +
-                            std::to_string(JIGSAW_VERSION_PATCH);
+    out["jigsaw_version"] = JIGSAW_VERSION_STRING;
     {
       const std::time_t now = std::time(nullptr);
       char date[32];

@@ -99,11 +99,11 @@ struct BlockReadOptions {
   // damaged block still never causes an out-of-bounds read: structural damage
   // is reported as Corruption; damage inside keys or values may go unnoticed.
   bool verify_checksum = true;
-  // Build a hash index in DRAM over the block's distinct keys when opening
-  // it (KeySet v2 blocks; other formats ignore it): a Get then probes one
-  // slot and reads one entry instead of searching the block. Costs one pass
-  // over the block at open and ~11 bytes of DRAM per entry, freed
-  // with the reader. Default false.
+  // Give the reader a hash index in DRAM over the block's distinct keys
+  // (KeySet v2 blocks; other formats ignore it), built by its first Get: a
+  // Get then probes one slot and reads one entry instead of searching the
+  // block. Costs one pass over the block and ~11 bytes of DRAM per entry,
+  // freed with the reader. Default false.
   bool hash_index = false;
 };
 

@@ -530,15 +530,14 @@ class Reader final : public BlockReader {
     }
   };
   // Built by the first Get (so that blocks a compaction replaces before
-  // anyone reads them never pay for one); Gets that come while it is being
-  // built search the block. States: kNone (not wanted, or the block has a
-  // malformed entry), kWanted, kBuilding, kBuilt (hash_index_ published).
-  enum HashIndexState : int { kNone, kWanted, kBuilding, kBuilt };
-  mutable std::atomic<int> hash_index_state_{kNone};
+  // anyone reads them never pay for one), the one that takes
+  // hash_index_wanted_; Gets that come while it is being built search the
+  // block.
+  mutable std::atomic<bool> hash_index_wanted_{false};
   mutable std::unique_ptr<HashIndex> hash_index_storage_;  // written by the builder only
   mutable std::atomic<const HashIndex*> hash_index_{nullptr};
-  // Builds the index and publishes it; no index (kNone) if an entry is
-  // malformed, which the lookups without it then report.
+  // Builds the index and publishes it; no index if an entry is malformed
+  // (the lookups without it then report it) or memory ran out.
   void BuildHashIndex() const;
   // Get through the index.
   Status HashGet(const HashIndex& index, const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const;
@@ -667,7 +666,7 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
       r->common_prefix_ = first.key.data();
     }
   }
-  if (options.hash_index && l.count > 0) r->hash_index_state_.store(kWanted, std::memory_order_relaxed);
+  r->hash_index_wanted_.store(options.hash_index && l.count > 0, std::memory_order_relaxed);
   *result = std::move(r);
   return Status::OK();
 }
@@ -675,10 +674,7 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
 void Reader::BuildHashIndex() const {
   const uint64_t slot_count = uint64_t{s_.count} * 4 / 3 + 1;
   auto index = std::make_unique<HashIndex>();
-  if (slot_count > 0xffffffff || s_.keyset_size > 0xffffffff) {
-    hash_index_state_.store(kNone, std::memory_order_relaxed);
-    return;
-  }
+  if (slot_count > 0xffffffff || s_.keyset_size > 0xffffffff) return;
   index->slot_count = static_cast<uint32_t>(slot_count);
   index->slots.reset(new (std::nothrow) uint64_t[slot_count]());
   EntryView entry;
@@ -696,13 +692,9 @@ void Reader::BuildHashIndex() const {
     while (index->slots[slot] != 0) slot = slot + 1 == index->slot_count ? 0 : slot + 1;
     index->slots[slot] = uint64_t{Fingerprint(hash)} << 32 | entry.offset;
   }
-  if (index->slots == nullptr) {  // a malformed entry, or no memory: search
-    hash_index_state_.store(kNone, std::memory_order_relaxed);
-    return;
-  }
+  if (index->slots == nullptr) return;  // a malformed entry, or no memory: search
   hash_index_storage_ = std::move(index);
   hash_index_.store(hash_index_storage_.get(), std::memory_order_release);
-  hash_index_state_.store(kBuilt, std::memory_order_relaxed);
 }
 
 Status Reader::HashGet(const HashIndex& index, const Slice& user_key, SequenceNumber snapshot,
@@ -844,9 +836,8 @@ Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* 
   if (const HashIndex* index = hash_index_.load(std::memory_order_acquire)) {
     return HashGet(*index, user_key, snapshot, result);
   }
-  int wanted = kWanted;
-  if (hash_index_state_.load(std::memory_order_relaxed) == kWanted &&
-      hash_index_state_.compare_exchange_strong(wanted, kBuilding, std::memory_order_relaxed)) {
+  if (hash_index_wanted_.load(std::memory_order_relaxed) &&
+      hash_index_wanted_.exchange(false, std::memory_order_relaxed)) {
     BuildHashIndex();
     if (const HashIndex* index = hash_index_.load(std::memory_order_acquire)) {
       return HashGet(*index, user_key, snapshot, result);

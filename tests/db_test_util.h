@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -58,6 +59,18 @@ inline Options TinyPoolOptions() {
   options.level1_size = 1 << 20;
   options.level0_compaction_trigger = 2;
   return options;
+}
+
+// Damages one byte of a file in place (XOR 0x5a).
+inline void FlipByte(const std::string& path, std::streamoff offset) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(offset);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x5a);
+  file.seekp(offset);
+  file.write(&byte, 1);
+  EXPECT_TRUE(file.good()) << path;
 }
 
 // Names a StorageMode test parameter (Pmem, Hybrid, Disk).

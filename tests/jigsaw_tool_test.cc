@@ -20,6 +20,7 @@
 namespace jigsaw {
 namespace {
 
+using test::FlipByte;
 using test::ScratchDir;
 using test::SmallOptions;
 
@@ -85,17 +86,6 @@ std::vector<std::string> TableFiles(const std::string& dir) {
   }
   std::sort(tables.begin(), tables.end());
   return tables;
-}
-
-void FlipByte(const std::string& path, std::streamoff offset) {
-  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekg(offset);
-  char byte = 0;
-  file.read(&byte, 1);
-  byte = static_cast<char>(byte ^ 0x5a);
-  file.seekp(offset);
-  file.write(&byte, 1);
-  ASSERT_TRUE(file.good()) << path;
 }
 
 TEST(JigsawToolTest, PutGetDeleteScan) {

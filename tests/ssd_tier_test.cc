@@ -26,6 +26,8 @@
 namespace jigsaw {
 namespace {
 
+using test::FlipByte;
+
 Options HybridOptions(FileSystem* fs) {
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kHybrid;
@@ -64,18 +66,6 @@ int WriteKeys(DB* db, int begin, int end, std::map<std::string, std::string>* mo
     (*model)[key] = value;
   }
   return end - begin;
-}
-
-// Damages one byte of a file in place.
-void FlipByte(const std::string& path, std::streamoff offset) {
-  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekg(offset);
-  char byte = 0;
-  file.read(&byte, 1);
-  byte = static_cast<char>(byte ^ 0x5a);
-  file.seekp(offset);
-  file.write(&byte, 1);
-  EXPECT_TRUE(file.good()) << path;
 }
 
 void ExpectContents(DB* db, const std::map<std::string, std::string>& model) {

@@ -76,11 +76,6 @@ std::string Escape(const Slice& s) {
   return out;
 }
 
-std::string VersionString() {
-  return std::to_string(JIGSAW_VERSION_MAJOR) + "." + std::to_string(JIGSAW_VERSION_MINOR) + "." +
-         std::to_string(JIGSAW_VERSION_PATCH);
-}
-
 std::string Hex(const Slice& s) {
   static const char* digits = "0123456789abcdef";
   std::string out;
@@ -270,7 +265,7 @@ int Info(const std::string& name, const DbFlags& flags) {
   std::printf("database      %s\n", name.c_str());
   std::printf("opened as     %s\n", origin.c_str());
   if (id.ok()) std::printf("database id   %s\n", identity.database_id.c_str());
-  std::printf("engine        JigsawDB %s\n", VersionString().c_str());
+  std::printf("engine        JigsawDB %s\n", JIGSAW_VERSION_STRING);
 
   const std::shared_ptr<const Version> version = Impl(db.get())->CurrentVersion();
   // Formats: what this build writes, and the block versions found.
@@ -720,7 +715,7 @@ int Main(int argc, char** argv) {
                "recovers the database (replays its WAL into a table and commits a manifest); there is no\n"
                "read-only open. Exit codes: 0 ok, 1 usage, 2 not found, 3 damage found, 4 other errors.");
   app.require_subcommand(1);
-  app.set_version_flag("--version", VersionString());
+  app.set_version_flag("--version", JIGSAW_VERSION_STRING);
 
   std::string db, key, value;
   DbFlags flags;

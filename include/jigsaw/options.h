@@ -195,11 +195,10 @@ struct JIGSAW_EXPORT Options {
   bool ssd_use_mmap = false;
   // Point lookups in pmem blocks go through a hash index per block, kept in
   // DRAM: a Get probes one slot per block and reads one entry, instead of a
-  // Bloom filter line, a search and a walk through the block. Built when a
-  // block is opened or written (one pass over it, in the background thread
-  // for new blocks and at DB::Open for the others), not persistent; it takes
-  // about 11 bytes of DRAM per pmem entry. SSD tables keep their
-  // Bloom filters.
+  // Bloom filter line, a search and a walk through the block. Built by the
+  // block's first Get (one pass over it; Gets meanwhile search the block),
+  // not persistent; it takes about 11 bytes of DRAM per pmem entry. SSD
+  // tables keep their Bloom filters.
   // Default: true.
   bool pmem_hash_index = true;
   // Block encoding of new SSD tables (existing ones keep theirs). Default:
