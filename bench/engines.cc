@@ -55,6 +55,7 @@ class JigsawEngine final : public Engine {
     options.storage_mode = config.storage_mode;
     options.pmem_budget = config.pmem_budget;
     options.ssd_use_mmap = config.ssd_use_mmap;
+    options.concurrent_memtable_writes = config.concurrent_memtable_writes;
     options.ssd_block_size = config.ssd_block_size;
     options.ssd_io = config.ssd_io;
     options.table_format = config.table_format;
@@ -123,15 +124,16 @@ class JigsawEngine final : public Engine {
     return s.ok() ? "" : s.ToString();
   }
   std::string Stats() override {
-    std::string levels, stalls, syncs, cache, ssd;
+    std::string levels, stalls, syncs, cache, ssd, writes;
     db_->GetProperty("jigsaw.levels", &levels);
     db_->GetProperty("jigsaw.stalls", &stalls);
+    db_->GetProperty("jigsaw.write-groups", &writes);
     db_->GetProperty("jigsaw.sync-stats", &syncs);
     std::string io;
     db_->GetProperty("jigsaw.block-cache", &cache);
     db_->GetProperty("jigsaw.ssd-bytes", &ssd);
     db_->GetProperty("jigsaw.io", &io);
-    return levels + stalls + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache + "\nread-ahead: " + io;
+    return levels + stalls + "\nwrites: " + writes + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache + "\nread-ahead: " + io;
   }
 
   std::unique_ptr<DB> db_;

@@ -128,13 +128,37 @@ struct DBImpl::Writer {
   bool done = false;
   Status status;
   CondVar cv;
-  // Set (with the mutex held) when the writer is done or has reached the
-  // front: lets AwaitTurn poll without the mutex before it blocks.
+  // The next writer of the group this one leads or is part of (set by
+  // BuildWriteGroup; the group's writers stay until it is finished).
+  Writer* next_in_group = nullptr;
+  // Set by the leader (mutex held) when this writer is to insert its own
+  // batch into the memtable: concurrent memtable writes.
+  ParallelInsert* parallel = nullptr;
+  // Set (with the mutex held) when the writer is done, has reached the
+  // front or has an insert to do: lets Await poll without the mutex before
+  // it blocks.
   std::atomic<bool> woken{false};
+  // True while the writer polls without the mutex: it is on a core and
+  // will see `woken` at once, so it can insert its own batch.
+  std::atomic<bool> spinning{false};
 };
 
-void DBImpl::AwaitTurn(Writer* w) {
-  if (w->done || w == writers_.front()) return;
+// A group whose writers insert their own batches into the memtable at the
+// same time, once the leader has written the group's WAL record. Lives on
+// the leader's stack: the leader returns only when the group is finished.
+struct DBImpl::ParallelInsert {
+  MemTable* mem = nullptr;
+  Writer* last = nullptr;  // the group: writers_.front() .. last
+  SequenceNumber last_sequence = 0;
+  bool sync = false;
+  std::atomic<int> pending{0};  // inserts not yet ended
+};
+
+void DBImpl::Await(Writer* w, bool for_turn) {
+  auto ready = [&]() REQUIRES(mutex_) {
+    return w->done || (for_turn && (w == writers_.front() || w->parallel != nullptr));
+  };
+  if (ready()) return;
   // A leader's group on pmem takes about a microsecond: waiting for it by
   // polling costs less than sleeping on the condition variable and being
   // woken, a context switch per writer -- as long as every waiting writer
@@ -142,9 +166,10 @@ void DBImpl::AwaitTurn(Writer* w) {
   // behind a leader that syncs a file.
   static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   if (writers_.size() > cores) {
-    while (!w->done && w != writers_.front()) w->cv.Wait();
+    while (!ready()) w->cv.Wait();
     return;
   }
+  w->spinning.store(true, std::memory_order_relaxed);
   mutex_.Unlock();
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
   for (int i = 0; !w->woken.load(std::memory_order_acquire); ++i) {
@@ -157,8 +182,9 @@ void DBImpl::AwaitTurn(Writer* w) {
     std::this_thread::yield();
     if (i % 16 == 0 && std::chrono::steady_clock::now() >= give_up) break;
   }
+  w->spinning.store(false, std::memory_order_relaxed);
   mutex_.Lock();
-  while (!w->done && w != writers_.front()) w->cv.Wait();
+  while (!ready()) w->cv.Wait();
 }
 
 void DBImpl::BuildWriteGroup(WriteBatch* group, Writer** last) {
@@ -178,15 +204,16 @@ void DBImpl::BuildWriteGroup(WriteBatch* group, Writer** last) {
     if (size > max_size) break;
     if (*last == first) group->Append(*first->batch);
     group->Append(*w->batch);
+    (*last)->next_in_group = w;
     *last = w;
   }
 }
 
-void DBImpl::FinishWriteGroup(Writer* leader, Writer* last, const Status& status) {
+void DBImpl::FinishWriteGroup(Writer* self, Writer* last, const Status& status) {
   for (;;) {
     Writer* ready = writers_.front();
     writers_.pop_front();
-    if (ready != leader) {
+    if (ready != self) {
       ready->status = status;
       ready->done = true;
       ready->woken.store(true, std::memory_order_release);
@@ -198,6 +225,66 @@ void DBImpl::FinishWriteGroup(Writer* leader, Writer* last, const Status& status
     writers_.front()->woken.store(true, std::memory_order_release);
     writers_.front()->cv.Signal();
   }
+}
+
+void DBImpl::CountWriteGroup(Writer* last, bool sync) {
+  ++write_groups_;
+  if (sync) ++synced_groups_;
+  for (Writer* x : writers_) {
+    ++write_batches_;
+    if (x == last) break;
+  }
+}
+
+void DBImpl::PublishWriteGroup(SequenceNumber last_sequence) {
+  // Readers pin the last sequence: the group becomes visible all at once.
+  versions_->SetLastSequence(last_sequence);
+  visible_sequence_.store(last_sequence, std::memory_order_release);
+}
+
+bool DBImpl::StartParallelInsert(Writer* leader, SequenceNumber first_sequence, ParallelInsert* insert) {
+  int helpers = 0;
+  SequenceNumber sequence = first_sequence;
+  for (Writer* x = leader;; x = x->next_in_group) {
+    WriteBatchInternal::SetSequence(x->batch, sequence);
+    sequence += WriteBatchInternal::Count(*x->batch);
+    if (x != leader && x->spinning.load(std::memory_order_relaxed)) {
+      x->parallel = insert;
+      ++helpers;
+    }
+    if (x == insert->last) break;
+  }
+  if (helpers == 0) return false;
+  self_inserted_batches_ += helpers;
+  insert->pending.store(helpers + 1, std::memory_order_relaxed);
+  for (Writer* x = leader->next_in_group;; x = x->next_in_group) {
+    if (x->parallel != nullptr) {
+      x->woken.store(true, std::memory_order_release);
+      x->cv.Signal();
+    }
+    if (x == insert->last) break;
+  }
+  return true;
+}
+
+Status DBImpl::EndParallelInsert(Writer* w, ParallelInsert* insert) {
+  // Reset before the count drops, so that the finisher's wake-up is not lost.
+  w->woken.store(false, std::memory_order_relaxed);
+  const bool last_to_end = insert->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  MutexLock lock(&mutex_);
+  if (!last_to_end) {
+    Await(w, /*for_turn=*/false);  // the last insert to end finishes the group
+    return w->status;
+  }
+  Status s;
+  for (Writer* x = writers_.front();; x = x->next_in_group) {
+    if (s.ok()) s = x->status;  // each insert's own (the leader's covers the batches it inserted)
+    if (x == insert->last) break;
+  }
+  if (s.ok()) PublishWriteGroup(insert->last_sequence);
+  CountWriteGroup(insert->last, insert->sync);
+  FinishWriteGroup(w, insert->last, s);
+  return s;
 }
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
@@ -212,8 +299,15 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   w.deletes_only = deletes_only;
   MutexLock lock(&mutex_);
   writers_.push_back(&w);
-  AwaitTurn(&w);
+  Await(&w, /*for_turn=*/true);
   if (w.done) return w.status;  // a leader wrote this batch in its group
+  if (w.parallel != nullptr) {
+    // The leader wrote this batch into the WAL and left its insert to us.
+    ParallelInsert* const insert = w.parallel;
+    lock.Unlock();
+    w.status = WriteBatchInternal::InsertInto(*batch, insert->mem, /*concurrently=*/true);
+    return EndParallelInsert(&w, insert);
+  }
 
   // The leader. Room first (this may wait, and others queue meanwhile),
   // then the group of what is queued by then.
@@ -232,13 +326,36 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   }
   if (s.ok()) {
     const SequenceNumber first_sequence = versions_->last_sequence() + 1;
-    const uint32_t count = WriteBatchInternal::Count(*group);
+    const SequenceNumber last_sequence = first_sequence + WriteBatchInternal::Count(*group) - 1;
     WriteBatchInternal::SetSequence(group, first_sequence);
     LogWriter* const wal = wal_.get();
     MemTable* const mem = mem_.get();
+    const bool may_share_inserts = group != batch && options_.concurrent_memtable_writes;
     lock.Unlock();
-    // The front of the queue alone writes the log and the memtable.
+    // The front of the queue alone writes the log and the memtable -- or
+    // shares the memtable inserts with the writers of its group.
     s = wal->Append(WriteBatchInternal::Contents(*group), options.sync);
+    if (s.ok() && may_share_inserts) {
+      lock.Lock();
+      ParallelInsert insert;
+      insert.mem = mem;
+      insert.last = last;
+      insert.last_sequence = last_sequence;
+      insert.sync = options.sync;
+      const bool shared = StartParallelInsert(&w, first_sequence, &insert);
+      lock.Unlock();
+      if (shared) {
+        // Our batch and those of the writers that sleep; the others insert
+        // theirs meanwhile.
+        for (Writer* x = &w;; x = x->next_in_group) {
+          if (x->parallel == nullptr && w.status.ok()) {
+            w.status = WriteBatchInternal::InsertInto(*x->batch, mem, /*concurrently=*/true);
+          }
+          if (x == last) break;
+        }
+        return EndParallelInsert(&w, &insert);
+      }
+    }
     Status inserted;
     if (s.ok()) inserted = WriteBatchInternal::InsertInto(*group, mem);
     lock.Lock();
@@ -246,18 +363,9 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
       bg_error_ = s;  // the log may hold a torn record: no later write may follow it
     } else {
       s = inserted;
-      // Readers pin the last sequence: the group becomes visible all at once.
-      if (s.ok()) {
-        versions_->SetLastSequence(first_sequence + count - 1);
-        visible_sequence_.store(first_sequence + count - 1, std::memory_order_release);
-      }
+      if (s.ok()) PublishWriteGroup(last_sequence);
     }
-    ++write_groups_;
-    if (options.sync) ++synced_groups_;
-    for (Writer* x : writers_) {
-      ++write_batches_;
-      if (x == last) break;
-    }
+    CountWriteGroup(last, options.sync);
   }
   FinishWriteGroup(&w, last, s);
   return s;
@@ -560,7 +668,7 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
   {
     Writer w(&mutex_);
     writers_.push_back(&w);
-    AwaitTurn(&w);
+    Await(&w, /*for_turn=*/true);
     Status s = mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK();
     FinishWriteGroup(&w, &w, s);
     if (!s.ok()) return s;
@@ -715,7 +823,10 @@ std::string DBImpl::StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const {
   j["migrations"] = {{"tables", tables_migrated_}, {"bytes", bytes_migrated_}};
   j["stalls"] = {{"slowdowns", slowdowns_}, {"stops", stops_}, {"micros", stall_micros_},
                  {"flushes_within_compactions", flushes_within_compactions_}};
-  j["writes"] = {{"batches", write_batches_}, {"groups", write_groups_}, {"synced_groups", synced_groups_}};
+  j["writes"] = {{"batches", write_batches_},
+                {"groups", write_groups_},
+                {"synced_groups", synced_groups_},
+                {"self_inserted", self_inserted_batches_}};
   j["memtables"] = 1 + imm_.size();
   j["sync"] = {{"calls", tables_->sync_stats()->syncs.load()},
                {"bytes", tables_->sync_stats()->bytes.load()},
@@ -816,7 +927,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = std::to_string(flushes_);
   } else if (p == "jigsaw.write-groups") {
     *value = "batches " + std::to_string(write_batches_) + " groups " + std::to_string(write_groups_) + " synced " +
-             std::to_string(synced_groups_);
+             std::to_string(synced_groups_) + " self_inserted " + std::to_string(self_inserted_batches_);
   } else if (p == "jigsaw.stalls") {
     *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + " flushes_within_compactions " + std::to_string(flushes_within_compactions_);
@@ -832,8 +943,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              std::to_string(bytes_migrated_) + " bytes written to SSD tables as their bytes\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + "\nwrites: " + std::to_string(write_batches_) + " batches in " +
-             std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) +
-             " synced)\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
+             std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) + " synced); " +
+             std::to_string(self_inserted_batches_) + " inserted by their own writer beside the leader\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
              (pool() != nullptr ? tables_->space()->State() : std::string("0/0")) + (pool_full_ ? " (pool full)" : "") + "\n";
   } else {
     return false;

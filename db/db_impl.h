@@ -124,16 +124,32 @@ class DBImpl final : public DB {
   // A writer waiting in (or leading) the write queue; batch == nullptr:
   // a memtable switch (CompactRange), which goes alone.
   struct Writer;
+  struct ParallelInsert;
   // The leader's group: the batches of the writers from the front of
   // writers_ on that may share one WAL record with the front's (same sync
   // and deletes-only kind, up to a size limit), into *group (empty if the
-  // front's batch goes alone); *last = the last writer taken.
+  // front's batch goes alone), linked by Writer::next_in_group; *last = the
+  // last writer taken.
   void BuildWriteGroup(WriteBatch* group, Writer** last) REQUIRES(mutex_);
-  // Waits until `w` (queued) is at the front of writers_ or done.
-  void AwaitTurn(Writer* w) REQUIRES(mutex_);
-  // Pops writers_ up to `last`, handing `status` to all but the leader, and
-  // wakes the next front.
-  void FinishWriteGroup(Writer* leader, Writer* last, const Status& status) REQUIRES(mutex_);
+  // Waits until `w` (queued) is done or, if for_turn, at the front of
+  // writers_ or given its own insert (Writer::parallel).
+  void Await(Writer* w, bool for_turn) REQUIRES(mutex_);
+  // Pops writers_ up to `last`, handing `status` to all but `self` (the
+  // writer that finishes the group), and wakes the next front.
+  void FinishWriteGroup(Writer* self, Writer* last, const Status& status) REQUIRES(mutex_);
+  // Counts a group in the write statistics.
+  void CountWriteGroup(Writer* last, bool sync) REQUIRES(mutex_);
+  // Makes the writes up to last_sequence visible to reads.
+  void PublishWriteGroup(SequenceNumber last_sequence) REQUIRES(mutex_);
+  // Numbers each batch of the leader's group (its WAL record written) and
+  // hands each writer still polling for its turn its own insert; false if
+  // there is none (the leader inserts the group alone).
+  bool StartParallelInsert(Writer* leader, SequenceNumber first_sequence, ParallelInsert* insert)
+      REQUIRES(mutex_);
+  // Ends w's share of a parallel insert (w->status holds its outcome). The
+  // last share to end publishes the group and finishes it; the others wait
+  // for that.
+  Status EndParallelInsert(Writer* w, ParallelInsert* insert) EXCLUDES(mutex_);
   Status MakeRoomForWrite(size_t payload, bool deletes_only) REQUIRES(mutex_);
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
@@ -307,6 +323,7 @@ class DBImpl final : public DB {
   uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
   uint64_t write_groups_ GUARDED_BY(mutex_) = 0;   // WAL records written by leaders
   uint64_t write_batches_ GUARDED_BY(mutex_) = 0;  // batches in them
+  uint64_t self_inserted_batches_ GUARDED_BY(mutex_) = 0;  // of those, inserted by their own writer
   uint64_t synced_groups_ GUARDED_BY(mutex_) = 0;  // of the groups, those persisted/synced on return
   uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <thread>
 
 #include "format/bloom.h"
 #include "util/coding.h"
@@ -12,8 +14,7 @@ namespace jigsaw {
 
 namespace ent = keyset::v1::ent;
 
-char* MemTable::ValueLog::Append(const Slice& value) {
-  const size_t size = value.size();
+char* MemTable::ValueLog::Reserve(size_t size) {
   if (chunks_.empty() || capacity_ - chunks_.back().used < size) {
     capacity_ = size > chunk_size_ / 4 ? size : chunk_size_;
     chunks_.push_back(Chunk{std::unique_ptr<char[]>(new char[capacity_]), 0});
@@ -21,7 +22,6 @@ char* MemTable::ValueLog::Append(const Slice& value) {
   }
   Chunk& chunk = chunks_.back();
   char* result = chunk.data.get() + chunk.used;
-  std::memcpy(result, value.data(), size);
   chunk.used += size;
   return result;
 }
@@ -88,9 +88,9 @@ int MemTable::CompareNode(const char* node, const Target& target) const {
   return node_tag > target.tag ? -1 : node_tag < target.tag ? 1 : 0;  // newer (larger tag) first
 }
 
-int MemTable::RandomHeight() {
+int MemTable::RandomHeight(std::minstd_rand* rng) {
   int height = 1;
-  while (height < kMaxHeight && rng_() % 4 == 0) ++height;
+  while (height < kMaxHeight && (*rng)() % 4 == 0) ++height;
   return height;
 }
 
@@ -148,33 +148,23 @@ char* MemTable::FindLast() const {
   }
 }
 
-void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value) {
-  const uint64_t tag = PackTag(sequence, type);
-  char* prev[kMaxHeight];
-  if (tail_[0] != head_ && CompareNode(tail_[0], MakeTarget(key, tag)) < 0) {
-    // After the largest entry (sequential keys): the last node of each
-    // level precedes it -- no search.
-    std::copy(tail_, tail_ + kMaxHeight, prev);
-  } else {
-    FindGreaterOrEqual(key, tag, prev);
-  }
-
-  const int height = RandomHeight();
-  const int current_max = max_height_.load(std::memory_order_relaxed);
-  if (height > current_max) {
-    for (int level = current_max; level < height; ++level) prev[level] = head_;
-    // Readers that see the new height before the links find null links at
-    // the new levels from the head and simply descend.
-    max_height_.store(height, std::memory_order_relaxed);
-  }
-
+char* MemTable::NewNode(int height, uint64_t tag, const Slice& key, const Slice& value, bool concurrently) {
+  const size_t node_bytes = kNodePrefix + keyset::v1::EntrySize(static_cast<uint32_t>(height), key.size());
   // Empty values point at a static byte, never at null.
   static const char kEmptyValue[1] = {0};
   char* value_copy = const_cast<char*>(kEmptyValue);
-  if (!value.empty()) value_copy = values_.Append(value);
-  char* node = arena_.Allocate(kNodePrefix + keyset::v1::EntrySize(static_cast<uint32_t>(height), key.size())) +
-               kNodePrefix;
-  EncodeFixed64(node - kNodePrefix, value_bytes_.load(std::memory_order_relaxed));
+  char* node;
+  uint64_t value_offset;
+  {
+    std::unique_lock<std::mutex> lock(alloc_mutex_, std::defer_lock);
+    if (concurrently) lock.lock();
+    if (!value.empty()) value_copy = values_.Reserve(value.size());
+    node = arena_.Allocate(node_bytes) + kNodePrefix;
+    value_offset = value_bytes_.load(std::memory_order_relaxed);
+    value_bytes_.store(value_offset + value.size(), std::memory_order_relaxed);
+  }
+  if (!value.empty()) std::memcpy(value_copy, value.data(), value.size());
+  EncodeFixed64(node - kNodePrefix, value_offset);
   EncodeFixed64(node + ent::kTag, tag);
   EncodeFixed64(node + ent::kIndex, reinterpret_cast<uint64_t>(value_copy));
   EncodeFixed32(node + ent::kKeySize, static_cast<uint32_t>(key.size()));
@@ -187,7 +177,11 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     uint64_t bits[bloom::kProbes];
     bloom::LineBits(key_hash, bits);
     for (uint32_t i = 0; i < bloom::kProbes; ++i) {
-      line[i].store(line[i].load(std::memory_order_relaxed) | bits[i], std::memory_order_relaxed);
+      if (concurrently) {
+        line[i].fetch_or(bits[i], std::memory_order_relaxed);
+      } else {
+        line[i].store(line[i].load(std::memory_order_relaxed) | bits[i], std::memory_order_relaxed);
+      }
     }
   }
   char* key_copy = node + keyset::v1::kEntryHeaderSize + 8 * size_t(height);
@@ -195,6 +189,41 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     EncodeFixed64(key_copy + AlignUp8(key.size()) - 8, 0);
     std::memcpy(key_copy, key.data(), key.size());
   }
+  height_one_entry_bytes_.fetch_add(keyset::v2::EntrySize(1, key.size()), std::memory_order_relaxed);
+  return node;
+}
+
+void MemTable::RebuildTails() {
+  char* x = head_;
+  for (int level = kMaxHeight - 1; level >= 0; --level) {
+    for (char* next = Next(x, level); next != nullptr; next = Next(x, level)) x = next;
+    tail_[level] = x;
+  }
+  tails_stale_.store(false, std::memory_order_relaxed);
+}
+
+void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value) {
+  const uint64_t tag = PackTag(sequence, type);
+  if (tails_stale_.load(std::memory_order_relaxed)) RebuildTails();
+  char* prev[kMaxHeight];
+  if (tail_[0] != head_ && CompareNode(tail_[0], MakeTarget(key, tag)) < 0) {
+    // After the largest entry (sequential keys): the last node of each
+    // level precedes it -- no search.
+    std::copy(tail_, tail_ + kMaxHeight, prev);
+  } else {
+    FindGreaterOrEqual(key, tag, prev);
+  }
+
+  const int height = RandomHeight(&rng_);
+  const int current_max = max_height_.load(std::memory_order_relaxed);
+  if (height > current_max) {
+    for (int level = current_max; level < height; ++level) prev[level] = head_;
+    // Readers that see the new height before the links find null links at
+    // the new levels from the head and simply descend.
+    max_height_.store(height, std::memory_order_relaxed);
+  }
+
+  char* node = NewNode(height, tag, key, value, /*concurrently=*/false);
   for (int level = 0; level < height; ++level) {
     // The node is not reachable yet, so its own links need no ordering; the
     // release store into prev publishes the whole node.
@@ -204,10 +233,48 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     SetNext(prev[level], level, node);
     if (prev[level] == tail_[level]) tail_[level] = node;  // the new last node of this level
   }
-  value_bytes_.store(value_bytes_.load(std::memory_order_relaxed) + value.size(), std::memory_order_relaxed);
-  height_one_entry_bytes_.store(
-      height_one_entry_bytes_.load(std::memory_order_relaxed) + keyset::v2::EntrySize(1, key.size()),
-      std::memory_order_relaxed);
+  num_entries_.fetch_add(1, std::memory_order_release);
+}
+
+void MemTable::AddConcurrently(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value) {
+  const uint64_t tag = PackTag(sequence, type);
+  const Target target = MakeTarget(key, tag);
+  tails_stale_.store(true, std::memory_order_relaxed);
+  char* prev[kMaxHeight];
+  std::fill(prev, prev + kMaxHeight, head_);
+  FindGreaterOrEqual(key, tag, prev);
+
+  thread_local std::minstd_rand rng(static_cast<uint32_t>(std::hash<std::thread::id>()(std::this_thread::get_id())));
+  const int height = RandomHeight(&rng);
+  int current_max = max_height_.load(std::memory_order_relaxed);
+  while (height > current_max &&
+         !max_height_.compare_exchange_weak(current_max, height, std::memory_order_relaxed)) {
+  }
+
+  char* node = NewNode(height, tag, key, value, /*concurrently=*/true);
+  for (int level = 0; level < height; ++level) {
+    // prev[level] precedes the target at this level (the search found it, or
+    // it is the head above the height searched). Other writers may have
+    // linked nodes after it since: walk past those smaller than the target,
+    // then swing prev's link from the node that follows to the new node; a
+    // failed swing means another insert got there first -- walk again.
+    auto* link = reinterpret_cast<uint64_t*>(node + ent::kNext + 8 * level);
+    for (;;) {
+      char* next = Next(prev[level], level);
+      while (next != nullptr && CompareNode(next, target) < 0) {
+        prev[level] = next;
+        next = Next(next, level);
+      }
+      std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(next), std::memory_order_relaxed);
+      auto* prev_link = reinterpret_cast<uint64_t*>(prev[level] + ent::kNext + 8 * level);
+      uint64_t expected = reinterpret_cast<uint64_t>(next);
+      if (std::atomic_ref<uint64_t>(*prev_link)
+              .compare_exchange_strong(expected, reinterpret_cast<uint64_t>(node), std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+        break;
+      }
+    }
+  }
   num_entries_.fetch_add(1, std::memory_order_release);
 }
 

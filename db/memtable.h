@@ -6,16 +6,20 @@
 // value buffer in bulk and writes each entry with that offset as its index
 // (docs/decisions.md, "Flush by copy"), never an encoding.
 //
-// Thread-safety: one writer at a time (Add, serialised by the DB's write
-// path) with any number of concurrent readers (Get, iterators), without
+// Thread-safety: any number of concurrent readers (Get, iterators), without
 // locks: links are published with release stores and read with acquire
-// loads. Nodes are never removed while the memtable lives.
+// loads; nodes are never removed while the memtable lives. Writers either
+// one at a time (Add) or several at once (AddConcurrently); the two kinds
+// never overlap -- the caller orders every Add after the AddConcurrently
+// calls before it (the DB's writer queue does, under its mutex) and the
+// other way round.
 #ifndef JIGSAW_DB_MEMTABLE_H_
 #define JIGSAW_DB_MEMTABLE_H_
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,8 +41,13 @@ class MemTable {
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
-  // Adds an entry. Requires (key, sequence) to be new.
+  // Adds an entry. Requires (key, sequence) to be new, and no other Add or
+  // AddConcurrently running.
   void Add(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value);
+  // The same, safe to call from several threads at once (not alongside
+  // Add): space is taken under a short lock, the node is linked level by
+  // level with compare-and-swap. A little slower than Add when alone.
+  void AddConcurrently(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value);
 
   // The newest entry of `key` with sequence <= snapshot: true with *type and
   // (for values) *value set, or false if the memtable has none.
@@ -88,8 +97,9 @@ class MemTable {
   class ValueLog {
    public:
     explicit ValueLog(size_t chunk_size) : chunk_size_(chunk_size) {}
-    // Stores `value` (non-empty) and returns where.
-    char* Append(const Slice& value);
+    // Makes room for `size` (> 0) bytes after the last value and returns
+    // where they go; the caller copies them there before CopyTo.
+    char* Reserve(size_t size);
     void CopyTo(char* dest) const;
     size_t MemoryUsage() const { return usage_.load(std::memory_order_relaxed); }
 
@@ -132,7 +142,13 @@ class MemTable {
   // Last node < (key, tag), or nullptr.
   char* FindLessThan(const Slice& key, uint64_t tag) const;
   char* FindLast() const;
-  int RandomHeight();
+  static int RandomHeight(std::minstd_rand* rng);
+  // The node of a new entry, its fields, key and value filled in and its
+  // bits in the filter; not linked. Takes space under alloc_mutex_ when
+  // `concurrently`.
+  char* NewNode(int height, uint64_t tag, const Slice& key, const Slice& value, bool concurrently);
+  // Makes tail_ the last node of each level again (after AddConcurrently).
+  void RebuildTails();
 
   const Comparator* const comparator_;
   const bool bytewise_;  // comparator_ is BytewiseComparator(): compare inline
@@ -140,20 +156,26 @@ class MemTable {
   ValueLog values_;
   char* head_;
   std::atomic<int> max_height_{1};
-  std::minstd_rand rng_;
+  std::minstd_rand rng_;  // Add's
+  // Serialises the space taking of concurrent writers: the arena, the value
+  // log and value_bytes_ (a value's offset in the log is value_bytes_ when
+  // its space is taken). Add, alone, does not take it.
+  std::mutex alloc_mutex_;
   std::atomic<uint64_t> num_entries_{0};
-  std::atomic<uint64_t> value_bytes_{0};             // written by the writer only
-  std::atomic<uint64_t> height_one_entry_bytes_{0};  // written by the writer only
-  // The writer's own: the last node of each level (head_ while a level is
-  // empty). An entry larger than tail_[0] is appended after them without a
-  // search, which makes sequential inserts O(1).
+  std::atomic<uint64_t> value_bytes_{0};
+  std::atomic<uint64_t> height_one_entry_bytes_{0};
+  // Add's own: the last node of each level (head_ while a level is empty).
+  // An entry larger than tail_[0] is appended after them without a search,
+  // which makes sequential inserts O(1). AddConcurrently does not keep them
+  // and marks them stale; the next Add rebuilds them.
   char* tail_[kMaxHeight];
+  std::atomic<bool> tails_stale_{false};
   // Whole-key filter (RocksDB's memtable_whole_key_filtering), in the
-  // KeySet format's split-block layout over the keys' stored hashes. Only
-  // the writer changes it (a relaxed load and store per word, no
-  // read-modify-write); a key's bits are set before its node is linked and
-  // so before its sequence number is published, hence before any read that
-  // may see it.
+  // KeySet format's split-block layout over the keys' stored hashes. Add
+  // sets bits with a relaxed load and store per word, AddConcurrently with
+  // fetch_or; a key's bits are set before its node is linked and so before
+  // its sequence number is published, hence before any read that may see
+  // it.
   bloom::Geometry filter_geometry_;
   std::unique_ptr<std::atomic<uint64_t>[]> filter_;
 };

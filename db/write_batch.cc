@@ -126,15 +126,23 @@ class LimitChecker : public WriteBatch::Handler {
 
 class MemTableInserter : public WriteBatch::Handler {
  public:
-  MemTableInserter(SequenceNumber sequence, MemTable* memtable) : sequence_(sequence), memtable_(memtable) {}
-  void Put(const Slice& key, const Slice& value) override {
-    memtable_->Add(sequence_++, ValueType::kValue, key, value);
-  }
-  void Delete(const Slice& key) override { memtable_->Add(sequence_++, ValueType::kDeletion, key, Slice()); }
+  MemTableInserter(SequenceNumber sequence, MemTable* memtable, bool concurrently)
+      : sequence_(sequence), memtable_(memtable), concurrently_(concurrently) {}
+  void Put(const Slice& key, const Slice& value) override { Add(ValueType::kValue, key, value); }
+  void Delete(const Slice& key) override { Add(ValueType::kDeletion, key, Slice()); }
 
  private:
+  void Add(ValueType type, const Slice& key, const Slice& value) {
+    if (concurrently_) {
+      memtable_->AddConcurrently(sequence_++, type, key, value);
+    } else {
+      memtable_->Add(sequence_++, type, key, value);
+    }
+  }
+
   SequenceNumber sequence_;
-  MemTable* memtable_;
+  MemTable* const memtable_;
+  const bool concurrently_;
 };
 
 }  // namespace
@@ -146,8 +154,8 @@ Status WriteBatchInternal::CheckLimits(const WriteBatch& batch, bool* deletes_on
   return s.ok() ? checker.status : s;
 }
 
-Status WriteBatchInternal::InsertInto(const WriteBatch& batch, MemTable* memtable) {
-  MemTableInserter inserter(Sequence(batch), memtable);
+Status WriteBatchInternal::InsertInto(const WriteBatch& batch, MemTable* memtable, bool concurrently) {
+  MemTableInserter inserter(Sequence(batch), memtable, concurrently);
   return batch.Iterate(&inserter);
 }
 

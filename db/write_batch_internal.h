@@ -23,8 +23,10 @@ class WriteBatchInternal {
   // Checks every key and value against the DB's size limits, in the same
   // pass telling whether every update is a Delete (if deletes_only is set).
   static Status CheckLimits(const WriteBatch& batch, bool* deletes_only = nullptr);
-  // Inserts every update into `memtable`, numbered from the batch sequence.
-  static Status InsertInto(const WriteBatch& batch, MemTable* memtable);
+  // Inserts every update into `memtable`, numbered from the batch sequence,
+  // with MemTable::AddConcurrently when `concurrently` (other batches are
+  // being inserted at the same time), else with MemTable::Add.
+  static Status InsertInto(const WriteBatch& batch, MemTable* memtable, bool concurrently = false);
 };
 
 }  // namespace jigsaw

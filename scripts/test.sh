@@ -45,7 +45,7 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test memtable_test s
 # ssd_tier_test: the durability tracker's thread against compactions;
 # keyset_v2_test: readers racing to build a block's hash index.
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
-  -R "Concurrency|MemTable|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
+  -R "Concurrency|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
   --output-on-failure | tee -a "$log"
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -139,6 +141,102 @@ TEST(MemTableTest, ReadersRunConcurrentlyWithOneWriter) {
   }
   writer.join();
   EXPECT_EQ(mem.num_entries(), 20000u);
+}
+
+// Several writers at once (AddConcurrently), readers beside them: readers
+// always see a sorted list of complete entries, and the result is the table
+// one writer would have built -- same order, same lookups, every value at its
+// entry's offset in the value log (the flush copies the log whole). A serial
+// Add afterwards, at the end and in the middle, still keeps the order (its
+// tail pointers are rebuilt).
+TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
+  std::mt19937_64 rng(23);
+  std::vector<test::TestEntry> entries = test::RandomEntries(&rng, 8000, 24, 300);
+  for (size_t i = 0; i < entries.size(); i += 211) entries[i].value.assign(3000 + i, 'L');  // > chunk / 4
+  std::vector<test::TestEntry> shuffled = entries;
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  std::map<std::pair<std::string, SequenceNumber>, const test::TestEntry*> by_version;
+  for (const auto& e : entries) by_version[{e.user_key, e.sequence}] = &e;
+  MemTable mem(BytewiseComparator(), 8 << 10, 4 << 10);
+  constexpr int kWriters = 4;
+  std::atomic<int> writers_done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < shuffled.size(); i += kWriters) {
+        const auto& e = shuffled[i];
+        mem.AddConcurrently(e.sequence, e.type, e.user_key, e.value);
+      }
+      ++writers_done;
+    });
+  }
+  int scans = 0;
+  while (writers_done.load() < kWriters || scans == 0) {
+    auto it = mem.NewIterator();
+    std::string previous_key;
+    SequenceNumber previous_sequence = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string key = it->user_key().ToString();
+      ASSERT_TRUE(previous_key.empty() || previous_key < key ||
+                  (previous_key == key && previous_sequence > it->sequence()));
+      const test::TestEntry* e = by_version.at({key, it->sequence()});  // complete: its value is all there
+      ASSERT_EQ(it->type(), e->type);
+      if (e->type == ValueType::kValue) ASSERT_EQ(it->value().ToString(), e->value);
+      previous_key = key;
+      previous_sequence = it->sequence();
+    }
+    ++scans;
+  }
+  for (auto& thread : threads) thread.join();
+
+  ASSERT_EQ(mem.num_entries(), entries.size());
+  uint64_t value_bytes = 0, entry_bytes = 0;
+  for (const auto& e : entries) {
+    value_bytes += e.value.size();
+    entry_bytes += keyset::v2::EntrySize(1, e.user_key.size());
+  }
+  EXPECT_EQ(mem.value_bytes(), value_bytes);
+  EXPECT_EQ(mem.height_one_entry_bytes(), entry_bytes);
+  std::string log(mem.value_bytes(), '\0');
+  mem.CopyValuesTo(log.data());
+  size_t i = 0;
+  mem.ForEachEntry([&](const MemTable::FlushEntry& e) {
+    ASSERT_LT(i, entries.size());
+    EXPECT_EQ(e.key.ToString(), entries[i].user_key);
+    EXPECT_EQ(e.tag, PackTag(entries[i].sequence, entries[i].type));
+    ASSERT_LE(e.value_offset + e.value_size, log.size());
+    EXPECT_EQ(log.substr(e.value_offset, e.value_size), entries[i].value);
+    ++i;
+  });
+  EXPECT_EQ(i, entries.size());
+  for (int probe = 0; probe < 2000; ++probe) {
+    const auto& e = entries[rng() % entries.size()];
+    const SequenceNumber snapshot = rng() % 1200000;
+    const test::TestEntry* want = test::ModelGet(entries, e.user_key, snapshot);
+    ValueType type;
+    std::string value;
+    ASSERT_EQ(mem.Get(e.user_key, snapshot, &type, &value), want != nullptr) << e.user_key;
+    if (want != nullptr) {
+      ASSERT_EQ(type, want->type);
+      if (type == ValueType::kValue) ASSERT_EQ(value, want->value);
+    }
+  }
+
+  // One writer again: after every key (the tail path) and in the middle.
+  const SequenceNumber next = 2000000;
+  mem.Add(next, ValueType::kValue, "\xff\xff-after-all", "tail");
+  mem.Add(next + 1, ValueType::kValue, "\xff\xff-after-all-2", "tail2");
+  mem.Add(next + 2, ValueType::kValue, entries[entries.size() / 2].user_key + "-mid", "mid");
+  std::vector<std::string> keys;
+  auto it = mem.NewIterator();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->user_key().ToString());
+  ASSERT_EQ(keys.size(), entries.size() + 3);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  EXPECT_EQ(keys.back(), "\xff\xff-after-all-2");
+  ValueType type;
+  std::string value;
+  ASSERT_TRUE(mem.Get("\xff\xff-after-all", kMaxSequenceNumber, &type, &value));
+  EXPECT_EQ(value, "tail");
 }
 
 // The whole-key filter only skips lookups: with or without it, Get gives

@@ -94,8 +94,11 @@ class JIGSAW_EXPORT DB {
   //   "jigsaw.compactions"      number of merging compactions run
   //   "jigsaw.flushes"          number of memtable flushes
   //   "jigsaw.write-groups"     group commit: write batches, the WAL records
-  //                             (groups) that carried them, and how many of
-  //                             those were synced
+  //                             (groups) that carried them, how many of
+  //                             those were synced, and how many batches
+  //                             their own writers inserted into the
+  //                             memtable beside the leader
+  //                             (Options::concurrent_memtable_writes)
   //   "jigsaw.stalls"           write slowdowns and stops, time stalled, and
   //                             flushes run between a compaction's outputs
   //   "jigsaw.sync-stats"       SSD syncs made and bytes synced; hybrid

@@ -201,6 +201,13 @@ struct JIGSAW_EXPORT Options {
   // tables keep their Bloom filters.
   // Default: true.
   bool pmem_hash_index = true;
+  // Writers whose batches share one WAL record insert them into the
+  // memtable at the same time, each its own batch, once the record is
+  // written (RocksDB's allow_concurrent_memtable_write); the group becomes
+  // visible when the last insert ends. Only writers still spinning for
+  // their turn insert their own; a sleeping writer's batch is inserted by
+  // the group's leader. Off: the leader inserts every batch. Default: true.
+  bool concurrent_memtable_writes = true;
   // Block encoding of new SSD tables (existing ones keep theirs). Default:
   // kKeySet.
   TableFormat table_format = TableFormat::kKeySet;
