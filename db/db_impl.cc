@@ -133,7 +133,7 @@ struct DBImpl::Writer {
   Writer* next_in_group = nullptr;
   // Set by the leader (mutex held) when this writer is to insert its own
   // batch into the memtable: concurrent memtable writes.
-  ParallelInsert* parallel = nullptr;
+  InsertingGroup* insert_into = nullptr;
   // Set (with the mutex held) when the writer is done, has reached the
   // front or has an insert to do: lets Await poll without the mutex before
   // it blocks.
@@ -143,20 +143,27 @@ struct DBImpl::Writer {
   std::atomic<bool> spinning{false};
 };
 
-// A group whose writers insert their own batches into the memtable at the
-// same time, once the leader has written the group's WAL record. Lives on
-// the leader's stack: the leader returns only when the group is finished.
-struct DBImpl::ParallelInsert {
+// A group whose WAL record is written and whose batches are being inserted
+// into the memtable, by the leader and by the writers given their own
+// insert; several such groups may insert at once (pipelined: the next
+// leader writes its record meanwhile), and they become visible in sequence
+// order (inserting_). Lives on the leader's stack: the leader returns only
+// when the group is published.
+struct DBImpl::InsertingGroup {
+  Writer* leader = nullptr;
+  Writer* last = nullptr;
   MemTable* mem = nullptr;
-  Writer* last = nullptr;  // the group: writers_.front() .. last
   SequenceNumber last_sequence = 0;
-  bool sync = false;
   std::atomic<int> pending{0};  // inserts not yet ended
+  bool inserted = false;        // every insert ended (mutex_)
 };
 
 void DBImpl::Await(Writer* w, bool for_turn) {
   auto ready = [&]() REQUIRES(mutex_) {
-    return w->done || (for_turn && (w == writers_.front() || w->parallel != nullptr));
+    // A member of a pipelined group has left writers_ (which may be empty)
+    // and waits for its insert or for being done, never for the front.
+    return w->done ||
+           (for_turn && (w->insert_into != nullptr || (!writers_.empty() && w == writers_.front())));
   };
   if (ready()) return;
   // A leader's group on pmem takes about a microsecond: waiting for it by
@@ -242,49 +249,80 @@ void DBImpl::PublishWriteGroup(SequenceNumber last_sequence) {
   visible_sequence_.store(last_sequence, std::memory_order_release);
 }
 
-bool DBImpl::StartParallelInsert(Writer* leader, SequenceNumber first_sequence, ParallelInsert* insert) {
+int DBImpl::StartInserts(Writer* leader, SequenceNumber first_sequence, InsertingGroup* group) {
   int helpers = 0;
   SequenceNumber sequence = first_sequence;
   for (Writer* x = leader;; x = x->next_in_group) {
     WriteBatchInternal::SetSequence(x->batch, sequence);
     sequence += WriteBatchInternal::Count(*x->batch);
     if (x != leader && x->spinning.load(std::memory_order_relaxed)) {
-      x->parallel = insert;
-      ++helpers;
-    }
-    if (x == insert->last) break;
-  }
-  if (helpers == 0) return false;
-  self_inserted_batches_ += helpers;
-  insert->pending.store(helpers + 1, std::memory_order_relaxed);
-  for (Writer* x = leader->next_in_group;; x = x->next_in_group) {
-    if (x->parallel != nullptr) {
+      x->insert_into = group;
       x->woken.store(true, std::memory_order_release);
       x->cv.Signal();
+      ++helpers;
     }
-    if (x == insert->last) break;
+    if (x == group->last) break;
   }
-  return true;
+  self_inserted_batches_ += helpers;
+  group->pending.store(helpers + 1, std::memory_order_relaxed);
+  return helpers;
 }
 
-Status DBImpl::EndParallelInsert(Writer* w, ParallelInsert* insert) {
-  // Reset before the count drops, so that the finisher's wake-up is not lost.
+void DBImpl::LeaveWriteQueue(Writer* last) {
+  for (;;) {
+    Writer* x = writers_.front();
+    writers_.pop_front();
+    if (x == last) break;
+  }
+  if (!writers_.empty()) {
+    writers_.front()->woken.store(true, std::memory_order_release);
+    writers_.front()->cv.Signal();
+  }
+}
+
+Status DBImpl::EndInsert(Writer* w, InsertingGroup* group, const Status& inserted) {
+  if (!inserted.ok()) w->status = inserted;  // read by whoever publishes (after the count drops)
+  // Reset before the count drops, so that the publisher's wake-up is not lost.
   w->woken.store(false, std::memory_order_relaxed);
-  const bool last_to_end = insert->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  const bool last_to_end = group->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
   MutexLock lock(&mutex_);
-  if (!last_to_end) {
-    Await(w, /*for_turn=*/false);  // the last insert to end finishes the group
-    return w->status;
+  if (last_to_end) {
+    group->inserted = true;
+    // Publish every group at the head of inserting_ whose inserts have
+    // ended: the groups before them are visible, so their sequences may be.
+    while (!inserting_.empty() && inserting_.front()->inserted) {
+      InsertingGroup* ready = inserting_.front();
+      inserting_.pop_front();
+      Status s;
+      for (Writer* x = ready->leader;; x = x->next_in_group) {
+        if (s.ok()) s = x->status;
+        if (x == ready->last) break;
+      }
+      if (s.ok()) {
+        PublishWriteGroup(ready->last_sequence);
+      } else if (bg_error_.ok()) {
+        bg_error_ = s;  // a batch is half in the memtable: no later write may be published after it
+      }
+      Writer* x = ready->leader;
+      for (;;) {
+        // x may return once done is set and the mutex is released: read
+        // its link first.
+        Writer* const next = x->next_in_group;
+        const bool end = x == ready->last;
+        x->status = s;
+        x->done = true;
+        if (x != w) {
+          x->woken.store(true, std::memory_order_release);
+          x->cv.Signal();
+        }
+        if (end) break;
+        x = next;
+      }
+      if (inserting_.empty()) inserts_done_cv_.SignalAll();
+    }
   }
-  Status s;
-  for (Writer* x = writers_.front();; x = x->next_in_group) {
-    if (s.ok()) s = x->status;  // each insert's own (the leader's covers the batches it inserted)
-    if (x == insert->last) break;
-  }
-  if (s.ok()) PublishWriteGroup(insert->last_sequence);
-  CountWriteGroup(insert->last, insert->sync);
-  FinishWriteGroup(w, insert->last, s);
-  return s;
+  Await(w, /*for_turn=*/false);  // until this writer's group is published
+  return w->status;
 }
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
@@ -301,12 +339,12 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   writers_.push_back(&w);
   Await(&w, /*for_turn=*/true);
   if (w.done) return w.status;  // a leader wrote this batch in its group
-  if (w.parallel != nullptr) {
+  if (w.insert_into != nullptr) {
     // The leader wrote this batch into the WAL and left its insert to us.
-    ParallelInsert* const insert = w.parallel;
+    InsertingGroup* const group = w.insert_into;
     lock.Unlock();
-    w.status = WriteBatchInternal::InsertInto(*batch, insert->mem, /*concurrently=*/true);
-    return EndParallelInsert(&w, insert);
+    const Status inserted = WriteBatchInternal::InsertInto(*batch, group->mem, /*concurrently=*/true);
+    return EndInsert(&w, group, inserted);
   }
 
   // The leader. Room first (this may wait, and others queue meanwhile),
@@ -324,38 +362,29 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
       group = batch;
     }
   }
-  if (s.ok()) {
-    const SequenceNumber first_sequence = versions_->last_sequence() + 1;
-    const SequenceNumber last_sequence = first_sequence + WriteBatchInternal::Count(*group) - 1;
-    WriteBatchInternal::SetSequence(group, first_sequence);
-    LogWriter* const wal = wal_.get();
-    MemTable* const mem = mem_.get();
-    const bool may_share_inserts = group != batch && options_.concurrent_memtable_writes;
-    lock.Unlock();
-    // The front of the queue alone writes the log and the memtable -- or
-    // shares the memtable inserts with the writers of its group.
-    s = wal->Append(WriteBatchInternal::Contents(*group), options.sync);
-    if (s.ok() && may_share_inserts) {
-      lock.Lock();
-      ParallelInsert insert;
-      insert.mem = mem;
-      insert.last = last;
-      insert.last_sequence = last_sequence;
-      insert.sync = options.sync;
-      const bool shared = StartParallelInsert(&w, first_sequence, &insert);
-      lock.Unlock();
-      if (shared) {
-        // Our batch and those of the writers that sleep; the others insert
-        // theirs meanwhile.
-        for (Writer* x = &w;; x = x->next_in_group) {
-          if (x->parallel == nullptr && w.status.ok()) {
-            w.status = WriteBatchInternal::InsertInto(*x->batch, mem, /*concurrently=*/true);
-          }
-          if (x == last) break;
-        }
-        return EndParallelInsert(&w, &insert);
-      }
-    }
+  if (!s.ok()) {
+    FinishWriteGroup(&w, last, s);
+    return s;
+  }
+  // Sequences follow those of the groups still inserting.
+  const SequenceNumber first_sequence =
+      (inserting_.empty() ? versions_->last_sequence() : inserting_.back()->last_sequence) + 1;
+  const SequenceNumber last_sequence = first_sequence + WriteBatchInternal::Count(*group) - 1;
+  WriteBatchInternal::SetSequence(group, first_sequence);
+  LogWriter* const wal = wal_.get();
+  MemTable* const mem = mem_.get();
+  // Pipelined when another writer is about (in the group, waiting behind
+  // it, or inserting): once its record is written the group leaves the
+  // queue and inserts while the next leader writes its own record.
+  // Otherwise no insert can run beside ours (inserting_ only grows from the
+  // front of the queue, which we are) and the leader inserts alone with the
+  // faster single-writer MemTable::Add.
+  const bool pipelined =
+      options_.concurrent_memtable_writes && (last != &w || writers_.back() != last || !inserting_.empty());
+  lock.Unlock();
+  // The front of the queue alone writes the log.
+  s = wal->Append(WriteBatchInternal::Contents(*group), options.sync);
+  if (!pipelined) {
     Status inserted;
     if (s.ok()) inserted = WriteBatchInternal::InsertInto(*group, mem);
     lock.Lock();
@@ -366,9 +395,36 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
       if (s.ok()) PublishWriteGroup(last_sequence);
     }
     CountWriteGroup(last, options.sync);
+    FinishWriteGroup(&w, last, s);
+    return s;
   }
-  FinishWriteGroup(&w, last, s);
-  return s;
+  lock.Lock();
+  CountWriteGroup(last, options.sync);
+  if (!s.ok()) {
+    bg_error_ = s;
+    FinishWriteGroup(&w, last, s);
+    return s;
+  }
+  ++pipelined_groups_;
+  InsertingGroup inserting;
+  inserting.leader = &w;
+  inserting.last = last;
+  inserting.mem = mem;
+  inserting.last_sequence = last_sequence;
+  StartInserts(&w, first_sequence, &inserting);
+  inserting_.push_back(&inserting);
+  LeaveWriteQueue(last);
+  lock.Unlock();
+  // Our batch and those of the writers that sleep; the others insert
+  // theirs meanwhile.
+  Status inserted;
+  for (Writer* x = &w;; x = x->next_in_group) {
+    if (x->insert_into == nullptr && inserted.ok()) {
+      inserted = WriteBatchInternal::InsertInto(*x->batch, mem, /*concurrently=*/true);
+    }
+    if (x == last) break;
+  }
+  return EndInsert(&w, &inserting, inserted);
 }
 
 Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
@@ -445,7 +501,12 @@ Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
   }
 }
 
+void DBImpl::AwaitInserts() {
+  while (!inserting_.empty()) inserts_done_cv_.Wait();
+}
+
 Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
+  AwaitInserts();  // the memtable is complete before it is frozen
   pmem::Reservation reservation;
   WalSegmentMeta meta;
   std::unique_ptr<LogWriter> writer;
@@ -669,6 +730,7 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
     Writer w(&mutex_);
     writers_.push_back(&w);
     Await(&w, /*for_turn=*/true);
+    AwaitInserts();
     Status s = mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK();
     FinishWriteGroup(&w, &w, s);
     if (!s.ok()) return s;
@@ -826,6 +888,7 @@ std::string DBImpl::StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const {
   j["writes"] = {{"batches", write_batches_},
                 {"groups", write_groups_},
                 {"synced_groups", synced_groups_},
+                {"pipelined_groups", pipelined_groups_},
                 {"self_inserted", self_inserted_batches_}};
   j["memtables"] = 1 + imm_.size();
   j["sync"] = {{"calls", tables_->sync_stats()->syncs.load()},
@@ -927,7 +990,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = std::to_string(flushes_);
   } else if (p == "jigsaw.write-groups") {
     *value = "batches " + std::to_string(write_batches_) + " groups " + std::to_string(write_groups_) + " synced " +
-             std::to_string(synced_groups_) + " self_inserted " + std::to_string(self_inserted_batches_);
+             std::to_string(synced_groups_) + " pipelined " + std::to_string(pipelined_groups_) + " self_inserted " +
+             std::to_string(self_inserted_batches_);
   } else if (p == "jigsaw.stalls") {
     *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + " flushes_within_compactions " + std::to_string(flushes_within_compactions_);
@@ -943,8 +1007,9 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              std::to_string(bytes_migrated_) + " bytes written to SSD tables as their bytes\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
              std::to_string(stall_micros_) + "\nwrites: " + std::to_string(write_batches_) + " batches in " +
-             std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) + " synced); " +
-             std::to_string(self_inserted_batches_) + " inserted by their own writer beside the leader\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
+             std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) + " synced; " +
+             std::to_string(pipelined_groups_) + " inserted beside other groups); " +
+             std::to_string(self_inserted_batches_) + " batches inserted by their own writer\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
              (pool() != nullptr ? tables_->space()->State() : std::string("0/0")) + (pool_full_ ? " (pool full)" : "") + "\n";
   } else {
     return false;

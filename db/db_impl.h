@@ -124,32 +124,36 @@ class DBImpl final : public DB {
   // A writer waiting in (or leading) the write queue; batch == nullptr:
   // a memtable switch (CompactRange), which goes alone.
   struct Writer;
-  struct ParallelInsert;
+  struct InsertingGroup;
   // The leader's group: the batches of the writers from the front of
   // writers_ on that may share one WAL record with the front's (same sync
   // and deletes-only kind, up to a size limit), into *group (empty if the
   // front's batch goes alone), linked by Writer::next_in_group; *last = the
   // last writer taken.
   void BuildWriteGroup(WriteBatch* group, Writer** last) REQUIRES(mutex_);
-  // Waits until `w` (queued) is done or, if for_turn, at the front of
-  // writers_ or given its own insert (Writer::parallel).
+  // Waits until `w` is done or, if for_turn, at the front of writers_ or
+  // given its own insert (Writer::insert_into).
   void Await(Writer* w, bool for_turn) REQUIRES(mutex_);
-  // Pops writers_ up to `last`, handing `status` to all but `self` (the
-  // writer that finishes the group), and wakes the next front.
+  // Pops writers_ up to `last`, handing `status` to all but `self`, and
+  // wakes the next front.
   void FinishWriteGroup(Writer* self, Writer* last, const Status& status) REQUIRES(mutex_);
-  // Counts a group in the write statistics.
+  // Counts a group (writers_.front() .. last) in the write statistics.
   void CountWriteGroup(Writer* last, bool sync) REQUIRES(mutex_);
   // Makes the writes up to last_sequence visible to reads.
   void PublishWriteGroup(SequenceNumber last_sequence) REQUIRES(mutex_);
   // Numbers each batch of the leader's group (its WAL record written) and
-  // hands each writer still polling for its turn its own insert; false if
-  // there is none (the leader inserts the group alone).
-  bool StartParallelInsert(Writer* leader, SequenceNumber first_sequence, ParallelInsert* insert)
-      REQUIRES(mutex_);
-  // Ends w's share of a parallel insert (w->status holds its outcome). The
-  // last share to end publishes the group and finishes it; the others wait
-  // for that.
-  Status EndParallelInsert(Writer* w, ParallelInsert* insert) EXCLUDES(mutex_);
+  // hands each writer still polling for its turn its own insert; returns
+  // how many were.
+  int StartInserts(Writer* leader, SequenceNumber first_sequence, InsertingGroup* group) REQUIRES(mutex_);
+  // Pops the group (front .. last) from writers_ without finishing its
+  // writers, and wakes the next front.
+  void LeaveWriteQueue(Writer* last) REQUIRES(mutex_);
+  // Ends w's insert into `group` (outcome `inserted`). The last insert of a
+  // group to end publishes it and every group after it whose inserts have
+  // ended, in sequence order; returns once w's group is published.
+  Status EndInsert(Writer* w, InsertingGroup* group, const Status& inserted) EXCLUDES(mutex_);
+  // Waits until no group is inserting (before the memtable is frozen).
+  void AwaitInserts() REQUIRES(mutex_);
   Status MakeRoomForWrite(size_t payload, bool deletes_only) REQUIRES(mutex_);
   // Freezes the memtable (if it has a WAL segment) and starts a new one with
   // a new segment able to hold `payload`.
@@ -272,6 +276,12 @@ class DBImpl final : public DB {
   // The write queue; its front may use wal_ and mem_ without mutex_ (see
   // the write path above): only the front switches them.
   std::deque<Writer*> writers_ GUARDED_BY(mutex_);
+  // Groups that left writers_ with their WAL records written and whose
+  // memtable inserts are under way or not yet published, in sequence order
+  // (concurrent memtable writes); the memtable is not switched while any
+  // is, and inserts_done_cv_ is signalled when the last one is published.
+  std::deque<InsertingGroup*> inserting_ GUARDED_BY(mutex_);
+  CondVar inserts_done_cv_{&mutex_};
   std::deque<Immutable> imm_ GUARDED_BY(mutex_);       // oldest first
   // The read state readers load (PublishReadState), behind a lock of its
   // own that is held only to copy the pointer (never across I/O, a
@@ -323,7 +333,8 @@ class DBImpl final : public DB {
   uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
   uint64_t write_groups_ GUARDED_BY(mutex_) = 0;   // WAL records written by leaders
   uint64_t write_batches_ GUARDED_BY(mutex_) = 0;  // batches in them
-  uint64_t self_inserted_batches_ GUARDED_BY(mutex_) = 0;  // of those, inserted by their own writer
+  uint64_t pipelined_groups_ GUARDED_BY(mutex_) = 0;      // groups inserted beside others (concurrently)
+  uint64_t self_inserted_batches_ GUARDED_BY(mutex_) = 0;  // batches inserted by their own writer
   uint64_t synced_groups_ GUARDED_BY(mutex_) = 0;  // of the groups, those persisted/synced on return
   uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;

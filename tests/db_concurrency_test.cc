@@ -225,11 +225,13 @@ TEST(DBGroupCommitTest, QueuedWritersShareOneRecordAndEveryBatchLandsOnce) {
   EXPECT_LT(records, batches) << groups;
 }
 
-// Options::concurrent_memtable_writes: the writers of one group insert their
-// own batches into the memtable at the same time. On or off, every batch
-// lands once with its own values, a reader at a snapshot sees a batch whole
-// or not at all, and memtables switch and flush in between; on, with two
-// writers on two cores, writers did insert their own batches.
+// Options::concurrent_memtable_writes: a group whose WAL record is written
+// leaves the queue and inserts while the next group writes its record, and
+// groups become visible in sequence order. On or off, every batch lands once
+// with its own values, a reader at a snapshot sees a batch whole or not at
+// all (nor a later batch without the earlier ones of its writer), and
+// memtables switch and flush in between; on, groups were inserted beside
+// others.
 class DBConcurrentMemtableWritesTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(DBConcurrentMemtableWritesTest, EveryBatchLandsOnceAndWhole) {
@@ -286,16 +288,19 @@ TEST_P(DBConcurrentMemtableWritesTest, EveryBatchLandsOnceAndWhole) {
   }
   std::string groups;
   ASSERT_TRUE(db->GetProperty("jigsaw.write-groups", &groups));
-  uint64_t batches = 0, records = 0, synced = 0, self_inserted = 0;
-  ASSERT_EQ(std::sscanf(groups.c_str(), "batches %lu groups %lu synced %lu self_inserted %lu", &batches, &records,
-                        &synced, &self_inserted),
-            4)
+  uint64_t batches = 0, records = 0, synced = 0, pipelined = 0, self_inserted = 0;
+  ASSERT_EQ(std::sscanf(groups.c_str(), "batches %lu groups %lu synced %lu pipelined %lu self_inserted %lu", &batches,
+                        &records, &synced, &pipelined, &self_inserted),
+            5)
       << groups;
   EXPECT_EQ(batches, uint64_t{kWriters * kWrites});
   if (!GetParam()) {
+    EXPECT_EQ(pipelined, 0u) << groups;
     EXPECT_EQ(self_inserted, 0u) << groups;
-  } else if (std::thread::hardware_concurrency() >= 2) {
-    EXPECT_GT(self_inserted, 0u) << groups;
+  } else {
+    // A group is inserted beside others whenever another writer waits
+    // behind its leader: with two writers, many times in 40,000 writes.
+    EXPECT_GT(pipelined, 0u) << groups;
   }
   // And after reopening (the WAL's records hold the groups' batches in order).
   db.reset();

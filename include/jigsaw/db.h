@@ -95,9 +95,10 @@ class JIGSAW_EXPORT DB {
   //   "jigsaw.flushes"          number of memtable flushes
   //   "jigsaw.write-groups"     group commit: write batches, the WAL records
   //                             (groups) that carried them, how many of
-  //                             those were synced, and how many batches
-  //                             their own writers inserted into the
-  //                             memtable beside the leader
+  //                             those were synced, how many groups left
+  //                             the queue once their record was written
+  //                             and inserted beside other groups, and how
+  //                             many batches their own writers inserted
   //                             (Options::concurrent_memtable_writes)
   //   "jigsaw.stalls"           write slowdowns and stops, time stalled, and
   //                             flushes run between a compaction's outputs

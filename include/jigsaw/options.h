@@ -201,12 +201,15 @@ struct JIGSAW_EXPORT Options {
   // tables keep their Bloom filters.
   // Default: true.
   bool pmem_hash_index = true;
-  // Writers whose batches share one WAL record insert them into the
-  // memtable at the same time, each its own batch, once the record is
-  // written (RocksDB's allow_concurrent_memtable_write); the group becomes
-  // visible when the last insert ends. Only writers still spinning for
-  // their turn insert their own; a sleeping writer's batch is inserted by
-  // the group's leader. Off: the leader inserts every batch. Default: true.
+  // Memtable inserts run concurrently (RocksDB's
+  // allow_concurrent_memtable_write with its pipelined write): when other
+  // writers wait, a write group leaves the queue as soon as its WAL record
+  // is written and inserts into the memtable while the next group writes
+  // its record; within a group, writers still spinning for their turn
+  // insert their own batches beside the leader. Groups become visible in
+  // sequence order, each whole. A writer alone inserts with the faster
+  // single-writer path either way. Off: one group at a time, its leader
+  // inserting every batch. Default: true.
   bool concurrent_memtable_writes = true;
   // Block encoding of new SSD tables (existing ones keep theirs). Default:
   // kKeySet.
