@@ -181,7 +181,9 @@ TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
                   (previous_key == key && previous_sequence > it->sequence()));
       const test::TestEntry* e = by_version.at({key, it->sequence()});  // complete: its value is all there
       ASSERT_EQ(it->type(), e->type);
-      if (e->type == ValueType::kValue) ASSERT_EQ(it->value().ToString(), e->value);
+      if (e->type == ValueType::kValue) {
+        ASSERT_EQ(it->value().ToString(), e->value);
+      }
       previous_key = key;
       previous_sequence = it->sequence();
     }
@@ -218,7 +220,9 @@ TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
     ASSERT_EQ(mem.Get(e.user_key, snapshot, &type, &value), want != nullptr) << e.user_key;
     if (want != nullptr) {
       ASSERT_EQ(type, want->type);
-      if (type == ValueType::kValue) ASSERT_EQ(value, want->value);
+      if (type == ValueType::kValue) {
+        ASSERT_EQ(value, want->value);
+      }
     }
   }
 
