@@ -5,12 +5,14 @@
 #      16-byte keys, 100-byte values) on JigsawDB, LevelDB, RocksDB and LMDB,
 #      all on /dev/shm, with throughput ratios; then JigsawDB again under the
 #      Optane timing model (its pmem made as slow as Optane DCPMM: random
-#      reads, read and write bandwidth), printed beside the first run;
+#      reads, read and write bandwidth), printed beside the first run; and
+#      floor_bench: the machine's floor for each workload beside JigsawDB's
+#      figures of the first run;
 #   2. jigsaw_profile: the conversion-cost profiler -- the same workload in
 #      {Disk+NVM, Disk only} x {KeySet, classic blocks} with every compaction
 #      timed by phase, against LevelDB, SSD tables on the local disk;
 #   3. format_bench: the KeySet block against the classic block.
-# Results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json,
+# Results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,
 # out/jigsaw_profile.{json,csv},
 # out/profile-*.png, out/format_bench.json.
 # Installs missing Debian packages first (needs root or sudo).
@@ -24,7 +26,7 @@ jobs=${JIGSAW_JOBS:-$(nproc)}
 num=${JIGSAW_NUM:-1000000}
 profile_num=${JIGSAW_PROFILE_NUM:-200000}
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DJIGSAW_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release -j "$jobs" --target jigsaw_bench jigsaw_profile format_bench >/dev/null
+cmake --build build/release -j "$jobs" --target jigsaw_bench jigsaw_profile format_bench floor_bench >/dev/null
 mkdir -p out
 workdir=/dev/shm/jigsaw-main-job
 diskdir=${TMPDIR:-/var/tmp}/jigsaw-main-job-disk
@@ -42,6 +44,9 @@ rm -rf "$workdir/db"
 build/release/bench/jigsaw_bench --num="$num" --engines=jigsaw --timing_model=optane --db="$workdir/db" \
   --json=out/jigsaw_bench_optane.json --compare_json=out/jigsaw_bench.json
 echo
+echo "== floor_bench: what this machine allows for each workload, beside JigsawDB's run above =="
+build/release/bench/floor_bench --dir="$workdir" --compare_json=out/jigsaw_bench.json --json=out/floor_bench.json
+echo
 echo "== jigsaw_profile: conversion cost, $profile_num entries, SSD tables in $diskdir =="
 build/release/bench/jigsaw_profile --num="$profile_num" --dir="$diskdir" --pmem_path="$workdir/profile.pool" \
   --json=out/jigsaw_profile.json --csv=out/jigsaw_profile.csv --plot=out/profile 2>/dev/null
@@ -50,5 +55,5 @@ echo "== format_bench: one 4 MiB block, KeySet vs classic =="
 build/release/bench/format_bench --benchmark_out=out/format_bench.json --benchmark_out_format=json \
   --benchmark_color=false "$@" | sed -n '/^Summary/,$p'
 echo
-echo "Full results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/jigsaw_profile.json,"
+echo "Full results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json, out/jigsaw_profile.json,"
 echo "out/jigsaw_profile.csv, out/profile-*.png, out/format_bench.json"
