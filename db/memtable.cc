@@ -189,7 +189,15 @@ char* MemTable::NewNode(int height, uint64_t tag, const Slice& key, const Slice&
     EncodeFixed64(key_copy + AlignUp8(key.size()) - 8, 0);
     std::memcpy(key_copy, key.data(), key.size());
   }
-  height_one_entry_bytes_.fetch_add(keyset::v2::EntrySize(1, key.size()), std::memory_order_relaxed);
+  const uint64_t entry_bytes = keyset::v2::EntrySize(1, key.size());
+  if (concurrently) {
+    height_one_entry_bytes_.fetch_add(entry_bytes, std::memory_order_relaxed);
+  } else {
+    // One writer: no locked instruction (it would wait for every store of
+    // the node to reach the cache).
+    height_one_entry_bytes_.store(height_one_entry_bytes_.load(std::memory_order_relaxed) + entry_bytes,
+                                  std::memory_order_relaxed);
+  }
   return node;
 }
 
@@ -233,7 +241,7 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
     SetNext(prev[level], level, node);
     if (prev[level] == tail_[level]) tail_[level] = node;  // the new last node of this level
   }
-  num_entries_.fetch_add(1, std::memory_order_release);
+  num_entries_.store(num_entries_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 void MemTable::AddConcurrently(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value) {
