@@ -674,18 +674,22 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
+  // Sized once: a short scan is dominated by setting up (ycsbe).
+  const Version& version = *view.state->version;
   std::vector<std::unique_ptr<InternalIterator>> children;
+  children.reserve(1 + view.state->imm.size() + version.levels[0].size() + kNumLevels - 1);
   std::vector<std::shared_ptr<const void>> pins;
+  pins.reserve(2 + view.state->imm.size());
   children.push_back(view.state->mem->NewIterator());
   pins.push_back(view.state->mem);
   for (const auto& imm : view.state->imm) {
     children.push_back(imm->NewIterator());
     pins.push_back(imm);
   }
-  for (const TableRef& block : view.state->version->levels[0]) children.push_back(block->table->NewIterator(options));
+  for (const TableRef& block : version.levels[0]) children.push_back(block->table->NewIterator(options));
   for (int level = 1; level < kNumLevels; ++level) {
-    if (!view.state->version->levels[level].empty()) {
-      children.push_back(NewLevelIterator(ucmp_, view.state->version->levels[level], options));
+    if (!version.levels[level].empty()) {
+      children.push_back(NewLevelIterator(ucmp_, version.levels[level], options));
     }
   }
   pins.push_back(view.state->version);

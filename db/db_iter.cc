@@ -15,9 +15,9 @@ class DBIter final : public Iterator {
          std::vector<std::shared_ptr<const void>> pins)
       : comparator_(comparator),
         bytewise_(comparator == BytewiseComparator()),
+        pins_(std::move(pins)),
         iter_(std::move(internal)),
-        sequence_(sequence),
-        pins_(std::move(pins)) {}
+        sequence_(sequence) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return forward_ ? iter_->user_key() : Slice(saved_key_); }
@@ -145,9 +145,11 @@ class DBIter final : public Iterator {
 
   const Comparator* const comparator_;
   const bool bytewise_;
+  // What iter_ reads (memtables, the version and its tables): declared
+  // before iter_, so destroyed after it.
+  std::vector<std::shared_ptr<const void>> pins_;
   std::unique_ptr<InternalIterator> iter_;
   const SequenceNumber sequence_;
-  std::vector<std::shared_ptr<const void>> pins_;
   bool valid_ = false;
   bool forward_ = true;
   std::string saved_key_;    // forward: key to skip; reverse: current key

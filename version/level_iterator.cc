@@ -1,6 +1,7 @@
 #include "version/level_iterator.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include "table/concatenating_iterator.h"
@@ -12,9 +13,15 @@ namespace {
 // The tables of a level as the children of a concatenation.
 class LevelSource {
  public:
-  LevelSource(const Comparator* comparator, std::vector<TableRef> tables, bool scan, const ReadOptions& options,
-              SampledPhase* decode)
-      : comparator_(comparator), tables_(std::move(tables)), scan_(scan), options_(options), decode_(decode) {}
+  // Reads `tables`, or `owned` (kept here) when it is not empty.
+  LevelSource(const Comparator* comparator, std::span<const TableRef> tables, std::vector<TableRef> owned, bool scan,
+              const ReadOptions& options, SampledPhase* decode)
+      : comparator_(comparator),
+        owned_(std::move(owned)),
+        tables_(owned_.empty() ? tables : std::span<const TableRef>(owned_)),
+        scan_(scan),
+        options_(options),
+        decode_(decode) {}
 
   size_t num_children() const { return tables_.size(); }
   size_t FirstCandidate(const Slice& user_key) const {
@@ -32,7 +39,8 @@ class LevelSource {
 
  private:
   const Comparator* const comparator_;
-  const std::vector<TableRef> tables_;
+  const std::vector<TableRef> owned_;
+  const std::span<const TableRef> tables_;
   const bool scan_;             // tables read by scan iterators (compaction inputs)
   const ReadOptions options_;   // for the tables' iterators
   SampledPhase* const decode_;  // for the scan iterators; may be null
@@ -40,16 +48,18 @@ class LevelSource {
 
 }  // namespace
 
-std::unique_ptr<InternalIterator> NewLevelIterator(const Comparator* comparator, std::vector<TableRef> tables,
+std::unique_ptr<InternalIterator> NewLevelIterator(const Comparator* comparator, std::span<const TableRef> tables,
                                                    const ReadOptions& options) {
-  return std::make_unique<ConcatenatingIterator<LevelSource>>(/*decode=*/nullptr, comparator, std::move(tables),
-                                                              /*scan=*/false, options, nullptr);
+  return std::make_unique<ConcatenatingIterator<LevelSource>>(/*decode=*/nullptr, comparator, tables,
+                                                              std::vector<TableRef>(), /*scan=*/false, options,
+                                                              nullptr);
 }
 
 std::unique_ptr<InternalIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<TableRef> tables,
                                                        SampledPhase* decode) {
   // The tables' scan iterators charge `decode` themselves.
-  return std::make_unique<ConcatenatingIterator<LevelSource>>(/*decode=*/nullptr, comparator, std::move(tables),
+  return std::make_unique<ConcatenatingIterator<LevelSource>>(/*decode=*/nullptr, comparator,
+                                                              std::span<const TableRef>(), std::move(tables),
                                                               /*scan=*/true, ReadOptions(), decode);
 }
 

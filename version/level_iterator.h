@@ -5,6 +5,7 @@
 #define JIGSAW_VERSION_LEVEL_ITERATOR_H_
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "version/version.h"
@@ -15,12 +16,13 @@
 namespace jigsaw {
 
 // Over the tables' iterators (Table::NewIterator with `options`). `tables`
-// are kept alive by the iterator; what they read must stay alive while it is
-// used (the caller pins the version).
-std::unique_ptr<InternalIterator> NewLevelIterator(const Comparator* comparator, std::vector<TableRef> tables,
+// are not copied (a user's scan sets up one per level): they, and what they
+// read, must outlive the iterator (the caller pins the version holding them).
+std::unique_ptr<InternalIterator> NewLevelIterator(const Comparator* comparator, std::span<const TableRef> tables,
                                                    const ReadOptions& options);
 // The same over the tables' scan iterators (Table::NewScanIterator, with
-// `decode`, which may be null), for compaction inputs: one pass.
+// `decode`, which may be null), for compaction inputs: one pass. `tables`
+// are kept alive by the iterator.
 std::unique_ptr<InternalIterator> NewLevelScanIterator(const Comparator* comparator, std::vector<TableRef> tables,
                                                        SampledPhase* decode);
 
