@@ -89,11 +89,12 @@ class MemTable {
   friend class MemTableIterator;
   static constexpr int kMaxHeight = 12;
 
-  // Values back to back in chunks, in the order added; a value that does
-  // not fit in the current chunk closes it and starts the next (its own,
-  // exactly sized, if larger than a quarter chunk), so the chunks' used
-  // bytes in order are the values in order. One writer; CopyTo and
-  // MemoryUsage as documented above.
+  // Values back to back in chunks, in the order their space was reserved;
+  // a value that does not fit in the current chunk closes it and starts the
+  // next (its own, exactly sized, if larger than a quarter chunk), so the
+  // chunks' used bytes in order are the values in order. Reserve: one
+  // caller at a time (alloc_mutex_ serialises concurrent writers); CopyTo
+  // once every reserved value is copied in; MemoryUsage from any thread.
   class ValueLog {
    public:
     explicit ValueLog(size_t chunk_size) : chunk_size_(chunk_size) {}
