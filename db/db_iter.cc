@@ -1,7 +1,10 @@
 #include "db/db_iter.h"
 
 #include <cassert>
+#include <cstring>
 #include <string>
+
+#include "util/key_prefix.h"
 
 namespace jigsaw {
 
@@ -94,8 +97,16 @@ class DBIter final : public Iterator {
   // keys are equal bytes, and different carried hashes settle it without a
   // comparison (hashes are only used where entries carry them).
   bool IsKeyToSkip() const {
-    if (bytewise_ && saved_hash_known_ && iter_->carries_key_hash() && iter_->key_hash() != saved_hash_) return false;
-    return comparator_->Compare(iter_->user_key(), saved_key_) <= 0;
+    if (!bytewise_) return comparator_->Compare(iter_->user_key(), saved_key_) <= 0;
+    if (saved_hash_known_ && iter_->carries_key_hash() && iter_->key_hash() != saved_hash_) return false;
+    // Equal bytes, tested inline: sizes, the first 16 bytes as two words,
+    // then the rest.
+    const Slice key = iter_->user_key();
+    if (key.size() != saved_key_.size()) return false;
+    const KeyPrefix a = LoadKeyPrefix(key);
+    const KeyPrefix b = LoadKeyPrefix(saved_key_);
+    if (a.high != b.high || a.low != b.low) return false;
+    return key.size() <= 16 || std::memcmp(key.data() + 16, saved_key_.data() + 16, key.size() - 16) == 0;
   }
   // Forward: the first visible, live entry at or after iter_, skipping
   // entries of saved_key_ when `skipping`.

@@ -29,11 +29,16 @@ std::vector<std::pair<std::string, std::string>> Visible(const std::vector<TestE
   return visible;
 }
 
-TEST(DBIterTest, RandomMovesShowWhatTheSnapshotSees) {
+// Keys short, or sharing their first 10 or 17 bytes (the iterator compares
+// keys by their first 16 bytes as two words, then the rest).
+class DBIterTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DBIterTest, RandomMovesShowWhatTheSnapshotSees) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     std::mt19937_64 rng(seed);
     // Few distinct keys, many versions each, one in three a deletion.
-    const std::vector<TestEntry> entries = test::RandomEntries(&rng, 800, 3, 10, /*deletion_every=*/3);
+    std::vector<TestEntry> entries = test::RandomEntries(&rng, 800, 3, 10, /*deletion_every=*/3);
+    for (TestEntry& e : entries) e.user_key = GetParam() + e.user_key;  // a common prefix keeps the order
     test::AlignedBuffer buffer;
     size_t size = 0;
     ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &buffer, &size).ok());
@@ -78,7 +83,12 @@ TEST(DBIterTest, RandomMovesShowWhatTheSnapshotSees) {
   }
 }
 
-TEST(DBIterTest, KeepsItsPinsUntilDestroyed) {
+INSTANTIATE_TEST_SUITE_P(KeyShapes, DBIterTest, ::testing::Values("", "0123456789", "abcdefghijklmnopq"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return "Prefix" + std::to_string(info.param.size());
+                         });
+
+TEST(DBIterPinTest, KeepsItsPinsUntilDestroyed) {
   auto pin = std::make_shared<int>(7);
   std::weak_ptr<int> watch = pin;
   std::vector<TestEntry> entries = {{"a", 1, ValueType::kValue, "x"}};
