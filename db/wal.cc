@@ -95,7 +95,7 @@ Status WalWriter::Sync() {
 Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t number,
                              std::unique_ptr<FileWalWriter>* writer) {
   std::unique_ptr<WritableFile> file;
-  Status s = fs->NewWritableFile(path, &file);
+  Status s = fs->NewLogFile(path, &file);
   if (!s.ok()) return s;
   char header[kWalHeaderSize] = {};
   EncodeFixed64(header + kMagicOffset, kWalMagic);

@@ -1,5 +1,5 @@
 // The POSIX FileSystem: write(2)/pread(2), fdatasync, sync_file_range,
-// read-only mmap for Mapping(); table files written from buffers through
+// read-only mmap for Mapping(), log files appended through a shared mapping; table files written from buffers through
 // io_uring (liburing), with bounded waits, or pwrite(2).
 #include "ssd/posix_file_system.h"
 
@@ -118,6 +118,84 @@ class PosixWritableFile final : public WritableFile {
  private:
   FileDescriptor file_;
   uint64_t size_ = 0;
+};
+
+// A log file (FileSystem::NewLogFile): appends are copies into a shared
+// mapping of space allocated ahead (posix_fallocate, in whole steps, before
+// any byte of the append is copied: a full device is a NoSpace Status from
+// Append, and a failed Append copies nothing). An append that returned is
+// in the page cache -- it survives a crash of this process -- without a
+// system call per append; Sync is fdatasync, which writes back the
+// mapping's dirty pages. Until Close, the file is a whole number of steps
+// long, zeros after the last append (a log's clean end); Close unmaps it
+// and truncates it to what was appended.
+class PosixLogFile final : public WritableFile {
+ public:
+  static constexpr uint64_t kStep = uint64_t{1} << 20;
+
+  PosixLogFile(std::string path, int fd) : file_(std::move(path), fd) {}
+  ~PosixLogFile() override { (void)Close(); }
+
+  Status Append(const Slice& data) override {
+    if (file_.fd() < 0) return Status::IOError(file_.path(), "append after close");
+    if (size_ + data.size() > allocated_end_) {
+      const uint64_t end = (size_ + data.size() + kStep - 1) / kStep * kStep;
+      const int err = ::posix_fallocate(file_.fd(), static_cast<off_t>(allocated_end_),
+                                        static_cast<off_t>(end - allocated_end_));
+      if (err != 0) return PosixError(file_.path(), err);
+      allocated_end_ = end;
+    }
+    const char* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      if (size_ == mapped_end_) {
+        Status s = MapNextStep();
+        if (!s.ok()) return s;
+      }
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, mapped_end_ - size_));
+      std::memcpy(window_ + (size_ - (mapped_end_ - kStep)), p, n);
+      p += n;
+      left -= n;
+      size_ += n;
+    }
+    return Status::OK();
+  }
+  Status StartWriteback() override {
+    file_.StartWriteback(size_);
+    return Status::OK();
+  }
+  Status Sync() override { return file_.Sync(); }
+  Status Close() override {
+    if (file_.fd() < 0) return Status::OK();
+    Unmap();
+    Status s;
+    if (::ftruncate(file_.fd(), static_cast<off_t>(size_)) != 0) s = PosixError(file_.path(), errno);
+    Status closed = file_.Close();
+    return s.ok() ? closed : s;
+  }
+  uint64_t Size() const override { return size_; }
+
+ private:
+  Status MapNextStep() {
+    Unmap();
+    void* map = ::mmap(nullptr, kStep, PROT_READ | PROT_WRITE, MAP_SHARED, file_.fd(), static_cast<off_t>(mapped_end_));
+    if (map == MAP_FAILED) return PosixError(file_.path(), errno);
+    window_ = static_cast<char*>(map);
+    mapped_end_ += kStep;
+    return Status::OK();
+  }
+  // Unmapping keeps the dirty pages in the page cache; Sync still writes
+  // them back.
+  void Unmap() {
+    if (window_ != nullptr) ::munmap(window_, kStep);
+    window_ = nullptr;
+  }
+
+  FileDescriptor file_;
+  char* window_ = nullptr;      // maps [mapped_end_ - kStep, mapped_end_)
+  uint64_t mapped_end_ = 0;     // a multiple of kStep
+  uint64_t allocated_end_ = 0;  // a multiple of kStep, >= mapped_end_
+  uint64_t size_ = 0;           // bytes appended
 };
 
 // What a POSIX file system shares with its table files.
@@ -409,6 +487,12 @@ class PosixFileSystem final : public FileSystem {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(path, errno);
     *file = std::make_unique<PosixWritableFile>(path, fd);
+    return Status::OK();
+  }
+  Status NewLogFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError(path, errno);
+    *file = std::make_unique<PosixLogFile>(path, fd);
     return Status::OK();
   }
   Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) override {

@@ -1,4 +1,5 @@
-// Crash test: a child process writes with sync=true and reports every
+// Crash test: a child process writes (with sync=true, or sync=false: a
+// process crash loses no acknowledged write either) and reports every
 // acknowledged write through a pipe; the parent SIGKILLs it at a random
 // moment, reopens the database and checks that every acknowledged write is
 // there, that no WriteBatch is partly visible, and that the store is
@@ -36,13 +37,14 @@ std::string BatchKey(uint64_t batch, int part) {
 }
 
 // Child: writes batches numbered from `first` until killed (batch numbers
-// are in key order), with `deletes` also deleting keys of older batches.
+// are in key order), with `deletes` also deleting keys of older batches,
+// each batch with WriteOptions::sync = `sync_writes`.
 [[noreturn]] void WriterProcess(const std::string& path, const Options& options, uint64_t first, int ack_fd,
-                                bool deletes) {
+                                bool deletes, bool sync_writes) {
   std::unique_ptr<DB> db;
   if (!DB::Open(options, path, &db).ok()) _exit(3);
   WriteOptions sync;
-  sync.sync = true;
+  sync.sync = sync_writes;
   std::mt19937_64 rng(first);
   for (uint64_t batch = first;; ++batch) {
     WriteBatch b;
@@ -82,7 +84,7 @@ class CrashTest : public ::testing::TestWithParam<StorageMode> {};
 
 // Kills a writer (WriterProcess) kCrashes times, checking after each crash
 // that every acknowledged batch is there whole and no batch partly.
-void KillRepeatedly(const test::ScratchDir& dir, StorageMode mode, bool deletes) {
+void KillRepeatedly(const test::ScratchDir& dir, StorageMode mode, bool deletes, bool sync_writes = true) {
   Options options = test::SmallOptions();
   options.storage_mode = mode;
   options.pmem_budget = 2 << 20;
@@ -98,7 +100,7 @@ void KillRepeatedly(const test::ScratchDir& dir, StorageMode mode, bool deletes)
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(fds[0]);
-      WriterProcess(dir.path(), options, first, fds[1], deletes);
+      WriterProcess(dir.path(), options, first, fds[1], deletes, sync_writes);
     }
     close(fds[1]);
     // Mostly killed after a number of acknowledged batches, while writing
@@ -188,6 +190,14 @@ void KillRepeatedly(const test::ScratchDir& dir, StorageMode mode, bool deletes)
 TEST_P(CrashTest, KillDuringSyncWritesLosesNothingAcknowledged) {
   test::ScratchDir dir;
   KillRepeatedly(dir, GetParam(), /*deletes=*/true);
+}
+
+// A write with sync=false is in the operating system when it returns (the
+// pmem segment, or the disk-mode log file's shared mapping): a kill -9
+// loses none of them.
+TEST_P(CrashTest, KillDuringUnsyncedWritesLosesNothingAcknowledged) {
+  test::ScratchDir dir;
+  KillRepeatedly(dir, GetParam(), /*deletes=*/true, /*sync_writes=*/false);
 }
 
 // Keys written in order, nothing deleted: in hybrid mode pmem blocks that

@@ -1,10 +1,15 @@
-// The POSIX FileSystem's table files (ssd/posix_file_system.cc): buffered
+// The POSIX FileSystem (ssd/posix_file_system.cc). Table files: buffered
 // appends written through io_uring or pwrite reach the file complete and in
 // order, a failed write is an error, never a crash, and an io_uring write
-// that never completes is given up and written again with pwrite.
+// that never completes is given up and written again with pwrite. Log
+// files: appends copied into a shared mapping are in the file when Append
+// returns (a killed process keeps them), zeros follow them until Close
+// truncates the file, and a full device fails an Append whole.
 #include "ssd/posix_file_system.h"
 
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -48,6 +53,83 @@ std::string AppendRandom(WritableFile* file, uint64_t seed, size_t total) {
     }
   }
   return expected;
+}
+
+// Before Close the file is whole steps long: the appends, then zeros.
+TEST(PosixLogFileTest, AppendsAreInTheFileBeforeCloseAndCloseTruncates) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/000007.log";
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(FileSystem::Default()->NewLogFile(path, &file).ok());
+  const std::string expected = AppendRandom(file.get(), 7, 3 << 20);
+  const std::string before_close = ReadAll(path);
+  ASSERT_GE(before_close.size(), expected.size());
+  EXPECT_EQ(before_close.size() % (1 << 20), 0u);
+  EXPECT_TRUE(before_close.compare(0, expected.size(), expected) == 0);
+  EXPECT_EQ(before_close.find_first_not_of('\0', expected.size()), std::string::npos);
+  ASSERT_TRUE(file->Sync().ok());
+  ASSERT_TRUE(file->Close().ok());
+  EXPECT_TRUE(ReadAll(path) == expected);
+  EXPECT_FALSE(file->Append("more").ok());
+}
+
+// A process killed right after its appends returned (no Sync, no Close, no
+// destructor) leaves them in the file.
+TEST(PosixLogFileTest, AppendsSurviveAKilledProcess) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/000008.log";
+  std::string expected;
+  std::mt19937_64 rng(8);
+  while (expected.size() < (1 << 20) + 12345) expected += static_cast<char>('a' + rng() % 26);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::unique_ptr<WritableFile> file;
+    if (!FileSystem::Default()->NewLogFile(path, &file).ok()) ::_exit(3);
+    for (size_t i = 0; i < expected.size(); i += 1000) {
+      if (!file->Append(Slice(expected.data() + i, std::min<size_t>(1000, expected.size() - i))).ok()) ::_exit(4);
+    }
+    ::kill(::getpid(), SIGKILL);
+    ::_exit(5);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  const std::string contents = ReadAll(path);
+  ASSERT_GE(contents.size(), expected.size());
+  EXPECT_TRUE(contents.compare(0, expected.size(), expected) == 0);
+  EXPECT_EQ(contents.find_first_not_of('\0', expected.size()), std::string::npos);
+}
+
+// Past the file-size limit (EFBIG, as a full device is ENOSPC) the Append
+// fails before it copies anything: the file keeps the appends before it.
+TEST(PosixLogFileTest, AnAppendThatFindsNoSpaceFailsWhole) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/000009.log";
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 1 << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  std::unique_ptr<WritableFile> file;
+  Status s = FileSystem::Default()->NewLogFile(path, &file);
+  ASSERT_TRUE(s.ok());
+  const std::string chunk(100000, 'z');
+  int appended = 0;
+  for (; appended < 40; ++appended) {
+    s = file->Append(chunk);
+    if (!s.ok()) break;
+  }
+  Status closed = file->Close();
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(appended, 10);
+  EXPECT_TRUE(s.IsIOError() || s.IsNoSpace()) << s.ToString();
+  EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+  EXPECT_EQ(file->Size(), 1000000u);
+  EXPECT_TRUE(closed.ok()) << closed.ToString();
+  EXPECT_EQ(ReadAll(path), std::string(1000000, 'z'));
 }
 
 class PosixTableFileTest : public ::testing::TestWithParam<bool> {};  // io_uring or pwrite

@@ -73,6 +73,16 @@ class JIGSAW_EXPORT FileSystem {
     (void)async_io;
     return NewWritableFile(path, file);
   }
+  // Creates or truncates a log file (the WAL of disk-only mode): each
+  // Append is in the operating system -- it survives a crash of this
+  // process, not a power failure -- once it returns; Sync makes everything
+  // appended durable. Until Close the file may be longer than what was
+  // appended, zeros after it. The POSIX file system copies appends into a
+  // shared mapping of space allocated ahead (no system call per append).
+  // Default: NewWritableFile.
+  virtual Status NewLogFile(const std::string& path, std::unique_ptr<WritableFile>* file) {
+    return NewWritableFile(path, file);
+  }
   virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
   // Atomically replaces `to` (durable after SyncDir of the directory).
