@@ -11,9 +11,10 @@ mkdir -p "$scratch"
 trap 'rm -rf "$scratch" /dev/shm/jigsaw-profile-smoke-$$.pool' EXIT
 "$profile" --num=50000 --dir="$scratch/disk" --pmem_path=/dev/shm/jigsaw-profile-smoke-$$.pool --leveldb=0 \
   --overhead=0 --configs disk/keyset disk+nvm/classic --json="$scratch/p.json" --csv="$scratch/p.csv" \
-  >"$scratch/report.txt" 2>/dev/null
+  >"$scratch/report.txt" 2>"$scratch/stderr.txt" ||
+  { cat "$scratch/report.txt" "$scratch/stderr.txt"; echo "profile_smoke_test: jigsaw_profile failed" >&2; exit 1; }
 cat "$scratch/report.txt"
-fail() { echo "profile_smoke_test: $*" >&2; exit 1; }
+fail() { cat "$scratch/stderr.txt" >&2; echo "profile_smoke_test: $*" >&2; exit 1; }
 [[ $(grep -cE '"compactions": [1-9]' "$scratch/p.json") -eq 2 ]] || fail "a configuration reported no compactions"
 [[ $(grep -cE '"flushes": [1-9]' "$scratch/p.json") -eq 2 ]] || fail "a configuration reported no flushes"
 # Header plus at least one row per configuration.
