@@ -1,4 +1,4 @@
-// BlockCache: a sharded LRU cache of raw KeySet blocks read from SSD tables.
+// BlockCache: a sharded CLOCK cache of raw KeySet blocks read from SSD tables.
 //
 // An entry is the block's bytes exactly as stored on the SSD (and as they
 // would be in pmem) plus a BlockReader over them: filling the cache is one
@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "format/block.h"
@@ -40,8 +39,8 @@ class BlockCache {
   // Whether the block is cached, without counting a hit or miss or touching
   // its recency (for planning batched reads).
   bool Contains(uint64_t table, uint32_t block);
-  // Inserts (replacing an entry of the same key) and evicts least recently
-  // used entries beyond the capacity. Returns `value`.
+  // Inserts (replacing an entry of the same key) and evicts entries in CLOCK
+  // order beyond the capacity. Returns `value`.
   CachedBlockRef Insert(uint64_t table, uint32_t block, CachedBlockRef value);
   // Drops blocks [0, blocks) of a table (a deleted file).
   void EraseTable(uint64_t table, uint32_t blocks);
@@ -53,37 +52,37 @@ class BlockCache {
 
  private:
   static constexpr int kShards = 16;
-  // An entry lives in its shard's map node (stable address) and is linked
-  // into the shard's recency list in place: one allocation per insert, and
-  // a hit only relinks two pointers.
+  // A shard keeps its entries in an array (a removed entry leaves a hole for
+  // the next insert), found through an open-addressing index of (key, entry)
+  // slots -- linear probing, at most half full -- and evicts in CLOCK order:
+  // a hit sets the entry's reference bit; the hand clears set bits as it
+  // passes and evicts the first entry without one. A hit reads one index
+  // line and its entry, and writes nothing else.
   struct Entry {
     uint64_t key = 0;
-    CachedBlockRef value;
-    Entry* newer = nullptr;
-    Entry* older = nullptr;
+    CachedBlockRef value;  // nullptr: a hole
+    bool referenced = false;
+  };
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t entry = 0;  // index into entries + 1; 0: empty
   };
   struct Shard {
     std::mutex mu;
-    std::unordered_map<uint64_t, Entry> map;
-    Entry lru;  // sentinel: lru.older is the newest entry, lru.newer the oldest
+    std::vector<Slot> slots;  // a power of two in size, or empty
+    std::vector<Entry> entries;
+    std::vector<uint32_t> holes;  // indices of entries without a value
+    size_t hand = 0;
     size_t usage = 0;
-    Shard() { lru.newer = lru.older = &lru; }
-    void Unlink(Entry* e) {
-      e->newer->older = e->older;
-      e->older->newer = e->newer;
-    }
-    void MakeNewest(Entry* e) {
-      e->older = lru.older;
-      e->newer = &lru;
-      lru.older->newer = e;
-      lru.older = e;
-    }
-    // Requires mu.
-    void Erase(std::unordered_map<uint64_t, Entry>::iterator it) {
-      usage -= it->second.value->size;
-      Unlink(&it->second);
-      map.erase(it);
-    }
+    // All require mu.
+    Slot* Find(uint64_t key);
+    void Add(uint64_t key, CachedBlockRef value);
+    void Remove(Slot* slot);
+    void EvictBeyond(size_t capacity);
+
+   private:
+    size_t Home(uint64_t key) const;
+    void Grow();
   };
   static uint64_t Key(uint64_t table, uint32_t block) { return (table << 24) | block; }
   Shard& ShardFor(uint64_t key) { return shards_[(key * 0x9E3779B97F4A7C15ULL) >> 60]; }

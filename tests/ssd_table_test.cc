@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -631,7 +632,7 @@ TEST_P(SsdTableTest, ReadOptionVerifyChecksumsChecksEveryBlockItUses) {
 
 INSTANTIATE_TEST_SUITE_P(CacheAndMmap, SsdTableTest, ::testing::Values(false, true));
 
-TEST(BlockCacheTest, EvictsLeastRecentlyUsedBeyondCapacity) {
+TEST(BlockCacheTest, EvictsOldestUnreadBeyondCapacity) {
   BlockCache cache(16 * 4096);  // 4096 bytes per shard
   auto block = [](size_t size) {
     auto b = std::make_shared<CachedBlock>();
@@ -654,6 +655,67 @@ TEST(BlockCacheTest, EvictsLeastRecentlyUsedBeyondCapacity) {
   // Blocks larger than a shard are not kept.
   cache.Insert(2, 0, block(1 << 20));
   EXPECT_EQ(cache.Lookup(2, 0), nullptr);
+}
+
+// CLOCK order: an entry read since the hand last passed survives the sweep
+// that evicts the unread entries inserted with it.
+TEST(BlockCacheTest, AnEntryReadAgainOutlivesUnreadOnes) {
+  BlockCache cache(16 * 4096);
+  auto block = [](size_t size) {
+    auto b = std::make_shared<CachedBlock>();
+    b->size = size;
+    return b;
+  };
+  // Tables 1..: only the entries of one shard matter; insert plenty.
+  for (uint32_t i = 0; i < 64; ++i) cache.Insert(7, i, block(1000));
+  std::vector<uint32_t> present;
+  for (uint32_t i = 0; i < 64; ++i) {
+    if (cache.Contains(7, i)) present.push_back(i);
+  }
+  ASSERT_FALSE(present.empty());
+  for (uint32_t i : present) ASSERT_NE(cache.Lookup(7, i), nullptr);  // all read again
+  for (uint32_t i = 64; i < 64 + 16 * 3; ++i) cache.Insert(7, i, block(1000));
+  size_t kept = 0;
+  for (uint32_t i : present) kept += cache.Contains(7, i);
+  EXPECT_GT(kept, present.size() / 2) << "read entries were evicted before unread ones";
+  EXPECT_LE(cache.usage(), cache.capacity());
+}
+
+// The index against a model: random inserts, replacements, erasures and
+// lookups of keys that collide in the index; with room for everything
+// the cache holds exactly the model's keys, each with its own block.
+TEST(BlockCacheTest, HoldsExactlyWhatWasInsertedAndNotErased) {
+  BlockCache cache(size_t{1} << 30);
+  std::map<std::pair<uint64_t, uint32_t>, size_t> model;  // key -> block size
+  std::mt19937_64 rng(11);
+  for (int step = 0; step < 200000; ++step) {
+    const uint64_t table = 1 + rng() % 40;
+    const uint32_t b = static_cast<uint32_t>(rng() % 300);
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 5) {
+      auto value = std::make_shared<CachedBlock>();
+      value->size = 1 + rng() % 5000;
+      model[{table, b}] = value->size;
+      cache.Insert(table, b, value);
+    } else if (op < 6) {
+      const uint32_t blocks = static_cast<uint32_t>(rng() % 300);
+      cache.EraseTable(table, blocks);
+      for (uint32_t i = 0; i < blocks; ++i) model.erase({table, i});
+    } else {
+      CachedBlockRef got = cache.Lookup(table, b);
+      auto it = model.find({table, b});
+      ASSERT_EQ(got != nullptr, it != model.end()) << "step " << step;
+      if (got != nullptr) {
+        ASSERT_EQ(got->size, it->second) << "step " << step;
+      }
+    }
+  }
+  size_t total = 0;
+  for (const auto& [key, size] : model) {
+    ASSERT_TRUE(cache.Contains(key.first, key.second));
+    total += size;
+  }
+  EXPECT_EQ(cache.usage(), total);
 }
 
 }  // namespace
