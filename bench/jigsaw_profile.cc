@@ -40,6 +40,7 @@ struct Flags {
   std::string dir = "/var/tmp/jigsaw-profile";
   std::string pmem_path = "/dev/shm/jigsaw-profile.pool";
   uint64_t pmem_budget_mb = 8;
+  uint64_t write_buffer_size = 4 << 20;  // memtable bytes, every engine (db_bench's name)
   bool leveldb = true;
   bool overhead = true;
   std::vector<std::string> configs = {"disk+nvm/keyset", "disk+nvm/classic", "disk/keyset", "disk/classic"};
@@ -182,6 +183,7 @@ ConfigResult RunConfig(const Flags& f, bool hybrid, bool classic, bool profile) 
   config.pmem_pool_size = std::max<uint64_t>(uint64_t{256} << 20, 2 * (f.pmem_budget_mb << 20));
   config.storage_mode = hybrid ? StorageMode::kHybrid : StorageMode::kDisk;
   config.pmem_budget = f.pmem_budget_mb << 20;
+  config.memtable_size = f.write_buffer_size;
   config.table_format = classic ? TableFormat::kClassic : TableFormat::kKeySet;
   config.profile_compactions = profile;
   config.level1_size = 10 << 20;  // LevelDB's geometry on the disk
@@ -292,6 +294,8 @@ int main(int argc, char** argv) {
   app.add_option("--dir", f.dir, "disk directory for the SSD tables (and LevelDB)");
   app.add_option("--pmem_path", f.pmem_path, "pool file for Disk+NVM (DRAM-emulated pmem on /dev/shm)");
   app.add_option("--pmem_budget_mb", f.pmem_budget_mb, "Disk+NVM: MiB of blocks kept in pmem");
+  app.add_option("--write_buffer_size", f.write_buffer_size, "memtable bytes (every engine)")
+      ->check(CLI::Range(uint64_t{64} << 10, uint64_t{1} << 30));
   app.add_option("--leveldb", f.leveldb, "also run the workload on LevelDB (1/0)");
   app.add_option("--overhead", f.overhead, "also run Disk/KeySet three times with profiling off and twice more on, alternating, to show its cost (1/0)");
   app.add_option("--configs", f.configs, "configurations to run (storage/format)")
@@ -339,6 +343,7 @@ int main(int argc, char** argv) {
   if (f.leveldb) {
     EngineConfig config;
     config.dir = f.dir + "/leveldb";
+    config.memtable_size = f.write_buffer_size;
     leveldb_total = RunWorkload("leveldb", config, f.num, [](Engine*) {});
     DestroyEngine("leveldb", config);
   }
