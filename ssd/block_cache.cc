@@ -21,13 +21,16 @@ BlockCache::Slot* BlockCache::Shard::Find(uint64_t key) {
 void BlockCache::Shard::Grow() {
   std::vector<Slot> old = std::move(slots);
   slots.assign(old.empty() ? 64 : old.size() * 2, Slot());
-  const size_t mask = slots.size() - 1;
   for (const Slot& slot : old) {
-    if (slot.entry == 0) continue;
-    size_t i = Home(slot.key);
-    while (slots[i].entry != 0) i = (i + 1) & mask;
-    slots[i] = slot;
+    if (slot.entry != 0) Place(slot);
   }
+}
+
+void BlockCache::Shard::Place(const Slot& slot) {
+  const size_t mask = slots.size() - 1;
+  size_t i = Home(slot.key);
+  while (slots[i].entry != 0) i = (i + 1) & mask;
+  slots[i] = slot;
 }
 
 void BlockCache::Shard::Add(uint64_t key, CachedBlockRef value) {
@@ -45,10 +48,7 @@ void BlockCache::Shard::Add(uint64_t key, CachedBlockRef value) {
   usage += value->size;
   e.value = std::move(value);
   e.referenced = false;  // evicted first unless it is read again
-  const size_t mask = slots.size() - 1;
-  size_t i = Home(key);
-  while (slots[i].entry != 0) i = (i + 1) & mask;
-  slots[i] = Slot{key, index + 1};
+  Place(Slot{key, index + 1});
 }
 
 void BlockCache::Shard::Remove(Slot* slot) {

@@ -82,6 +82,8 @@ class BlockCache {
 
    private:
     size_t Home(uint64_t key) const;
+    // Puts a slot into the first empty place of its probe run.
+    void Place(const Slot& slot);
     void Grow();
   };
   static uint64_t Key(uint64_t table, uint32_t block) { return (table << 24) | block; }

@@ -1,6 +1,7 @@
 // The POSIX FileSystem: write(2)/pread(2), fdatasync, sync_file_range,
-// read-only mmap for Mapping(), log files appended through a shared mapping; table files written from buffers through
-// io_uring (liburing), with bounded waits, or pwrite(2).
+// read-only mmap for Mapping(); log files appended through a shared
+// mapping; table files written from buffers through io_uring (liburing),
+// with bounded waits, or pwrite(2).
 #include "ssd/posix_file_system.h"
 
 #include <dirent.h>

@@ -36,6 +36,29 @@ std::string ReadAll(const std::string& path) {
   return contents.str();
 }
 
+// Limits the size of files this process writes (RLIMIT_FSIZE; writes past
+// it fail with EFBIG, SIGXFSZ ignored) until destroyed.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    if (::getrlimit(RLIMIT_FSIZE, &old_limit_) != 0) return;
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = old_limit_;
+    limit.rlim_cur = bytes;
+    ok_ = ::setrlimit(RLIMIT_FSIZE, &limit) == 0;
+  }
+  ~FileSizeLimit() {
+    if (ok_) ::setrlimit(RLIMIT_FSIZE, &old_limit_);
+    if (old_handler_ != SIG_ERR) std::signal(SIGXFSZ, old_handler_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  struct rlimit old_limit_ {};
+  void (*old_handler_)(int) = SIG_ERR;
+  bool ok_ = false;
+};
+
 // Appends of random sizes (empty, small, larger than a buffer), with a
 // writeback hint in the middle. Returns what was appended.
 std::string AppendRandom(WritableFile* file, uint64_t seed, size_t total) {
@@ -106,12 +129,8 @@ TEST(PosixLogFileTest, AppendsSurviveAKilledProcess) {
 TEST(PosixLogFileTest, AnAppendThatFindsNoSpaceFailsWhole) {
   test::ScratchDir dir;
   const std::string path = dir.path() + "/000009.log";
-  struct rlimit old_limit {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit limit = old_limit;
-  limit.rlim_cur = 1 << 20;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const FileSizeLimit limit(1 << 20);
+  ASSERT_TRUE(limit.ok());
   std::unique_ptr<WritableFile> file;
   Status s = FileSystem::Default()->NewLogFile(path, &file);
   ASSERT_TRUE(s.ok());
@@ -122,8 +141,6 @@ TEST(PosixLogFileTest, AnAppendThatFindsNoSpaceFailsWhole) {
     if (!s.ok()) break;
   }
   Status closed = file->Close();
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(appended, 10);
   EXPECT_TRUE(s.IsIOError() || s.IsNoSpace()) << s.ToString();
   EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
@@ -165,12 +182,8 @@ TEST_P(PosixTableFileTest, DestroyingAnUnclosedFileWritesWhatWasAppended) {
 TEST_P(PosixTableFileTest, AFailedWriteIsReturnedByALaterCall) {
   test::ScratchDir dir;
   const std::string path = dir.path() + "/table";
-  struct rlimit old_limit {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit limit = old_limit;
-  limit.rlim_cur = 1 << 20;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const FileSizeLimit limit(1 << 20);
+  ASSERT_TRUE(limit.ok());
   std::unique_ptr<WritableFile> file;
   Status s = FileSystem::Default()->NewTableFile(path, GetParam(), &file);
   ASSERT_TRUE(s.ok());
@@ -178,8 +191,6 @@ TEST_P(PosixTableFileTest, AFailedWriteIsReturnedByALaterCall) {
   for (int i = 0; i < 40 && s.ok(); ++i) s = file->Append(chunk);
   if (s.ok()) s = file->Sync();
   Status closed = file->Close();
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  std::signal(SIGXFSZ, old_handler);
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(s.IsIOError() || s.IsNoSpace()) << s.ToString();
   EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
