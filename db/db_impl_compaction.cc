@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "db/flush.h"
+#include "compaction/keyset_merge.h"
 #include "compaction/merge.h"
 #include "compaction/output_sink.h"
 #include "db/db_impl.h"
@@ -337,30 +338,58 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
       return s;
     };
   }
-  auto input = NewCompactionInput(ucmp_, compaction, 2, decode_phase);
-  if (compaction.split) input = NewKeyRangeIterator(ucmp_, std::move(input), nullptr, &compaction.split_key);
   uint64_t entries = 0;
   uint64_t spliced = 0;
+  // As bytes (compaction/keyset_merge.h) when every input table is made of
+  // KeySet version 2 blocks and the outputs take runs; through iterators
+  // otherwise -- and in a split step, whose key range they bound. An input
+  // block of version 1 met on the way sends the merge back to iterators,
+  // with a fresh sink.
+  bool as_bytes = false;
+  auto merge = [&](OutputSink* sink, bool* again) {
+    *again = false;
+    std::vector<std::unique_ptr<BlockScan>> scans;
+    if (as_bytes && NewCompactionBlockScans(compaction, 2, decode_phase, &scans)) {
+      uint64_t read = 0, copied = 0;
+      Status s = MergeKeySetBlocks(std::move(scans), rules, sink, between_outputs, decode_phase, &read, &copied);
+      if (!s.IsNotSupported()) {
+        entries += read;
+        spliced += copied;
+        return s;
+      }
+      as_bytes = false;
+      *again = true;
+      return s;
+    }
+    auto input = NewCompactionInput(ucmp_, compaction, 2, decode_phase);
+    if (compaction.split) input = NewKeyRangeIterator(ucmp_, std::move(input), nullptr, &compaction.split_key);
+    return MergeInto(input.get(), rules, sink, between_outputs, &entries, &spliced);
+  };
   Status s;
-  if (to_ssd) {
-    SsdTableSink sink(tables_.get(), /*sync_each=*/false, timed);
-    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries, &spliced);
-    if (!s.ok()) sink.Abandon();
-    out->outputs = std::move(sink.outputs());
-    out->files = std::move(sink.files());
-  } else {
-    PmemBlockSink sink(tables_.get(), may_use_standby, timed);
-    s = MergeInto(input.get(), rules, &sink, between_outputs, &entries, &spliced);
-    if (!s.ok()) sink.Abandon();
-    out->outputs = std::move(sink.outputs());
-    out->reservations = std::move(sink.reservations());
-  }
+  bool again = false;
+  do {
+    if (to_ssd) {
+      SsdTableSink sink(tables_.get(), /*sync_each=*/false, timed);
+      as_bytes = !again && !compaction.split && sink.TakesRuns();
+      s = merge(&sink, &again);
+      if (!s.ok()) sink.Abandon();
+      out->outputs = std::move(sink.outputs());
+      out->files = std::move(sink.files());
+    } else {
+      PmemBlockSink sink(tables_.get(), may_use_standby, timed);
+      as_bytes = !again && !compaction.split && sink.TakesRuns();
+      s = merge(&sink, &again);
+      if (!s.ok()) sink.Abandon();
+      out->outputs = std::move(sink.outputs());
+      out->reservations = std::move(sink.reservations());
+    }
+  } while (again);
   if (s.ok() && compaction.split) {
     // A split step: the upper inputs' keys above split_key, back at their
     // level.
     rules.output_level = compaction.level;
-    input = NewKeyRangeIterator(ucmp_, NewCompactionInput(ucmp_, compaction, 1, decode_phase), &compaction.split_key,
-                                nullptr);
+    auto input = NewKeyRangeIterator(ucmp_, NewCompactionInput(ucmp_, compaction, 1, decode_phase), &compaction.split_key,
+                                     nullptr);
     PmemBlockSink sink(tables_.get(), may_use_standby, timed);
     s = MergeInto(input.get(), rules, &sink, {}, &entries, &spliced);
     if (!s.ok()) sink.Abandon();

@@ -34,10 +34,6 @@ uint64_t KeySetBytesBound(uint64_t entries, uint64_t height_one_bytes) {
 
 namespace {
 
-inline uint32_t LinkOf(const char* entry, uint32_t level) {
-  return DecodeFixed32(entry + ent::kNext + 4 * size_t{level});
-}
-
 // Reads the key of a well-formed entry (builder-side, trusted memory).
 inline Slice TrustedEntryKey(const char* entry) {
   const uint32_t shape = DecodeFixed32(entry + ent::kShape);
@@ -302,6 +298,7 @@ uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
   // (the first entry of each level), samples and hashes recorded. Links
   // inside the run are distances and stay right.
   const int64_t rebase = static_cast<int64_t>(value_bytes_) - static_cast<int64_t>(run.first_value_offset);
+  uint32_t run_height = 1;  // the levels the run reaches
   uint64_t offset = start;
   for (uint32_t k = 0; k < take; ++k) {
     char* e = StagingAt(offset);
@@ -317,7 +314,7 @@ uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
       }
       last_at_level_[level] = offset;
     }
-    max_height_ = std::max(max_height_, height);
+    run_height = std::max(run_height, height);
     if ((entries_ + k) % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
     if (options_.bloom_bits_per_key > 0) {
       key_hashes_.push_back(bloom::KeyHash(Slice(e + kEntryHeaderSize + 4 * size_t{height}, ShapeKeySize(shape))));
@@ -327,9 +324,10 @@ uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
   }
   // Links that left the run (or the part taken) end here until the next
   // entry of their level arrives.
-  for (uint32_t level = 0; level < kMaxHeight; ++level) {
+  for (uint32_t level = 0; level < run_height; ++level) {
     if (last_at_level_[level] >= start) EncodeFixed32(StagingAt(last_at_level_[level]) + ent::kNext + 4 * size_t{level}, 0);
   }
+  max_height_ = std::max(max_height_, run_height);
   entries_ += take;
   keyset_bytes_ += take_entry_bytes;
   value_bytes_ += take_value_bytes;
@@ -395,65 +393,6 @@ Status Builder::Finish(size_t* block_size) {
 // ---------------------------------------------------------------------------
 // Reader
 
-namespace {
-
-struct EntryView {
-  Slice key;
-  Slice value;
-  uint64_t tag = 0;
-  uint64_t offset = 0;
-  uint32_t height = 0;
-  uint32_t next = 0;  // level-0 link: distance to the next entry, 0 = end
-};
-
-// The sections every lookup and iteration reads. Iterators keep a copy, so a
-// step reads no reader state through a pointer.
-struct Sections {
-  const char* values = nullptr;
-  uint64_t value_buffer_size = 0;
-  const char* keyset = nullptr;
-  uint64_t keyset_size = 0;
-  const char* samples = nullptr;
-  uint32_t count = 0;
-
-  // Loads the entry at key-set `offset`. False if it does not lie inside
-  // the block or its shape or type is not one the format defines. These
-  // are the only checks memory safety needs; the finer structure
-  // (alignment, order, upper links) is Validate()'s job.
-  bool LoadAt(uint64_t offset, EntryView* entry) const {
-    if (offset < kHeadNodeSize || offset > keyset_size - kMinEntrySize) return false;
-    const char* p = keyset + offset;
-    const uint32_t shape = DecodeFixed32(p + ent::kShape);
-    const uint32_t height = ShapeHeight(shape);
-    const uint64_t key_offset = offset + kEntryHeaderSize + 4 * uint64_t{height};
-    const uint32_t key_size = ShapeKeySize(shape);
-    const uint64_t index = DecodeFixed64(p + ent::kIndex);
-    const uint64_t value_offset = index & 0xffffffff;
-    const uint64_t value_size = index >> 32;
-    const uint64_t tag = DecodeFixed64(p + ent::kTag);
-    if ((shape & ~kShapeKnownBits) != 0 || height > kMaxHeight || key_offset + key_size > keyset_size ||
-        value_offset + value_size > value_buffer_size || (tag & 0xff) > kMaxValueTypeByte) {
-      return false;
-    }
-    entry->key = Slice(keyset + key_offset, key_size);
-    entry->value = Slice(values + value_offset, value_size);
-    entry->tag = tag;
-    entry->offset = offset;
-    entry->height = height;
-    entry->next = LinkOf(p, 0);
-    return true;
-  }
-
-  // The entry after `entry` (which is not the last): false if the link is
-  // missing or leads outside the key set.
-  bool LoadNext(const EntryView& entry, EntryView* next) const {
-    return entry.next != 0 && LoadAt(entry.offset + entry.next, next);
-  }
-
-  uint64_t SampleOffset(uint32_t sample) const { return DecodeFixed32(samples + 4 * size_t{sample}); }
-};
-
-}  // namespace
 
 class Reader final : public BlockReader {
  public:
@@ -618,6 +557,32 @@ Status ParseHeader(const char* base, uint64_t size, const Comparator* comparator
   if (l.max_height == 0 || l.max_height > kMaxHeight) return bad("max height");
   l.count = static_cast<uint32_t>(count);
   *layout = l;
+  return Status::OK();
+}
+
+Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
+  ordinal_ = 0;
+  s_ = Sections();
+  status_ = Status::OK();
+  if (keyset::VersionOf(block) != kFormatVersion) {
+    return Status::NotSupported("not a KeySet version 2 block", std::to_string(keyset::VersionOf(block)));
+  }
+  if (reinterpret_cast<uintptr_t>(block.data()) % 8 != 0) {
+    return Status::InvalidArgument("KeySet block buffer is not 8-byte aligned");
+  }
+  HeaderLayout l;
+  Status s = ParseHeader(block.data(), block.size(), comparator, &l);
+  if (!s.ok()) return s;
+  s_.values = block.data() + kHeaderSize;
+  s_.value_buffer_size = l.value_buffer_size;
+  s_.keyset = block.data() + l.keyset_offset;
+  s_.keyset_size = l.keyset_size;
+  s_.samples = block.data() + l.samples_offset;
+  s_.count = l.count;
+  if (s_.count > 0 && !s_.LoadAt(s_.SampleOffset(0), &entry_)) {
+    s_.count = 0;
+    return status_ = Status::Corruption("KeySet block has a malformed first entry");
+  }
   return Status::OK();
 }
 

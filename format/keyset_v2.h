@@ -200,6 +200,110 @@ void ForEachRunKey(const EntryRun& run, uint32_t n, F&& f) {
   }
 }
 
+// Entries in place: what readers, iterators and EntryCursor load.
+
+// The level-`level` link of the entry at `entry`.
+inline uint32_t LinkOf(const char* entry, uint32_t level) {
+  return DecodeFixed32(entry + ent::kNext + 4 * size_t{level});
+}
+
+// One entry, loaded (and bounds-checked) from a block.
+struct EntryView {
+  Slice key;
+  Slice value;
+  uint64_t tag = 0;
+  uint64_t offset = 0;  // in the key set
+  uint32_t height = 0;
+  uint32_t next = 0;  // level-0 link: distance to the next entry, 0 = end
+};
+
+// The sections every lookup and iteration reads. Iterators keep a copy, so a
+// step reads no reader state through a pointer.
+struct Sections {
+  const char* values = nullptr;
+  uint64_t value_buffer_size = 0;
+  const char* keyset = nullptr;
+  uint64_t keyset_size = 0;
+  const char* samples = nullptr;
+  uint32_t count = 0;
+
+  // Loads the entry at key-set `offset`. False if it does not lie inside
+  // the block or its shape or type is not one the format defines. These
+  // are the only checks memory safety needs; the finer structure
+  // (alignment, order, upper links) is Validate()'s job.
+  bool LoadAt(uint64_t offset, EntryView* entry) const {
+    if (offset < kHeadNodeSize || offset > keyset_size - kMinEntrySize) return false;
+    const char* p = keyset + offset;
+    const uint32_t shape = DecodeFixed32(p + ent::kShape);
+    const uint32_t height = ShapeHeight(shape);
+    const uint64_t key_offset = offset + kEntryHeaderSize + 4 * uint64_t{height};
+    const uint32_t key_size = ShapeKeySize(shape);
+    const uint64_t index = DecodeFixed64(p + ent::kIndex);
+    const uint64_t value_offset = index & 0xffffffff;
+    const uint64_t value_size = index >> 32;
+    const uint64_t tag = DecodeFixed64(p + ent::kTag);
+    if ((shape & ~kShapeKnownBits) != 0 || height > kMaxHeight || key_offset + key_size > keyset_size ||
+        value_offset + value_size > value_buffer_size || (tag & 0xff) > kMaxValueTypeByte) {
+      return false;
+    }
+    entry->key = Slice(keyset + key_offset, key_size);
+    entry->value = Slice(values + value_offset, value_size);
+    entry->tag = tag;
+    entry->offset = offset;
+    entry->height = height;
+    entry->next = LinkOf(p, 0);
+    return true;
+  }
+
+  // The entry after `entry` (which is not the last): false if the link is
+  // missing or leads outside the key set.
+  bool LoadNext(const EntryView& entry, EntryView* next) const {
+    return entry.next != 0 && LoadAt(entry.offset + entry.next, next);
+  }
+
+  uint64_t SampleOffset(uint32_t sample) const { return DecodeFixed32(samples + 4 * size_t{sample}); }
+};
+
+// A forward pass over the entries of one version 2 block, in place: for a
+// merge that copies entries as bytes (compaction/keyset_merge.h) instead of
+// iterating. Each step is bounds-checked as the reader's are; a malformed
+// entry ends the pass with Corruption. No checksum is checked (the caller
+// did, or the block was verified when its pool was opened).
+//
+// Thread-safety: one thread at a time.
+class EntryCursor {
+ public:
+  // Positions at the first entry of `block` (8-byte aligned bytes of a
+  // version 2 block, which must stay valid and unchanged while the cursor
+  // is on it). NotSupported for a block of another version (the caller
+  // merges through iterators instead), InvalidArgument for a misaligned
+  // buffer or another comparator, Corruption for a malformed block.
+  Status Reset(const Slice& block, const Comparator* comparator);
+
+  bool Valid() const { return ordinal_ < s_.count; }
+  // The current entry; requires Valid().
+  const EntryView& entry() const { return entry_; }
+  const char* entry_bytes() const { return s_.keyset + entry_.offset; }
+  uint64_t entry_size() const { return EntrySize(entry_.height, entry_.key.size()); }
+  uint32_t value_offset() const { return static_cast<uint32_t>(entry_.value.data() - s_.values); }
+  // Moves to the next entry (past the last: !Valid()).
+  void Next() {
+    if (++ordinal_ >= s_.count) return;
+    if (!s_.LoadNext(entry_, &entry_)) {
+      ordinal_ = s_.count;
+      status_ = Status::Corruption("KeySet block has a malformed entry");
+    }
+  }
+  // OK, or what ended the pass early.
+  const Status& status() const { return status_; }
+
+ private:
+  Sections s_;
+  EntryView entry_;
+  uint32_t ordinal_ = 0;
+  Status status_;
+};
+
 // Where a version 2 block's sections lie, from its header.
 struct HeaderLayout {
   uint32_t count = 0;

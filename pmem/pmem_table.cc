@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "format/keyset_v2.h"
 #include "table/iterator_wrappers.h"
 
 namespace jigsaw::pmem {
@@ -11,7 +12,8 @@ namespace {
 
 class PmemTable final : public Table {
  public:
-  explicit PmemTable(std::unique_ptr<BlockReader> reader) : reader_(std::move(reader)) {}
+  PmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents)
+      : reader_(std::move(reader)), contents_(contents) {}
 
   // ReadOptions::verify_checksums has nothing to add: see NewPmemTable.
   Status Get(const ReadOptions&, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
@@ -28,6 +30,11 @@ class PmemTable final : public Table {
     auto it = reader_->NewIterator();
     return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
   }
+  // Version 2 blocks only: the entry cursor reads that version alone.
+  std::unique_ptr<BlockScan> NewBlockScan(SampledPhase*) const override {
+    if (keyset::VersionOf(contents_) != keyset::v2::kFormatVersion) return nullptr;
+    return NewSingleBlockScan(contents_);
+  }
   uint64_t num_entries() const override { return reader_->num_entries(); }
   size_t MemoryUsage() const override { return reader_->MemoryUsage(); }
   double ApproximatePosition(const Slice& user_key) const override { return reader_->ApproximatePosition(user_key); }
@@ -35,6 +42,26 @@ class PmemTable final : public Table {
 
  private:
   std::unique_ptr<BlockReader> reader_;
+  const Slice contents_;
+};
+
+// Forwards `base`'s blocks, charging each a random read (the jump to it)
+// and its bytes to the read bandwidth: a merge reads every byte of it.
+class NvmTimedBlockScan final : public BlockScan {
+ public:
+  NvmTimedBlockScan(std::unique_ptr<BlockScan> base, const NvmTiming* timing)
+      : base_(std::move(base)), timing_(timing) {}
+  bool NextBlock(Slice* block) override {
+    if (!base_->NextBlock(block)) return false;
+    timing_->ChargeRandomRead();
+    timing_->ChargeSequentialRead(block->size());
+    return true;
+  }
+  Status status() const override { return base_->status(); }
+
+ private:
+  const std::unique_ptr<BlockScan> base_;
+  const NvmTiming* const timing_;
 };
 
 // Forwards to `base`, charging one random read per positioning and the
@@ -125,6 +152,10 @@ class NvmTimedTable final : public Table {
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
     return std::make_unique<NvmTimedIterator>(base_->NewScanIterator(decode), timing_, bytes_per_entry_);
   }
+  std::unique_ptr<BlockScan> NewBlockScan(SampledPhase* decode) const override {
+    auto scan = base_->NewBlockScan(decode);
+    return scan == nullptr ? nullptr : std::make_unique<NvmTimedBlockScan>(std::move(scan), timing_);
+  }
   uint64_t num_entries() const override { return base_->num_entries(); }
   size_t MemoryUsage() const override { return base_->MemoryUsage(); }
   double ApproximatePosition(const Slice& user_key) const override { return base_->ApproximatePosition(user_key); }
@@ -138,8 +169,8 @@ class NvmTimedTable final : public Table {
 
 }  // namespace
 
-std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader) {
-  return std::make_unique<PmemTable>(std::move(reader));
+std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents) {
+  return std::make_unique<PmemTable>(std::move(reader), contents);
 }
 
 std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing, uint64_t table_bytes) {

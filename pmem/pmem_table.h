@@ -12,11 +12,12 @@
 
 namespace jigsaw::pmem {
 
-// A Table over the block `reader` reads. The block's bytes must stay mapped
-// and unchanged while the table or any of its iterators is alive. Its scan
-// iterators read in place like its iterators (pmem blocks were verified
-// when the pool was opened or built by this process: nothing to check).
-std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader);
+// A Table over the block `reader` reads, whose bytes are `contents`. They
+// must stay mapped and unchanged while the table or any of its iterators or
+// block scans is alive. Its scan iterators and block scans read in place
+// like its iterators (pmem blocks were verified when the pool was opened or
+// built by this process: nothing to check).
+std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents);
 
 // `base`, `table_bytes` long, with its reads of NVM charged to `timing`
 // (which must outlive the table): one random read per Get and per
@@ -24,7 +25,8 @@ std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader);
 // the block), and, for iterators from NewIterator and NewScanIterator alike
 // (scans and the inputs of flushes and compactions), the block's average
 // bytes per entry for every entry they land on or step over (Next, Prev,
-// SkipRun) to the read bandwidth.
+// SkipRun) to the read bandwidth; block scans pay a random read and the
+// whole block's bytes per block.
 std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing, uint64_t table_bytes);
 
 }  // namespace jigsaw::pmem

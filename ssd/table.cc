@@ -660,6 +660,18 @@ class SsdTable::BlockSource {
     *child = block_->reader->NewIterator();
     return Status::OK();
   }
+  // A scan's block i as bytes (verified as OpenChild verifies them), valid
+  // until the next call.
+  Status OpenBytes(size_t i, Slice* bytes) {
+    assert(scan_ || verify_mapped_);
+    block_.reset();
+    const auto open = [&, block = static_cast<uint32_t>(i)] {
+      return scan_ ? OpenInWindow(block, /*verify=*/true) : OpenMappedVerified(block);
+    };
+    Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
+    if (s.ok()) *bytes = block_bytes_;
+    return s;
+  }
   // Sequential reading: the next blocks in one batch.
   void WillReadForwardFrom(size_t i) {
     forward_run_ = i == opened_ + 1 ? forward_run_ + 1 : 1;
@@ -712,6 +724,7 @@ class SsdTable::BlockSource {
     if (table_->options_.time_reads) t_read_ns += SteadyNanos() - open_start;
     if (!s.ok()) return table_->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
     block_ = std::move(block);
+    block_bytes_ = Slice(data, table_->index_[i].size);
     return Status::OK();
   }
 
@@ -728,6 +741,26 @@ class SsdTable::BlockSource {
   size_t stepping_into_ = SIZE_MAX;
   size_t opened_ = SIZE_MAX;
   CachedBlockRef block_;  // the current block; declared after window_: released before it
+  Slice block_bytes_;     // its bytes, when opened by OpenVerified
+};
+
+// A compaction's pass over the table's blocks as bytes: BlockSource's scan,
+// without an iterator per block.
+class SsdTable::TableBlockScan final : public BlockScan {
+ public:
+  TableBlockScan(const SsdTable* table, SampledPhase* decode)
+      : source_(table, /*scan=*/true, /*verify=*/true, decode) {}
+  bool NextBlock(Slice* block) override {
+    if (!status_.ok() || next_ >= source_.num_children()) return false;
+    status_ = source_.OpenBytes(next_++, block);
+    return status_.ok();
+  }
+  Status status() const override { return status_; }
+
+ private:
+  BlockSource source_;
+  size_t next_ = 0;
+  Status status_;
 };
 
 std::unique_ptr<InternalIterator> SsdTable::NewIterator(const ReadOptions& options) const {
@@ -736,6 +769,11 @@ std::unique_ptr<InternalIterator> SsdTable::NewIterator(const ReadOptions& optio
 }
 std::unique_ptr<InternalIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
   return std::make_unique<ConcatenatingIterator<BlockSource>>(decode, this, /*scan=*/true, /*verify=*/true, decode);
+}
+
+std::unique_ptr<BlockScan> SsdTable::NewBlockScan(SampledPhase* decode) const {
+  if (format_ != BlockFormat::kKeySet) return nullptr;
+  return std::make_unique<TableBlockScan>(this, decode);
 }
 
 }  // namespace jigsaw::ssd

@@ -185,6 +185,8 @@ class SsdTable final : public Table {
              std::string* value) const override;
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
+  // KeySet tables only (null for classic ones).
+  std::unique_ptr<BlockScan> NewBlockScan(SampledPhase* decode) const override;
   uint64_t num_entries() const override { return entries_; }
   // By the offset of the block the key would be in.
   double ApproximatePosition(const Slice& user_key) const override;
@@ -209,6 +211,7 @@ class SsdTable final : public Table {
 
  private:
   class BlockSource;
+  class TableBlockScan;
   friend void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
   SsdTable() = default;
   bool MayContain(const Slice& user_key) const;

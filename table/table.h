@@ -16,6 +16,22 @@
 
 namespace jigsaw {
 
+// The blocks of a table (or of a level's tables) as bytes, in key order,
+// for a merge that copies entries instead of iterating them
+// (compaction/keyset_merge.h). Thread-safety: one thread at a time.
+class BlockScan {
+ public:
+  virtual ~BlockScan() = default;
+  // Sets *block to the next block's bytes, which stay valid until the next
+  // call or the scan's destruction. False at the end or on an error
+  // (status() tells which).
+  virtual bool NextBlock(Slice* block) = 0;
+  virtual Status status() const = 0;
+};
+
+// A scan of the one block at `block` (which must outlive it).
+std::unique_ptr<BlockScan> NewSingleBlockScan(const Slice& block);
+
 class Table {
  public:
   virtual ~Table() = default;
@@ -36,6 +52,14 @@ class Table {
   // stepping their iterators -- is charged to it: the compaction profile's
   // decode phase.
   virtual std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const = 0;
+  // The same pass over the table's KeySet blocks as bytes, under
+  // NewScanIterator's rules (read-ahead, checksums of file blocks verified,
+  // opening blocks charged to `decode`). Null for a table whose blocks are
+  // not KeySet blocks (the default): the caller iterates it instead.
+  virtual std::unique_ptr<BlockScan> NewBlockScan(SampledPhase* decode) const {
+    (void)decode;
+    return nullptr;
+  }
   virtual uint64_t num_entries() const = 0;
   // Bytes of DRAM the table holds for lookups beyond its data (a pmem
   // block's hash index); 0 by default.

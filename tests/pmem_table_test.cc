@@ -32,7 +32,7 @@ void MakeTable(uint64_t seed, Fixture* f, uint32_t keyset_version = keyset::kLat
   std::unique_ptr<BlockReader> reader;
   ASSERT_TRUE(
       BlockReader::Open(BlockFormat::kKeySet, Slice(f->buffer.data(), f->size), BlockReadOptions(), &reader).ok());
-  f->table = NewPmemTable(std::move(reader));
+  f->table = NewPmemTable(std::move(reader), Slice(f->buffer.data(), f->size));
 }
 
 void ExpectServesTheModel(const Table& table, const std::vector<TestEntry>& entries) {

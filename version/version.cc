@@ -45,7 +45,7 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
   Status s = BlockReader::Open(BlockFormat::kKeySet, Slice(data, size), options, &reader);
   if (!s.ok()) return Status::Corruption("block " + std::to_string(number), s.ToString());
   block->entries = reader->num_entries();
-  block->table = pmem::NewPmemTable(std::move(reader));
+  block->table = pmem::NewPmemTable(std::move(reader), Slice(data, size));
   auto it = block->table->NewIterator(ReadOptions());
   it->SeekToFirst();
   if (it->Valid()) {
