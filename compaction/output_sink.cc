@@ -81,7 +81,8 @@ Status PmemBlockSink::AppendRun(const EntryRun& run, uint32_t* taken) {
   if (builder_ == nullptr) StartBlock(store_->options().block_size);
   auto* builder = static_cast<keyset::v2::Builder*>(builder_.get());
   const uint64_t limit = std::min<uint64_t>(store_->options().block_size, chunk_limit_);
-  *taken = Exact(phases_, &OutputPhases::encode, [&] { return builder->AppendRun(run, limit); });
+  // Sampled: a merge of alternating inputs appends runs of one entry.
+  *taken = Sampled(phases_, &OutputPhases::encode, [&] { return builder->AppendRun(run, limit); });
   return Status::OK();
 }
 

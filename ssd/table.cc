@@ -162,7 +162,8 @@ Status TableBuilder::AppendRun(const EntryRun& run, uint64_t table_size_limit, u
       }
       return n;
     };
-    const uint32_t n = encode_ != nullptr ? encode_->RunExact(append) : append();
+    // Sampled: a merge of alternating inputs appends runs of one entry.
+    const uint32_t n = encode_ != nullptr ? encode_->Run(append) : append();
     if (n == 0) {
       if (fresh) break;  // an entry alone overflows a block: the caller adds it
       Status s = FlushBlock();
