@@ -111,7 +111,9 @@ class KeySetMerge {
     const bool new_key = !has_current_ || (bytewise_ ? CompareWithPrefixes(e.key, in.head, current_key_, current_prefix_)
                                                      : rules_.ucmp->Compare(e.key, current_key_)) != 0;
     if (new_key) {
-      current_key_.assign(e.key.data(), e.key.size());
+      // Where it lies: copied only if its block is about to go (Advance).
+      current_key_ = e.key;
+      current_key_input_ = i;
       current_prefix_ = in.head;
       has_current_ = true;
       last_sequence_for_key_ = kMaxSequenceNumber;
@@ -226,6 +228,10 @@ class KeySetMerge {
       Status s = FlushRun();
       if (!s.ok()) return s;
     }
+    if (has_current_ && current_key_input_ == i && current_key_.data() != current_key_copy_.data()) {
+      current_key_copy_.assign(current_key_.data(), current_key_.size());
+      current_key_ = current_key_copy_;
+    }
     return LoadBlock(i);
   }
   // Positions input i at the first entry of its next non-empty block (or
@@ -274,7 +280,11 @@ class KeySetMerge {
   std::vector<Input> inputs_;
   std::vector<size_t> order_;  // the inputs with entries left, smallest entry first
 
-  std::string current_key_;
+  // The user key of the last entry met: in its input's block (input
+  // current_key_input_), or in current_key_copy_ once that block is left.
+  Slice current_key_;
+  size_t current_key_input_ = 0;
+  std::string current_key_copy_;
   KeyPrefix current_prefix_;
   bool has_current_ = false;
   SequenceNumber last_sequence_for_key_ = kMaxSequenceNumber;

@@ -302,9 +302,12 @@ uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
   uint64_t offset = start;
   for (uint32_t k = 0; k < take; ++k) {
     char* e = StagingAt(offset);
-    const uint32_t shape = DecodeFixed32(e + ent::kShape);
+    // Fields are read from the source, not from the copy just written: a
+    // load from bytes a wide store has not finished stalls.
+    const char* source = run.entries + (offset - start);
+    const uint32_t shape = DecodeFixed32(source + ent::kShape);
     const uint32_t height = ShapeHeight(shape);
-    const uint64_t index = DecodeFixed64(e + ent::kIndex);
+    const uint64_t index = DecodeFixed64(source + ent::kIndex);
     EncodeFixed64(e + ent::kIndex, PackIndex(static_cast<uint32_t>(static_cast<int64_t>(index & 0xffffffff) + rebase),
                                              static_cast<uint32_t>(index >> 32)));
     for (uint32_t level = 0; level < height; ++level) {
@@ -317,7 +320,7 @@ uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
     run_height = std::max(run_height, height);
     if ((entries_ + k) % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
     if (options_.bloom_bits_per_key > 0) {
-      key_hashes_.push_back(bloom::KeyHash(Slice(e + kEntryHeaderSize + 4 * size_t{height}, ShapeKeySize(shape))));
+      key_hashes_.push_back(bloom::KeyHash(Slice(source + kEntryHeaderSize + 4 * size_t{height}, ShapeKeySize(shape))));
     }
     last_offset_ = offset;
     offset += EntrySize(height, ShapeKeySize(shape));

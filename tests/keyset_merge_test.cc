@@ -165,13 +165,19 @@ void MakeInputs(std::mt19937_64* rng, int count, BlockBuilderOptions options, In
   }
 }
 
-// A scan over blocks given as bytes.
+// A scan over blocks given as bytes. Each block is copied into one buffer
+// that the next block overwrites, as an SSD table's read window is reused:
+// a merge still pointing into a block it has left reads garbage.
 class SliceScan final : public BlockScan {
  public:
   explicit SliceScan(std::vector<Slice> blocks) : blocks_(std::move(blocks)) {}
   bool NextBlock(Slice* block) override {
     if (next_ >= blocks_.size()) return false;
-    *block = blocks_[next_++];
+    const Slice& from = blocks_[next_++];
+    if (window_.size() < from.size()) window_.Resize(from.size());
+    std::memset(window_.data(), 0xee, window_.size());
+    std::memcpy(window_.data(), from.data(), from.size());
+    *block = Slice(window_.data(), from.size());
     return true;
   }
   Status status() const override { return Status::OK(); }
@@ -179,6 +185,7 @@ class SliceScan final : public BlockScan {
  private:
   const std::vector<Slice> blocks_;
   size_t next_ = 0;
+  AlignedBuffer window_;
 };
 
 std::vector<TestEntry> MergeAsBytes(const Inputs& inputs, const MergeRules& rules, size_t block_bytes,
