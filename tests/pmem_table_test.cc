@@ -168,5 +168,36 @@ TEST(PmemTableTest, TimedTableChargesTheBytesIteratorsStepOver) {
   EXPECT_EQ(timing.sequential_read_bytes_charged(), 2 * entries * per_entry + 11 * per_entry);
 }
 
+// A compaction's block scan: the one block, in place; none for a version 1
+// block (the merge goes through iterators); under the timing model, one
+// random read and the whole block's bytes.
+TEST(PmemTableTest, BlockScanHandsOverTheBlockInPlace) {
+  Fixture f;
+  MakeTable(9, &f);
+  auto scan = f.table->NewBlockScan(nullptr);
+  ASSERT_NE(scan, nullptr);
+  Slice block;
+  ASSERT_TRUE(scan->NextBlock(&block));
+  EXPECT_EQ(block.data(), f.buffer.data());
+  EXPECT_EQ(block.size(), f.size);
+  EXPECT_FALSE(scan->NextBlock(&block));
+  EXPECT_TRUE(scan->status().ok());
+
+  Fixture old;
+  MakeTable(10, &old, /*keyset_version=*/1);
+  EXPECT_EQ(old.table->NewBlockScan(nullptr), nullptr);
+
+  NvmTimingModel model;
+  model.read_bandwidth_bytes_per_sec = 1e12;  // counted, nearly free
+  NvmTiming timing(model);
+  auto timed = NewNvmTimedTable(std::move(f.table), &timing, f.size);
+  scan = timed->NewBlockScan(nullptr);
+  ASSERT_NE(scan, nullptr);
+  ASSERT_TRUE(scan->NextBlock(&block));
+  EXPECT_FALSE(scan->NextBlock(&block));
+  EXPECT_EQ(timing.random_reads_charged(), 1u);
+  EXPECT_EQ(timing.sequential_read_bytes_charged(), f.size);
+}
+
 }  // namespace
 }  // namespace jigsaw::pmem
