@@ -55,6 +55,7 @@ struct Flags {
   int ssd_use_mmap = 0;
   int concurrent_memtable_writes = 1;
   size_t ssd_block_kb = 8;
+  std::string table_format = "keyset";  // of SSD tables
   size_t cache_size_mb = 64;
   int64_t cache_size = -1;         // db_bench's, bytes (-1: --cache_size_mb)
   int64_t write_buffer_size = 4 << 20;  // db_bench's: memtable bytes, every engine
@@ -580,6 +581,9 @@ int Main(int argc, char** argv) {
                  "JigsawDB: writers of one group insert their own batches into the memtable at once (1/0; "
                  "RocksDB's allow_concurrent_memtable_write)");
   app.add_option("--ssd_block_kb", f.ssd_block_kb, "hybrid: KiB per KeySet block inside SSD tables");
+  app.add_option("--table_format", f.table_format,
+                 "hybrid and disk: block format of SSD tables, keyset or classic (the profiler's baseline)")
+      ->check(CLI::IsMember({"keyset", "classic"}));
   app.add_option("--level1_mb", f.level1_mb,
                  "JigsawDB L1 target MiB (default: 64 in pmem mode; 10 with SSD tables, LevelDB's geometry)");
   app.add_option("--table_size_kb", f.table_size_kb,
@@ -662,6 +666,7 @@ int Main(int argc, char** argv) {
     config.ssd_use_mmap = f.ssd_use_mmap != 0;
     config.concurrent_memtable_writes = f.concurrent_memtable_writes != 0;
     config.ssd_block_size = f.ssd_block_kb << 10;
+    config.table_format = f.table_format == "classic" ? TableFormat::kClassic : TableFormat::kKeySet;
     config.block_cache_capacity = f.cache_size >= 0 ? static_cast<size_t>(f.cache_size) : f.cache_size_mb << 20;
     config.data_bytes = f.num * static_cast<uint64_t>(f.key_size + f.value_size);
     config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
@@ -731,7 +736,7 @@ int Main(int argc, char** argv) {
     out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
                       {"kernel", std::string(u.release)}};
     out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
-                     {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_io", f.ssd_io}, {"concurrent_memtable_writes", f.concurrent_memtable_writes},
+                     {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"table_format", f.table_format}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_io", f.ssd_io}, {"concurrent_memtable_writes", f.concurrent_memtable_writes},
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                      {"memtable_size", f.write_buffer_size}, {"compression", "none"}, {"bloom_bits_per_key", f.bloom_bits},
                      {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
