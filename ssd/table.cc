@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "format/keyset_v2.h"
+#include "ssd/mapped_read.h"
 #include "table/concatenating_iterator.h"
 #include "util/checksum.h"
 #include "util/coding.h"
@@ -382,7 +383,11 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   if (!t->options_.use_mmap && t->options_.cache == nullptr) {
     return Status::InvalidArgument("an SSD table needs a block cache or mmap");
   }
-  if (!t->options_.use_mmap && t->format_ == BlockFormat::kKeySet) {
+  if (options.mapped_gets && !t->options_.use_mmap && !options.verify_checksums) {
+    t->gets_mapping_ = t->file_->Mapping();
+    if (t->gets_mapping_ != nullptr) t->gets_readers_.reset(new std::atomic<const BlockReader*>[blocks]());
+  }
+  if (!t->options_.use_mmap && t->gets_mapping_ == nullptr && t->format_ == BlockFormat::kKeySet) {
     t->pieces_.resize(blocks);
     for (uint32_t i = 0; i < blocks; ++i) {
       if (!t->IsLarge(i)) continue;
@@ -395,6 +400,11 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   }
   *result = std::move(t);
   return Status::OK();
+}
+
+SsdTable::~SsdTable() {
+  if (gets_readers_ == nullptr) return;
+  for (uint32_t i = 0; i < index_.size(); ++i) delete gets_readers_[i].load(std::memory_order_relaxed);
 }
 
 Status SsdTable::ReadBlock(uint32_t i, bool verify, CachedBlockRef* block) const {
@@ -550,7 +560,7 @@ double SsdTable::ApproximatePosition(const Slice& user_key) const {
 }
 
 void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {
-  if (options_.use_mmap || !MayContain(user_key)) return;
+  if (options_.use_mmap || gets_mapping_ != nullptr || !MayContain(user_key)) return;
   const uint32_t i = FirstCandidateBlock(user_key);
   if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0 || IsLarge(i)) return;
   fetches->push_back({this, i});  // FetchBlocks skips it if cached
@@ -559,6 +569,7 @@ void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) 
 Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                      std::string* value) const {
   if (!MayContain(user_key)) return Status::NotFound(Slice());  // no block read for a table without the key
+  if (gets_mapping_ != nullptr && !options.verify_checksums) return GetFromMapping(user_key, snapshot, type, value);
   const KeyTarget target(options_.comparator, user_key);
   // A key's versions may continue into the next block.
   for (uint32_t i = FirstCandidateBlock(user_key); i < index_.size(); ++i) {
@@ -583,10 +594,60 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
   return Status::NotFound(Slice());
 }
 
+Status SsdTable::GetFromMapping(const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                                std::string* value) const {
+  const KeyTarget target(options_.comparator, user_key);
+  BlockReadOptions read_options;
+  read_options.comparator = options_.comparator;
+  read_options.verify_checksum = false;
+  // Whatever owns heap memory lives out here: a fault abandons the read
+  // without running the destructors of the read's own locals.
+  std::unique_ptr<BlockReader> opened;
+  Status status = Status::NotFound(Slice());
+  Status damage;
+  uint32_t damaged_block = 0;
+  const bool read = GuardedMappedRead([&] {
+    for (uint32_t i = FirstCandidateBlock(user_key); i < index_.size(); ++i) {
+      const Slice smallest = index_[i].smallest;
+      if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
+      const BlockReader* reader = gets_readers_[i].load(std::memory_order_acquire);
+      if (reader == nullptr) {
+        damage = BlockReader::Open(format_, Slice(gets_mapping_ + index_[i].offset, index_[i].size), read_options,
+                                   &opened);
+        if (!damage.ok()) {
+          damaged_block = i;
+          return;
+        }
+        // The first reader published wins; a loser is freed with `opened`.
+        const BlockReader* expected = nullptr;
+        if (gets_readers_[i].compare_exchange_strong(expected, opened.get(), std::memory_order_acq_rel)) {
+          reader = opened.release();
+        } else {
+          reader = expected;
+        }
+      }
+      BlockLookup lookup;
+      damage = reader->Get(user_key, snapshot, &lookup);
+      if (damage.IsNotFound()) continue;
+      if (!damage.ok()) {
+        damaged_block = i;
+        return;
+      }
+      *type = lookup.type;
+      if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
+      status = Status::OK();
+      return;
+    }
+  });
+  if (!read) return Status::IOError(path_, "read fault in the file's mapping (an I/O error, or a truncated file)");
+  if (!damage.ok() && !damage.IsNotFound()) return Corrupt("block " + std::to_string(damaged_block) + ": " + damage.ToString());
+  return status;
+}
+
 Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key,
                                    SequenceNumber snapshot, ValueType* type, std::string* value) const {
   // Pieces carry no checksum: a read that must verify one reads the block.
-  if (pieces_[i] != nullptr && !options.verify_checksums) {
+  if (i < pieces_.size() && pieces_[i] != nullptr && !options.verify_checksums) {
     const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, options_.time_reads);
     bool whole_block = false;
     Status s = pieces_[i]->Get(bytes, user_key, snapshot, type, value, &whole_block);

@@ -14,6 +14,7 @@
 #ifndef JIGSAW_SSD_TABLE_H_
 #define JIGSAW_SSD_TABLE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -128,6 +129,16 @@ struct SsdTableOptions {
   const Comparator* comparator = BytewiseComparator();
   BlockCache* cache = nullptr;  // required unless use_mmap
   bool use_mmap = false;        // serve blocks from a read-only mapping
+  // Point lookups (Get) read blocks in place from a read-only mapping of the
+  // file -- the page cache is their cache: no system call, no copy, no block
+  // cache entry -- under a SIGBUS guard (ssd/mapped_read.h): a page the
+  // kernel cannot supply makes the Get return IOError. The value found is
+  // copied out before the guard ends, so nothing handed to a caller points
+  // into the mapping; iterators and scans keep the block cache. Not used by
+  // reads that verify checksums (they go through the cache, which verifies
+  // each block once), nor where the file system offers no mapping. Implied
+  // by use_mmap (which serves everything from the mapping, unguarded).
+  bool mapped_gets = false;
   // Check each block's CRC when it is read into the cache (scan iterators,
   // which feed compactions, always check; so do reads with
   // ReadOptions::verify_checksums). Without it a damaged block is still
@@ -176,6 +187,7 @@ class SsdTable final : public Table {
   // truncated, NotSupported for a newer version.
   static Status Open(const SsdTableOptions& options, std::unique_ptr<RandomAccessFile> file, uint64_t number,
                      const std::string& path, std::unique_ptr<SsdTable>* table);
+  ~SsdTable() override;
 
   // With options.verify_checksums, every block the read uses has its
   // checksum verified -- read from the file, the cache or the mapping, once
@@ -229,6 +241,8 @@ class SsdTable final : public Table {
   Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;
   bool IsLarge(uint32_t i) const { return index_[i].size > kLargeBlockBytes; }
+  // Get through the mapping (mapped_gets), under the SIGBUS guard.
+  Status GetFromMapping(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const;
   // A lookup in large block i: in pieces when it can, else the block read
   // whole (not cached). Result as Get's.
   Status GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
@@ -246,6 +260,11 @@ class SsdTable final : public Table {
   std::vector<KeyPrefix> largest_prefixes_;
   std::vector<KeyPrefix> smallest_prefixes_;
   std::vector<CachedBlockRef> mapped_;  // use_mmap: a reader per block
+  const char* gets_mapping_ = nullptr;   // mapped_gets: the file's mapping (null: not used)
+  // mapped_gets: a reader per block over the mapping, made by the block's
+  // first Get (made at open, they would read every block's first page) and
+  // owned by the table.
+  std::unique_ptr<std::atomic<const BlockReader*>[]> gets_readers_;
   // Per block: the outline of a large KeySet block read by pread, for
   // lookups in pieces (nullptr for the others, and for large blocks that
   // cannot be read in pieces).

@@ -2,6 +2,8 @@
 // block cache and through mmap, against a model; damaged files.
 #include "ssd/table.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,10 +25,11 @@ namespace {
 using test::TestEntry;
 
 TableInfo BuildTable(const std::string& path, const std::vector<TestEntry>& entries, size_t block_size,
-                     const BlockBuilderOptions& options = BlockBuilderOptions()) {
+                     const BlockBuilderOptions& options = BlockBuilderOptions(),
+                     BlockFormat format = BlockFormat::kKeySet) {
   std::unique_ptr<WritableFile> file;
   EXPECT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
-  TableBuilder builder(options, block_size, file.get());
+  TableBuilder builder(options, block_size, file.get(), format);
   for (const TestEntry& e : entries) EXPECT_TRUE(builder.Add(e.user_key, e.sequence, e.type, e.value).ok());
   TableInfo info;
   EXPECT_TRUE(builder.Finish(&info).ok());
@@ -36,7 +39,7 @@ TableInfo BuildTable(const std::string& path, const std::vector<TestEntry>& entr
 }
 
 Status OpenTable(const std::string& path, BlockCache* cache, bool mmap, std::unique_ptr<SsdTable>* table,
-                 bool verify_checksums = true) {
+                 bool verify_checksums = true, bool mapped_gets = false) {
   std::unique_ptr<RandomAccessFile> file;
   Status s = FileSystem::Default()->NewRandomAccessFile(path, &file);
   if (!s.ok()) return s;
@@ -44,6 +47,7 @@ Status OpenTable(const std::string& path, BlockCache* cache, bool mmap, std::uni
   options.cache = cache;
   options.use_mmap = mmap;
   options.verify_checksums = verify_checksums;
+  options.mapped_gets = mapped_gets;
   return SsdTable::Open(options, std::move(file), 7, path, table);
 }
 
@@ -117,6 +121,77 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
       ASSERT_TRUE(it->Valid());
       EXPECT_EQ(it->user_key().ToString(), first->user_key);
       EXPECT_EQ(it->sequence(), first->sequence);
+    }
+  }
+}
+
+// Gets of `entries` (present, absent, at snapshots) answer as the model.
+void ExpectGetsLikeTheModel(const SsdTable& table, const std::vector<TestEntry>& entries, std::mt19937_64* rng) {
+  for (int probe = 0; probe < 2000; ++probe) {
+    const TestEntry& e = entries[(*rng)() % entries.size()];
+    std::string key = e.user_key;
+    if (probe % 3 == 0) key += "x";  // mostly absent
+    const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
+    const TestEntry* expected = test::ModelGet(entries, key, snapshot);
+    ValueType type;
+    std::string value;
+    const Status s = table.Get(ReadOptions(), key, snapshot, &type, &value);
+    if (expected == nullptr) {
+      ASSERT_TRUE(s.IsNotFound()) << key << ": " << s.ToString();
+    } else {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_EQ(type, expected->type);
+      if (type == ValueType::kValue) {
+        ASSERT_EQ(value, expected->value);
+      }
+    }
+  }
+}
+
+// mapped_gets: Gets read the blocks in place from the mapping (the block
+// cache sees none of them), KeySet and classic tables alike, large blocks
+// too; when the file loses its pages behind the table (truncated here, as
+// an I/O error would), a Get returns IOError naming the file and the
+// process goes on; reads that verify checksums go through the cache.
+TEST(SsdTableMappedGetsTest, GetsReadTheMappingAndReportALostPageAsIOError) {
+  test::ScratchDir dir;
+  std::mt19937_64 rng(44);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 3000, 24, 600);
+  for (const BlockFormat format : {BlockFormat::kKeySet, BlockFormat::kClassic}) {
+    for (const size_t block_size : {size_t{8} << 10, size_t{1} << 20}) {  // 1 MiB: large blocks
+      if (format == BlockFormat::kClassic && block_size > (8 << 10)) continue;
+      SCOPED_TRACE(std::string(format == BlockFormat::kKeySet ? "keyset " : "classic ") + std::to_string(block_size));
+      const std::string path = dir.path() + "/000007.jst";
+      BuildTable(path, entries, block_size, BlockBuilderOptions(), format);
+      BlockCache cache(1 << 20);
+      std::unique_ptr<SsdTable> table;
+      ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table, /*verify_checksums=*/false, /*mapped_gets=*/true)
+                      .ok());
+      ExpectGetsLikeTheModel(*table, entries, &rng);
+      EXPECT_EQ(cache.hits() + cache.misses(), 0u);
+
+      ReadOptions verify;
+      verify.verify_checksums = true;
+      ValueType type;
+      std::string value;
+      ASSERT_TRUE(table->Get(verify, entries[0].user_key, kMaxSequenceNumber, &type, &value).ok());
+      if (block_size <= kLargeBlockBytes) {
+        EXPECT_EQ(cache.misses(), 1u);
+      }
+
+      ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+      int faults = 0;
+      for (size_t i = 0; i < entries.size(); i += 97) {
+        value = "before";
+        const Status s = table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value);
+        if (s.IsNotFound()) continue;  // ruled out by the filter, which is in DRAM
+        ASSERT_TRUE(s.IsIOError()) << s.ToString();
+        EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+        ++faults;
+      }
+      EXPECT_GT(faults, 20);
+      table.reset();
+      std::filesystem::remove(path);
     }
   }
 }

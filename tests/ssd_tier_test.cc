@@ -390,6 +390,49 @@ TEST(SsdTierTest, DamagedBlockFailsOnlyTheLookupsThatNeedIt) {
   EXPECT_LT(damaged, 1000);  // one block's keys, not the table's
 }
 
+// Gets read SSD tables through a guarded mapping (Options::ssd_mapped_gets,
+// the default): a table that loses its pages behind the engine -- truncated
+// here, as an I/O error would take them -- makes the Gets that need it return
+// IOError naming the file, and every other Get answers as before; the
+// process goes on and the database closes.
+TEST(SsdTierTest, ATableThatLosesItsPagesFailsOnlyTheGetsThatNeedItWithIOError) {
+  test::ScratchDir dir;
+  std::map<std::string, std::string> model;
+  Options options = HybridOptions(nullptr);
+  ASSERT_TRUE(options.ssd_mapped_gets);
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  }
+  std::vector<std::string> tables;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() == ".jst") tables.push_back(entry.path().string());
+  }
+  ASSERT_GT(tables.size(), 1u);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  const std::string victim = tables.front();
+  std::filesystem::resize_file(victim, 0);
+  int faults = 0, served = 0;
+  for (const auto& [key, expected] : model) {
+    std::string value;
+    const Status s = db->Get(ReadOptions(), key, &value);
+    if (s.IsIOError()) {
+      EXPECT_NE(s.ToString().find(victim), std::string::npos) << s.ToString();
+      ++faults;
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << key << ": " << s.ToString();
+    EXPECT_EQ(value, expected);
+    ++served;
+  }
+  EXPECT_GT(faults, 0);
+  EXPECT_GT(served, faults);  // one table's keys, not the store's
+  db.reset();  // closes cleanly
+}
+
 // Without paranoid checks a damaged block may be served to a Get, but a
 // compaction never rewrites one as if intact: it verifies what it reads,
 // fails with Corruption naming the file and commits nothing.

@@ -62,6 +62,7 @@ Status TableStore::OpenSsd(uint64_t number, TableRef* table) {
   table_options.comparator = options_.comparator;
   table_options.cache = block_cache_.get();
   table_options.use_mmap = options_.ssd_use_mmap;
+  table_options.mapped_gets = options_.ssd_mapped_gets;
   table_options.verify_checksums = options_.paranoid_checks;
   table_options.io = io_.get();
   table_options.time_reads = options_.profile_compactions;

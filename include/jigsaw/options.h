@@ -193,6 +193,19 @@ struct JIGSAW_EXPORT Options {
   // behind the engine's back becomes SIGBUS instead of a Status. Default:
   // false.
   bool ssd_use_mmap = false;
+  // Point lookups (Get, MultiGet) read SSD table blocks in place from a
+  // read-only mmap of the table -- the page cache is their cache; no system
+  // call, no copy, no block cache entry -- under a SIGBUS guard: an I/O
+  // error or a table truncated behind the engine's back makes that Get
+  // return IOError, and the process lives on. Values are copied out before
+  // the guard ends; iterators and compactions keep the block cache, and so
+  // do reads with verify_checksums (and every read with paranoid_checks).
+  // The guard installs a process-wide SIGBUS handler that passes every
+  // other SIGBUS on to the handler it found; an application that sets its
+  // own SIGBUS handler later must chain to the previous one
+  // (docs/decisions.md, "Point reads through a guarded mapping").
+  // Default: true.
+  bool ssd_mapped_gets = true;
   // Point lookups in pmem blocks go through a hash index per block, kept in
   // DRAM: a Get probes one slot per block and reads one entry, instead of a
   // Bloom filter line, a search and a walk through the block. Built by the
