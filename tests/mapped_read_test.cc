@@ -67,6 +67,7 @@ TEST(MappedReadTest, AReadOfPagesThatExistCompletes) {
 }
 
 TEST(MappedReadTest, AFaultAbandonsTheReadAndTheThreadGoesOn) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   MappedFile file(dir.path() + "/f");
   file.Truncate();
@@ -88,6 +89,7 @@ TEST(MappedReadTest, AFaultAbandonsTheReadAndTheThreadGoesOn) {
 }
 
 TEST(MappedReadTest, AnInnerFaultAbandonsOnlyTheInnerRead) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   MappedFile good(dir.path() + "/good");
   MappedFile bad(dir.path() + "/bad");
@@ -109,6 +111,7 @@ TEST(MappedReadTest, AnInnerFaultAbandonsOnlyTheInnerRead) {
 }
 
 TEST(MappedReadTest, ThreadsFaultIndependently) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   MappedFile good(dir.path() + "/good");
   MappedFile bad(dir.path() + "/bad");
@@ -143,6 +146,7 @@ volatile sig_atomic_t guarded_read_returned = 0;
 void ExitOnSigbus(int) { _exit(guarded_read_returned ? 42 : 43); }
 
 TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadReachesTheHandlerFoundBefore) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   const std::string path = dir.path() + "/f";
   EXPECT_EXIT(
@@ -159,6 +163,7 @@ TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadReachesTheHandlerFoundBefo
 }
 
 TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadStillEndsTheProcess) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   const std::string path = dir.path() + "/f";
   EXPECT_DEATH(

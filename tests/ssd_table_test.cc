@@ -154,6 +154,7 @@ void ExpectGetsLikeTheModel(const SsdTable& table, const std::vector<TestEntry>&
 // an I/O error would), a Get returns IOError naming the file and the
 // process goes on; reads that verify checksums go through the cache.
 TEST(SsdTableMappedGetsTest, GetsReadTheMappingAndReportALostPageAsIOError) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   std::mt19937_64 rng(44);
   const std::vector<TestEntry> entries = test::RandomEntries(&rng, 3000, 24, 600);

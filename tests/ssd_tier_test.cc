@@ -396,6 +396,7 @@ TEST(SsdTierTest, DamagedBlockFailsOnlyTheLookupsThatNeedIt) {
 // IOError naming the file, and every other Get answers as before; the
 // process goes on and the database closes.
 TEST(SsdTierTest, ATableThatLosesItsPagesFailsOnlyTheGetsThatNeedItWithIOError) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
   test::ScratchDir dir;
   std::map<std::string, std::string> model;
   Options options = HybridOptions(nullptr);
