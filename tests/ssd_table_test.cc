@@ -67,6 +67,29 @@ void ExpectIteratesLikeTheModel(InternalIterator* it, const std::vector<TestEntr
   EXPECT_EQ(i, 0u);
 }
 
+// Gets of `entries` (present, absent, at snapshots) answer as the model.
+void ExpectGetsLikeTheModel(const SsdTable& table, const std::vector<TestEntry>& entries, std::mt19937_64* rng) {
+  for (int probe = 0; probe < 2000; ++probe) {
+    const TestEntry& e = entries[(*rng)() % entries.size()];
+    std::string key = e.user_key;
+    if (probe % 3 == 0) key += "x";  // mostly absent
+    const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
+    const TestEntry* expected = test::ModelGet(entries, key, snapshot);
+    ValueType type;
+    std::string value;
+    const Status s = table.Get(ReadOptions(), key, snapshot, &type, &value);
+    if (expected == nullptr) {
+      ASSERT_TRUE(s.IsNotFound()) << key << ": " << s.ToString();
+    } else {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_EQ(type, expected->type);
+      if (type == ValueType::kValue) {
+        ASSERT_EQ(value, expected->value);
+      }
+    }
+  }
+}
+
 class SsdTableTest : public ::testing::TestWithParam<bool> {  // param: mmap
  protected:
   test::ScratchDir dir_;
@@ -93,24 +116,12 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
   ExpectIteratesLikeTheModel(it.get(), entries);
 
   // Get and Seek at several snapshots, present and absent keys.
+  ExpectGetsLikeTheModel(*table, entries, &rng);
   for (int probe = 0; probe < 2000; ++probe) {
     const TestEntry& e = entries[rng() % entries.size()];
     std::string key = e.user_key;
     if (probe % 3 == 0) key += "x";  // mostly absent
     const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
-    const TestEntry* expected = test::ModelGet(entries, key, snapshot);
-    ValueType type;
-    std::string value;
-    const Status s = table->Get(ReadOptions(), key, snapshot, &type, &value);
-    if (expected == nullptr) {
-      EXPECT_TRUE(s.IsNotFound()) << key;
-    } else {
-      ASSERT_TRUE(s.ok()) << s.ToString();
-      EXPECT_EQ(type, expected->type);
-      if (type == ValueType::kValue) {
-        EXPECT_EQ(value, expected->value);
-      }
-    }
     it->Seek(key, snapshot);
     auto first = std::find_if(entries.begin(), entries.end(), [&](const TestEntry& x) {
       return x.user_key > key || (x.user_key == key && x.sequence <= snapshot);
@@ -121,29 +132,6 @@ TEST_P(SsdTableTest, ServesEveryEntryLikeTheModel) {
       ASSERT_TRUE(it->Valid());
       EXPECT_EQ(it->user_key().ToString(), first->user_key);
       EXPECT_EQ(it->sequence(), first->sequence);
-    }
-  }
-}
-
-// Gets of `entries` (present, absent, at snapshots) answer as the model.
-void ExpectGetsLikeTheModel(const SsdTable& table, const std::vector<TestEntry>& entries, std::mt19937_64* rng) {
-  for (int probe = 0; probe < 2000; ++probe) {
-    const TestEntry& e = entries[(*rng)() % entries.size()];
-    std::string key = e.user_key;
-    if (probe % 3 == 0) key += "x";  // mostly absent
-    const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
-    const TestEntry* expected = test::ModelGet(entries, key, snapshot);
-    ValueType type;
-    std::string value;
-    const Status s = table.Get(ReadOptions(), key, snapshot, &type, &value);
-    if (expected == nullptr) {
-      ASSERT_TRUE(s.IsNotFound()) << key << ": " << s.ToString();
-    } else {
-      ASSERT_TRUE(s.ok()) << s.ToString();
-      ASSERT_EQ(type, expected->type);
-      if (type == ValueType::kValue) {
-        ASSERT_EQ(value, expected->value);
-      }
     }
   }
 }

@@ -344,6 +344,25 @@ TEST(SsdTierTest, DamagedTableIsCorruptionNamingTheFile) {
   EXPECT_NE(s.ToString().find(victim), std::string::npos) << s.ToString();
 }
 
+// Writes keys 0..30000 into a new database in `dir`, compacts them all into
+// SSD tables and closes it; returns the paths of its table files (in
+// directory order).
+std::vector<std::string> WriteCompactedStore(const std::string& dir, const Options& options,
+                                             std::map<std::string, std::string>* model) {
+  {
+    std::unique_ptr<DB> db;
+    EXPECT_TRUE(DB::Open(options, dir, &db).ok());
+    if (db == nullptr) return {};
+    EXPECT_EQ(WriteKeys(db.get(), 0, 30000, model), 30000);
+    EXPECT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  }
+  std::vector<std::string> tables;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".jst") tables.push_back(entry.path().string());
+  }
+  return tables;
+}
+
 // A damaged block inside a table (index intact): with paranoid checks the
 // lookups that need it, single or batched, get Corruption naming the file;
 // every other key is still served.
@@ -353,17 +372,9 @@ TEST(SsdTierTest, DamagedBlockFailsOnlyTheLookupsThatNeedIt) {
   Options options = HybridOptions(nullptr);
   options.paranoid_checks = true;
   options.ssd_io = SsdIo::kUring;  // MultiGet batches its block reads (pread if io_uring is unavailable)
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  }
-  std::string victim;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-    if (entry.path().extension() == ".jst") victim = entry.path().string();
-  }
-  ASSERT_FALSE(victim.empty());
+  const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
+  ASSERT_FALSE(tables.empty());
+  const std::string victim = tables.back();
   FlipByte(victim, 200);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
@@ -401,16 +412,7 @@ TEST(SsdTierTest, ATableThatLosesItsPagesFailsOnlyTheGetsThatNeedItWithIOError) 
   std::map<std::string, std::string> model;
   Options options = HybridOptions(nullptr);
   ASSERT_TRUE(options.ssd_mapped_gets);
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  }
-  std::vector<std::string> tables;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-    if (entry.path().extension() == ".jst") tables.push_back(entry.path().string());
-  }
+  const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
   ASSERT_GT(tables.size(), 1u);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
@@ -446,16 +448,7 @@ TEST_P(DamagedBlockTest, CompactionRefusesToRewriteIt) {
   Options options = HybridOptions(nullptr);
   options.ssd_use_mmap = GetParam();
   ASSERT_FALSE(options.paranoid_checks);
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  }
-  std::vector<std::string> tables;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-    if (entry.path().extension() == ".jst") tables.push_back(entry.path().string());
-  }
+  const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
   ASSERT_FALSE(tables.empty());
   const std::string victim = tables.front();
   FlipByte(victim, 200);
@@ -491,17 +484,9 @@ TEST_P(DamagedBlockTest, IteratorWithVerifyChecksumsFindsIt) {
   Options options = HybridOptions(nullptr);
   options.ssd_use_mmap = GetParam();
   ASSERT_FALSE(options.paranoid_checks);
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-    ASSERT_EQ(WriteKeys(db.get(), 0, 30000, &model), 30000);
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  }
-  std::string victim;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-    if (entry.path().extension() == ".jst") victim = entry.path().string();
-  }
-  ASSERT_FALSE(victim.empty());
+  const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
+  ASSERT_FALSE(tables.empty());
+  const std::string victim = tables.back();
   std::string bytes;
   {
     std::ifstream in(victim, std::ios::binary);
