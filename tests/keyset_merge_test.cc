@@ -16,71 +16,19 @@
 #include "format/keyset_v2.h"
 #include "table/merging_iterator.h"
 #include "tests/block_test_util.h"
+#include "tests/collecting_sink.h"
 
 namespace jigsaw {
 namespace {
 
 using test::AlignedBuffer;
 using test::TestEntry;
+using CollectingSink = test::CollectingKeySetSink;
 
 class ReverseComparator final : public Comparator {
  public:
   int Compare(const Slice& a, const Slice& b) const override { return b.compare(a); }
   const char* Name() const override { return "test.Reverse"; }
-};
-
-// Builds KeySet v2 blocks of at most `block_bytes`, each checked with
-// Validate, and collects every output entry in order.
-class CollectingSink final : public OutputSink {
- public:
-  explicit CollectingSink(size_t block_bytes) : block_bytes_(block_bytes), buffer_(2 * block_bytes) {}
-
-  Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override {
-    *closed = builder_ != nullptr &&
-              builder_->CurrentSize() + MaxEntryFootprint(BlockFormat::kKeySet, key_size, value_size) > block_bytes_;
-    return *closed ? FinishBlock() : Status::OK();
-  }
-  Status Add(const InternalIterator& entry) override {
-    if (builder_ == nullptr) Start();
-    ++added;
-    return builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
-  }
-  bool TakesRuns() const override { return true; }
-  Status AppendRun(const EntryRun& run, uint32_t* taken) override {
-    if (builder_ == nullptr) Start();
-    *taken = builder_->AppendRun(run, block_bytes_);
-    return Status::OK();
-  }
-  Status Finish() override { return builder_ == nullptr ? Status::OK() : FinishBlock(); }
-  void Abandon() override { builder_.reset(); }
-
-  std::vector<TestEntry> entries;
-  uint64_t added = 0;
-
- private:
-  void Start() {
-    // With a filter, as the engine's pmem outputs: runs must feed it too.
-    builder_ = std::make_unique<keyset::v2::Builder>(BlockBuilderOptions(), buffer_.data(), buffer_.size());
-  }
-  Status FinishBlock() {
-    size_t size = 0;
-    Status s = builder_->Finish(&size);
-    builder_.reset();
-    if (!s.ok()) return s;
-    std::unique_ptr<BlockReader> reader;
-    s = BlockReader::Open(BlockFormat::kKeySet, Slice(buffer_.data(), size), {}, &reader);
-    if (s.ok()) s = reader->Validate();
-    if (!s.ok()) return s;
-    auto it = reader->NewIterator();
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      entries.push_back({it->user_key().ToString(), it->sequence(), it->type(), it->value().ToString()});
-    }
-    return it->status();
-  }
-
-  const size_t block_bytes_;
-  AlignedBuffer buffer_;
-  std::unique_ptr<keyset::v2::Builder> builder_;
 };
 
 // Inputs of several blocks each (an L0 table, or a level's tables one after
@@ -192,7 +140,7 @@ std::vector<TestEntry> MergeAsBytes(const Inputs& inputs, const MergeRules& rule
                                     uint64_t* read, uint64_t* spliced, uint64_t* added = nullptr) {
   std::vector<std::unique_ptr<BlockScan>> scans;
   for (const auto& blocks : inputs.blocks) scans.push_back(std::make_unique<SliceScan>(blocks));
-  CollectingSink sink(block_bytes);
+  CollectingSink sink(/*take_runs=*/true, block_bytes);
   EXPECT_TRUE(MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, read, spliced).ok());
   if (added != nullptr) *added = sink.added;
   return sink.entries;
@@ -210,7 +158,7 @@ std::vector<TestEntry> MergeThroughIterators(const Inputs& inputs, const MergeRu
     }
   }
   auto input = NewMergingIterator(rules.ucmp, std::move(children));
-  CollectingSink sink(block_bytes);
+  CollectingSink sink(/*take_runs=*/true, block_bytes);
   uint64_t read = 0;
   EXPECT_TRUE(MergeInto(input.get(), rules, &sink, nullptr, &read).ok());
   return sink.entries;
@@ -320,7 +268,7 @@ TEST(KeySetMergeTest, AVersionOneBlockIsNotSupported) {
   rules.ucmp = BytewiseComparator();
   std::vector<std::unique_ptr<BlockScan>> scans;
   for (const auto& blocks : inputs.blocks) scans.push_back(std::make_unique<SliceScan>(blocks));
-  CollectingSink sink(4096);
+  CollectingSink sink(/*take_runs=*/true, 4096);
   Status s = MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, nullptr, nullptr);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
 }
@@ -345,7 +293,7 @@ TEST(KeySetMergeTest, ADamagedLinkIsCorruptionNotAStrayRead) {
   scans.push_back(NewSingleBlockScan(Slice(buffer.data(), size)));
   MergeRules rules;
   rules.ucmp = BytewiseComparator();
-  CollectingSink sink(1 << 20);
+  CollectingSink sink(/*take_runs=*/true, 1 << 20);
   uint64_t read = 0;
   Status s = MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, &read, nullptr);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();

@@ -13,66 +13,14 @@
 #include "format/keyset_v2.h"
 #include "table/merging_iterator.h"
 #include "tests/block_test_util.h"
+#include "tests/collecting_sink.h"
 
 namespace jigsaw {
 namespace {
 
 using test::AlignedBuffer;
 using test::TestEntry;
-
-// Builds KeySet v2 blocks of at most `block_bytes` in DRAM; takes runs when
-// `take_runs`. Collects every output entry in order.
-class CollectingSink final : public OutputSink {
- public:
-  CollectingSink(bool take_runs, size_t block_bytes)
-      : take_runs_(take_runs), block_bytes_(block_bytes), buffer_(2 * block_bytes) {}
-
-  Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) override {
-    *closed = builder_ != nullptr &&
-              builder_->CurrentSize() + MaxEntryFootprint(BlockFormat::kKeySet, key_size, value_size) > block_bytes_;
-    return *closed ? FinishBlock() : Status::OK();
-  }
-  Status Add(const InternalIterator& entry) override {
-    if (builder_ == nullptr) Start();
-    return builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
-  }
-  bool TakesRuns() const override { return take_runs_; }
-  Status AppendRun(const EntryRun& run, uint32_t* taken) override {
-    if (builder_ == nullptr) Start();
-    *taken = builder_->AppendRun(run, block_bytes_);
-    return Status::OK();
-  }
-  Status Finish() override { return builder_ == nullptr ? Status::OK() : FinishBlock(); }
-  void Abandon() override { builder_.reset(); }
-
-  std::vector<TestEntry> entries;
-  int blocks = 0;
-
- private:
-  void Start() { builder_ = std::make_unique<keyset::v2::Builder>(BlockBuilderOptions(), buffer_.data(), buffer_.size()); }
-  Status FinishBlock() {
-    size_t size = 0;
-    Status s = builder_->Finish(&size);
-    builder_.reset();
-    if (!s.ok()) return s;
-    std::unique_ptr<BlockReader> reader;
-    s = BlockReader::Open(BlockFormat::kKeySet, Slice(buffer_.data(), size), {}, &reader);
-    if (!s.ok()) return s;
-    s = reader->Validate();
-    if (!s.ok()) return s;
-    auto it = reader->NewIterator();
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      entries.push_back({it->user_key().ToString(), it->sequence(), it->type(), it->value().ToString()});
-    }
-    ++blocks;
-    return it->status();
-  }
-
-  const bool take_runs_;
-  const size_t block_bytes_;
-  AlignedBuffer buffer_;
-  std::unique_ptr<keyset::v2::Builder> builder_;
-};
+using CollectingSink = test::CollectingKeySetSink;
 
 // Three overlapping blocks of random entries; sequence numbers unique
 // across them (as in an LSM tree).
