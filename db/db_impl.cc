@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "db/db_identity.h"
 #include "db/db_iter.h"
+#include "format/bloom.h"  // XXH3_64bits, the key hash of tables' hash indexes and filters
 #include "version/level_iterator.h"
 #include "db/write_batch_internal.h"
 #include "pmem/device.h"
@@ -600,18 +602,33 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   ReadView view = GetReadView(options);
   Status s;
   if (MemTablesGet(view, key, value, &s)) return s;
+  // Runs in search order: each L0 block, newest first (they may overlap),
+  // then each level. They are searched in batches whose candidate tables
+  // are all hinted first, so that their first cache misses (a hash index
+  // slot, a filter line) overlap instead of adding up.
+  const auto& levels = view.state->version->levels;
+  const size_t runs = levels[0].size() + (kNumLevels - 1);
+  auto run_at = [&](size_t r) {
+    return r < levels[0].size() ? std::span<const TableRef>(&levels[0][r], 1)
+                                : std::span<const TableRef>(levels[r - levels[0].size() + 1]);
+  };
+  const uint64_t key_hash = XXH3_64bits(key.data(), key.size());
+  constexpr size_t kBatch = 32;
+  std::array<std::span<const TableRef>, kBatch> batch;
   bool done = false;
-  const auto& level0 = view.state->version->levels[0];
-  for (size_t i = 0; i < level0.size(); ++i) {  // newest first; they may overlap
-    for (const TableRef& block : Candidates({&level0[i], 1}, key)) {
-      s = TableGet(options, *block, key, view.sequence, value, &done);
-      if (done) return s;
+  for (size_t next = 0; next < runs;) {
+    size_t count = 0;
+    for (; next < runs && count < kBatch; ++next) {
+      const std::span<const TableRef> candidates = Candidates(run_at(next), key);
+      if (candidates.empty()) continue;
+      for (const TableRef& table : candidates) table->table->PrefetchForGet(key_hash);
+      batch[count++] = candidates;
     }
-  }
-  for (int level = 1; level < kNumLevels; ++level) {
-    for (const TableRef& block : Candidates(view.state->version->levels[level], key)) {
-      s = TableGet(options, *block, key, view.sequence, value, &done);
-      if (done) return s;
+    for (size_t i = 0; i < count; ++i) {
+      for (const TableRef& table : batch[i]) {
+        s = TableGet(options, *table, key, view.sequence, value, &done);
+        if (done) return s;
+      }
     }
   }
   return Status::NotFound(Slice());

@@ -135,6 +135,11 @@ class BlockReader {
   // *result filled (a deletion is reported as type kDeletion), NotFound if the
   // block has no such entry, Corruption if a damaged entry was met.
   virtual Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const = 0;
+  // A hint before Get of the key whose XXH3_64bits hash is `key_hash`:
+  // starts loading the first line that Get reads (a KeySet block's hash
+  // index slot, or its Bloom filter line), so that lookups in several blocks
+  // overlap their cache misses. Reads nothing itself. No effect by default.
+  virtual void PrefetchForGet(uint64_t key_hash) const { (void)key_hash; }
   // The fraction of the block's entries that sort before user_key (an
   // estimate; the default, 0.5, knows nothing).
   virtual double ApproximatePosition(const Slice& user_key) const {

@@ -404,6 +404,13 @@ class Reader final : public BlockReader {
   BlockFormat format() const override { return BlockFormat::kKeySet; }
   uint64_t num_entries() const override { return s_.count; }
   Status Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const override;
+  void PrefetchForGet(uint64_t key_hash) const override {
+    if (const HashIndex* index = hash_index_.load(std::memory_order_acquire)) {
+      __builtin_prefetch(&index->slots[index->HomeSlot(key_hash)]);
+    } else if (bloom_ != nullptr) {
+      __builtin_prefetch(bloom::LineFor(bloom_, bloom_geometry_, static_cast<uint32_t>(key_hash)));
+    }
+  }
   size_t MemoryUsage() const override {
     const HashIndex* index = hash_index_.load(std::memory_order_acquire);
     return index != nullptr ? sizeof(uint64_t) * size_t{index->slot_count} : 0;

@@ -25,6 +25,7 @@ class PmemTable final : public Table {
     if (result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
     return Status::OK();
   }
+  void PrefetchForGet(uint64_t key_hash) const override { reader_->PrefetchForGet(key_hash); }
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions&) const override { return reader_->NewIterator(); }
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
     auto it = reader_->NewIterator();

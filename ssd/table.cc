@@ -533,6 +533,10 @@ void SsdTable::Prefetch(uint32_t first, uint32_t count) const {
   FetchBlocks(options_.io, std::move(fetches));
 }
 
+void SsdTable::PrefetchForGet(uint64_t key_hash) const {
+  if (!filter_.empty()) __builtin_prefetch(bloom::LineFor(filter_.data(), filter_geometry_, static_cast<uint32_t>(key_hash)));
+}
+
 bool SsdTable::MayContain(const Slice& user_key) const {
   return filter_.empty() || bloom::MayContainHash(filter_.data(), filter_geometry_, bloom::KeyHash(user_key));
 }

@@ -195,6 +195,8 @@ class SsdTable final : public Table {
   // says.
   Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
              std::string* value) const override;
+  // Prefetches the table filter's line for the key.
+  void PrefetchForGet(uint64_t key_hash) const override;
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
   // KeySet tables only (null for classic ones).

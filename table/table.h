@@ -41,6 +41,11 @@ class Table {
   // (only verify_checksums matters here; the snapshot is `snapshot`).
   virtual Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                      std::string* value) const = 0;
+  // A hint before Get of the key whose XXH3_64bits hash is `key_hash`
+  // (BlockReader::PrefetchForGet): a Get that will probe several tables
+  // hints them all first, so their first cache misses overlap. No effect by
+  // default.
+  virtual void PrefetchForGet(uint64_t key_hash) const { (void)key_hash; }
   // Iterates all entries. The iterator keeps what it reads alive.
   virtual std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const = 0;
   // The same, for one forward pass over the whole table (compaction inputs):

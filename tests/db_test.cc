@@ -851,6 +851,50 @@ TEST(DBCompactRangeTest, MovesAllOfL0SoAnOlderVersionNeverEndsOnTop) {
   EXPECT_EQ(got, "new");
 }
 
+// A Get searches the tables that may hold its key in batches, hinting each
+// batch's tables first: with an L0 longer than a batch (32 runs), a key's
+// newest version is still the one found, in whichever block it lies, and a
+// deletion in a newer block still hides older versions.
+TEST(DBGetTest, ALongL0IsSearchedNewestFirstAcrossBatches) {
+  test::ScratchDir dir;
+  Options options = test::SmallOptions();
+  options.pmem_pool_size = uint64_t{256} << 20;
+  options.level0_compaction_trigger = 120;  // every flush stays in L0
+  options.level0_slowdown_trigger = 120;
+  options.level0_stop_trigger = 120;
+  std::unique_ptr<DB> db;
+  Status opened = DB::Open(options, dir.path(), &db);
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
+  const std::string filler(1000, 'f');
+  constexpr int kBlocks = 45;
+  for (int b = 0; b < kBlocks; ++b) {
+    ASSERT_TRUE(db->Put(WriteOptions(), "shared", "v" + std::to_string(b)).ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "only" + std::to_string(b), "o" + std::to_string(b)).ok());
+    if (b == 2) {
+      ASSERT_TRUE(db->Put(WriteOptions(), "gone", "old").ok());
+    }
+    if (b == 40) {
+      ASSERT_TRUE(db->Delete(WriteOptions(), "gone").ok());
+    }
+    for (int i = 0; i < 200; ++i) {  // fills the memtable: one L0 block per round
+      ASSERT_TRUE(db->Put(WriteOptions(), "filler" + std::to_string(b * 1000 + i), filler).ok());
+    }
+  }
+  ASSERT_TRUE(db->Put(WriteOptions(), "flush", filler).ok());
+  std::string blocks;
+  ASSERT_TRUE(db->GetProperty("jigsaw.num-blocks-at-level0", &blocks));
+  ASSERT_GT(std::stoi(blocks), 40);
+  std::string value;
+  ASSERT_TRUE(db->Get(ReadOptions(), "shared", &value).ok());
+  EXPECT_EQ(value, "v" + std::to_string(kBlocks - 1));
+  for (int b = 0; b < kBlocks; ++b) {  // the oldest lie beyond the first batch
+    ASSERT_TRUE(db->Get(ReadOptions(), "only" + std::to_string(b), &value).ok()) << b;
+    EXPECT_EQ(value, "o" + std::to_string(b));
+  }
+  EXPECT_TRUE(db->Get(ReadOptions(), "gone", &value).IsNotFound());
+  EXPECT_TRUE(db->Get(ReadOptions(), "absent", &value).IsNotFound());
+}
+
 // A comparator that runs a hook once, on the thread that set t_armed_thread,
 // at its n-th comparison: lets a test act in the middle of a compaction.
 class HookComparator : public Comparator {
