@@ -17,14 +17,21 @@ std::once_flag installed;
 __attribute__((tls_model("initial-exec"))) thread_local sigjmp_buf* guarded_read = nullptr;
 
 void OnSigbus(int signo, siginfo_t* info, void* context) {
-  if (sigjmp_buf* target = guarded_read) siglongjmp(*target, 1);
+  // si_code > 0: raised by the kernel for this thread's access; <= 0: sent
+  // (kill, raise, sigqueue), which no guarded read should swallow.
+  const bool fault = info != nullptr && info->si_code > 0;
+  if (sigjmp_buf* target = guarded_read; target != nullptr && fault) siglongjmp(*target, 1);
   // Not from a guarded read: what would have happened without the guard.
   if ((previous_action.sa_flags & SA_SIGINFO) != 0) {
     previous_action.sa_sigaction(signo, info, context);
+  } else if (previous_action.sa_handler == SIG_IGN && !fault) {
+    // A sent SIGBUS the application ignores.
   } else if (previous_action.sa_handler == SIG_DFL || previous_action.sa_handler == SIG_IGN) {
-    // A fault's SIGBUS cannot be ignored: with the default action back, the
-    // access repeats when the handler returns and ends the process.
+    // The default action, which a fault's SIGBUS gets even when ignored:
+    // a fault repeats its access when the handler returns; a sent signal is
+    // raised again.
     std::signal(SIGBUS, SIG_DFL);
+    if (!fault) std::raise(SIGBUS);
   } else {
     previous_action.sa_handler(signo);
   }

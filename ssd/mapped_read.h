@@ -12,7 +12,8 @@
 // an application that replaces the handler afterwards must chain to it, or
 // a read fault kills the process as without the guard). A guarded read
 // marks its thread; the handler, on such a thread, jumps back out of the
-// read.
+// read -- for a SIGBUS the kernel raised for an access, not for one sent by
+// kill or raise, which takes its usual course.
 //
 // Contract for `read`: it may read mapped pages and write memory the
 // caller owns. A fault abandons it at any instruction that touches the

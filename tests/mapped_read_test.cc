@@ -178,5 +178,41 @@ TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadStillEndsTheProcess) {
       "the guarded read returned");
 }
 
+// A SIGBUS sent to the process (kill, raise) is not a read fault: it is not
+// swallowed by a guarded read, and without a handler of the application it
+// still ends the process.
+TEST_F(MappedReadDeathTest, ASentSigbusStillEndsTheProcess) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/f";
+  // (Dies by the signal; under ASan, whose handler the guard found, by its
+  // report.)
+  EXPECT_DEATH(
+      {
+        MappedFile file(path);
+        if (!GuardedMappedRead([&] { SumPages(file.data()); })) _exit(0);  // installs the guard
+        GuardedMappedRead([] { std::raise(SIGBUS); });
+        _exit(0);  // not reached
+      },
+      "");
+}
+
+// An application that ignores SIGBUS keeps ignoring sent ones.
+TEST_F(MappedReadDeathTest, ASentSigbusTheApplicationIgnoresIsIgnored) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/f";
+  EXPECT_EXIT(
+      {
+        std::signal(SIGBUS, SIG_IGN);
+        MappedFile file(path);
+        if (!GuardedMappedRead([&] { SumPages(file.data()); })) _exit(1);
+        std::raise(SIGBUS);
+        std::raise(SIGBUS);  // and again: nothing was reset to the default
+        _exit(7);
+      },
+      ::testing::ExitedWithCode(7), "");
+}
+
 }  // namespace
 }  // namespace jigsaw::ssd
