@@ -28,7 +28,6 @@
 #define JIGSAW_SSD_MAPPED_READ_H_
 
 #include <type_traits>
-#include <utility>
 
 namespace jigsaw::ssd {
 

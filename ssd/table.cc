@@ -573,79 +573,70 @@ void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) 
 Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                      std::string* value) const {
   if (!MayContain(user_key)) return Status::NotFound(Slice());  // no block read for a table without the key
-  if (gets_mapping_ != nullptr && !options.verify_checksums) return GetFromMapping(user_key, snapshot, type, value);
+  const bool mapped = gets_mapping_ != nullptr && !options.verify_checksums;
   const KeyTarget target(options_.comparator, user_key);
   // A key's versions may continue into the next block.
   for (uint32_t i = FirstCandidateBlock(user_key); i < index_.size(); ++i) {
     const Slice smallest = index_[i].smallest;
     if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
-    if (IsLarge(i) && !options_.use_mmap) {
-      Status s = GetFromLargeBlock(i, options, user_key, snapshot, type, value);
-      if (s.IsNotFound()) continue;
-      return s;
+    Status s;
+    if (mapped) {
+      s = GetFromMappedBlock(i, user_key, snapshot, type, value);
+    } else if (IsLarge(i) && !options_.use_mmap) {
+      s = GetFromLargeBlock(i, options, user_key, snapshot, type, value);
+    } else {
+      s = GetFromBlock(i, options, user_key, snapshot, type, value);
     }
-    CachedBlockRef block;
-    Status s = ReadBlock(i, options.verify_checksums, &block);
-    if (!s.ok()) return s;
-    BlockLookup lookup;
-    s = block->reader->Get(user_key, snapshot, &lookup);
-    if (s.IsNotFound()) continue;
-    if (!s.ok()) return Corrupt(s.ToString());
-    *type = lookup.type;
-    if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
-    return Status::OK();
+    if (!s.IsNotFound()) return s;
   }
   return Status::NotFound(Slice());
 }
 
-Status SsdTable::GetFromMapping(const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-                                std::string* value) const {
-  const KeyTarget target(options_.comparator, user_key);
-  BlockReadOptions read_options;
-  read_options.comparator = options_.comparator;
-  read_options.verify_checksum = false;
+Status SsdTable::GetFromBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
+                              ValueType* type, std::string* value) const {
+  CachedBlockRef block;
+  Status s = ReadBlock(i, options.verify_checksums, &block);
+  if (!s.ok()) return s;
+  BlockLookup lookup;
+  s = block->reader->Get(user_key, snapshot, &lookup);
+  if (s.IsNotFound()) return s;
+  if (!s.ok()) return Corrupt(s.ToString());
+  *type = lookup.type;
+  if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
+  return Status::OK();
+}
+
+Status SsdTable::GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                                    std::string* value) const {
   // Whatever owns heap memory lives out here: a fault abandons the read
   // without running the destructors of the read's own locals.
   std::unique_ptr<BlockReader> opened;
-  Status status = Status::NotFound(Slice());
-  Status damage;
-  uint32_t damaged_block = 0;
+  BlockLookup lookup;
+  Status s;
   const bool read = GuardedMappedRead([&] {
-    for (uint32_t i = FirstCandidateBlock(user_key); i < index_.size(); ++i) {
-      const Slice smallest = index_[i].smallest;
-      if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
-      const BlockReader* reader = gets_readers_[i].load(std::memory_order_acquire);
-      if (reader == nullptr) {
-        damage = BlockReader::Open(format_, Slice(gets_mapping_ + index_[i].offset, index_[i].size), read_options,
-                                   &opened);
-        if (!damage.ok()) {
-          damaged_block = i;
-          return;
-        }
-        // The first reader published wins; a loser is freed with `opened`.
-        const BlockReader* expected = nullptr;
-        if (gets_readers_[i].compare_exchange_strong(expected, opened.get(), std::memory_order_acq_rel)) {
-          reader = opened.release();
-        } else {
-          reader = expected;
-        }
+    const BlockReader* reader = gets_readers_[i].load(std::memory_order_acquire);
+    if (reader == nullptr) {
+      BlockReadOptions read_options;
+      read_options.comparator = options_.comparator;
+      read_options.verify_checksum = false;
+      s = BlockReader::Open(format_, Slice(gets_mapping_ + index_[i].offset, index_[i].size), read_options, &opened);
+      if (!s.ok()) return;
+      // The first reader published wins; a loser is freed with `opened`.
+      const BlockReader* expected = nullptr;
+      if (gets_readers_[i].compare_exchange_strong(expected, opened.get(), std::memory_order_acq_rel)) {
+        reader = opened.release();
+      } else {
+        reader = expected;
       }
-      BlockLookup lookup;
-      damage = reader->Get(user_key, snapshot, &lookup);
-      if (damage.IsNotFound()) continue;
-      if (!damage.ok()) {
-        damaged_block = i;
-        return;
-      }
-      *type = lookup.type;
-      if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
-      status = Status::OK();
-      return;
     }
+    s = reader->Get(user_key, snapshot, &lookup);
+    if (s.ok() && lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
   });
   if (!read) return Status::IOError(path_, "read fault in the file's mapping (an I/O error, or a truncated file)");
-  if (!damage.ok() && !damage.IsNotFound()) return Corrupt("block " + std::to_string(damaged_block) + ": " + damage.ToString());
-  return status;
+  if (s.IsNotFound()) return s;
+  if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  *type = lookup.type;
+  return Status::OK();
 }
 
 Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key,

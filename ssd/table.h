@@ -243,8 +243,14 @@ class SsdTable final : public Table {
   Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;
   bool IsLarge(uint32_t i) const { return index_[i].size > kLargeBlockBytes; }
-  // Get through the mapping (mapped_gets), under the SIGBUS guard.
-  Status GetFromMapping(const Slice& user_key, SequenceNumber snapshot, ValueType* type, std::string* value) const;
+  // A lookup in block i, read through the block cache (or use_mmap's
+  // mapping). Result as Get's.
+  Status GetFromBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
+                      ValueType* type, std::string* value) const;
+  // A lookup in block i read in place from the mapping (mapped_gets), under
+  // the SIGBUS guard: IOError if a page cannot be read. Result as Get's.
+  Status GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                            std::string* value) const;
   // A lookup in large block i: in pieces when it can, else the block read
   // whole (not cached). Result as Get's.
   Status GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,

@@ -22,6 +22,8 @@ namespace jigsaw::ssd {
 namespace {
 
 constexpr size_t kPage = 4096;
+// What SumPages reads from a file of two pages of 'm'.
+constexpr uint64_t kFullSum = uint64_t{2 * kPage / 64} * 'm';
 
 // A file of two pages mapped read-only; Truncate() takes the pages away
 // behind the mapping, as an I/O error or another process would.
@@ -63,7 +65,7 @@ TEST(MappedReadTest, AReadOfPagesThatExistCompletes) {
   MappedFile file(dir.path() + "/f");
   uint64_t sum = 0;
   EXPECT_TRUE(GuardedMappedRead([&] { sum = SumPages(file.data()); }));
-  EXPECT_EQ(sum, uint64_t{2 * kPage / 64} * 'm');
+  EXPECT_EQ(sum, kFullSum);
 }
 
 TEST(MappedReadTest, AFaultAbandonsTheReadAndTheThreadGoesOn) {
@@ -85,7 +87,7 @@ TEST(MappedReadTest, AFaultAbandonsTheReadAndTheThreadGoesOn) {
 
   MappedFile fresh(dir.path() + "/g");
   EXPECT_TRUE(GuardedMappedRead([&] { sum = SumPages(fresh.data()); }));
-  EXPECT_EQ(sum, uint64_t{2 * kPage / 64} * 'm');
+  EXPECT_EQ(sum, kFullSum);
 }
 
 TEST(MappedReadTest, AnInnerFaultAbandonsOnlyTheInnerRead) {
@@ -102,7 +104,7 @@ TEST(MappedReadTest, AnInnerFaultAbandonsOnlyTheInnerRead) {
   });
   EXPECT_TRUE(outer);
   EXPECT_FALSE(inner);
-  EXPECT_EQ(sum, uint64_t{2 * kPage / 64} * 'm');
+  EXPECT_EQ(sum, kFullSum);
   // And the outer read is guarded again after the inner one ended.
   EXPECT_FALSE(GuardedMappedRead([&] {
     EXPECT_TRUE(GuardedMappedRead([&] { sum = SumPages(good.data()); }));
@@ -121,7 +123,7 @@ TEST(MappedReadTest, ThreadsFaultIndependently) {
     for (int i = 0; i < 200; ++i) {
       uint64_t sum = 0;
       if (GuardedMappedRead([&] { sum = SumPages(data); })) {
-        EXPECT_EQ(sum, uint64_t{2 * kPage / 64} * 'm');
+        EXPECT_EQ(sum, kFullSum);
         completed.fetch_add(1);
       } else {
         faults.fetch_add(1);
