@@ -8,6 +8,7 @@
 #include "format/keyset_v2.h"
 #include "ssd/mapped_read.h"
 #include "table/concatenating_iterator.h"
+#include "util/buffer_recycler.h"
 #include "util/checksum.h"
 #include "util/coding.h"
 #include "util/profile_clock.h"
@@ -750,15 +751,33 @@ class SsdTable::BlockSource {
       uint32_t end = i + 1;
       while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
       const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
-      if (window_.size() * 8 < bytes) window_.resize((bytes + 7) / 8);
-      Status s = table_->ReadBlocks(i, bytes, reinterpret_cast<char*>(window_.data()));
+      if (WindowCapacity() < bytes) {
+        if (bytes <= ScanWindows().buffer_bytes()) {
+          window_ = ScanWindows().Take();
+        } else {  // one block larger than a window: a buffer of its own
+          own_window_.reset(new uint64_t[(bytes + 7) / 8]);
+          own_window_bytes_ = bytes;
+        }
+      }
+      Status s = table_->ReadBlocks(i, bytes, WindowData());
       if (!s.ok()) return s;
       window_first_ = i;
       window_end_ = end;
     }
-    return OpenVerified(i, reinterpret_cast<const char*>(window_.data()) +
-                               (index[i].offset - index[window_first_].offset),
-                        verify);
+    return OpenVerified(i, WindowData() + (index[i].offset - index[window_first_].offset), verify);
+  }
+  // Scan windows are recycled across sources: a source reads one table, and
+  // a fresh window per table would fault in its pages every time. Never
+  // destroyed: an iterator may outlive static destruction.
+  static BufferRecycler& ScanWindows() {
+    static BufferRecycler* const windows = new BufferRecycler(kScanWindowBytes, /*max_kept=*/16);
+    return *windows;
+  }
+  uint64_t WindowCapacity() const {
+    return own_window_ != nullptr ? own_window_bytes_ : window_ != nullptr ? ScanWindows().buffer_bytes() : 0;
+  }
+  char* WindowData() const {
+    return reinterpret_cast<char*>(own_window_ != nullptr ? own_window_.get() : window_.get());
   }
   // A scan of a mapped table: the mapped readers were opened without their
   // checksums; a scan opens its own, checked.
@@ -790,7 +809,11 @@ class SsdTable::BlockSource {
   const bool verify_mapped_;  // scan of a mapped table
   const bool verify_;         // not a scan: ReadOptions::verify_checksums
   SampledPhase* const decode_;
-  std::vector<uint64_t> window_;  // scan: blocks [window_first_, window_end_) (end 0: none)
+  // Scan: blocks [window_first_, window_end_) (end 0: none), in a recycled
+  // window or, once a block outgrew it, in a buffer of the source's own.
+  BufferRecycler::Buffer window_;
+  std::unique_ptr<uint64_t[]> own_window_;
+  uint64_t own_window_bytes_ = 0;
   uint32_t window_first_ = 0, window_end_ = 0;
   // A user's iterator: blocks stepped into forward in a row, the one being
   // stepped into, and the last one opened.
