@@ -56,6 +56,7 @@ class JigsawEngine final : public Engine {
     options.pmem_budget = config.pmem_budget;
     options.ssd_use_mmap = config.ssd_use_mmap;
     options.ssd_mapped_gets = config.ssd_mapped_gets;
+    options.reuse_log_files = config.reuse_log_files;
     options.concurrent_memtable_writes = config.concurrent_memtable_writes;
     options.ssd_block_size = config.ssd_block_size;
     options.ssd_io = config.ssd_io;

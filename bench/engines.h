@@ -27,7 +27,8 @@ struct EngineConfig {
   jigsaw::StorageMode storage_mode = jigsaw::StorageMode::kPmem;          // JigsawDB only
   uint64_t pmem_budget = 0;                                               // JigsawDB hybrid
   bool ssd_use_mmap = false;                                              // JigsawDB hybrid
-  bool ssd_mapped_gets = true;                                            // JigsawDB hybrid/disk: Get via a guarded mapping
+  bool ssd_mapped_gets = true;
+  bool reuse_log_files = true;                                           // JigsawDB disk: write new logs over old ones                                            // JigsawDB hybrid/disk: Get via a guarded mapping
   bool concurrent_memtable_writes = true;                                 // JigsawDB
   size_t ssd_block_size = 8 << 10;                                        // JigsawDB hybrid
   size_t block_cache_capacity = size_t{64} << 20;                         // JigsawDB hybrid

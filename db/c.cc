@@ -541,6 +541,9 @@ void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, unsigned char v)
 void jigsaw_options_set_ssd_mapped_gets(jigsaw_options_t* options, unsigned char v) {
   options->rep.ssd_mapped_gets = v != 0;
 }
+void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options, unsigned char v) {
+  options->rep.reuse_log_files = v != 0;
+}
 
 void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char v) {
   options->rep.pmem_hash_index = v != 0;

@@ -59,8 +59,21 @@ std::vector<WalSegmentMeta> DBImpl::LiveWalSegments() const {
 }
 
 void DBImpl::DeleteLogs(const std::vector<WalSegmentMeta>& logs) {
+  // Leftovers of a failed removal, and a spare log when the DB closes or
+  // crashes: no manifest names them, so the next open removes them.
   for (const WalSegmentMeta& w : logs) {
-    (void)tables_->fs()->RemoveFile(LogFileName(name_, w.number));  // leftovers: collected at open
+    if (options_.reuse_log_files) {
+      // The newest log no longer needed is kept for the next one to reuse.
+      if (spare_log_ != 0 && spare_log_ < w.number) {
+        (void)tables_->fs()->RemoveFile(LogFileName(name_, spare_log_));
+        spare_log_ = 0;
+      }
+      if (spare_log_ == 0) {
+        spare_log_ = w.number;
+        continue;
+      }
+    }
+    (void)tables_->fs()->RemoveFile(LogFileName(name_, w.number));
   }
 }
 
@@ -88,7 +101,9 @@ Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation,
     meta->capacity = 0;
     meta->number = versions_->NewFileNumber();
     std::unique_ptr<FileWalWriter> file;
-    Status s = FileWalWriter::Create(tables_->fs(), LogFileName(name_, meta->number), meta->number, &file);
+    const std::string reuse = spare_log_ != 0 ? LogFileName(name_, spare_log_) : std::string();
+    spare_log_ = 0;  // reused, or removed if it cannot be
+    Status s = FileWalWriter::Create(tables_->fs(), LogFileName(name_, meta->number), meta->number, reuse, &file);
     if (!s.ok()) return s;
     *writer = std::move(file);
     return Status::OK();

@@ -166,7 +166,9 @@ class DBImpl final : public DB {
   Status Commit(std::shared_ptr<const Version> next, std::vector<pmem::Reservation*> reservations,
                 std::vector<uint64_t> frees, bool may_use_standby) REQUIRES(mutex_);
   std::vector<WalSegmentMeta> LiveWalSegments() const REQUIRES(mutex_);
-  void DeleteLogs(const std::vector<WalSegmentMeta>& logs);
+  // Disk-only mode: removes log files no manifest names any more, keeping
+  // the newest as spare_log_ when options_.reuse_log_files.
+  void DeleteLogs(const std::vector<WalSegmentMeta>& logs) REQUIRES(mutex_);
   // NoSpace for a full pool (pmem::PoolSpace::FullStatus), or a plain
   // NoSpace in disk-only mode.
   Status PoolFullStatus(const std::string& detail);
@@ -273,6 +275,9 @@ class DBImpl final : public DB {
   std::shared_ptr<MemTable> mem_ GUARDED_BY(mutex_);
   WalSegmentMeta mem_wal_ GUARDED_BY(mutex_);
   std::unique_ptr<LogWriter> wal_ GUARDED_BY(mutex_);  // null when no segment could be allocated
+  // Disk-only mode: a log file no manifest names, kept for the next log to
+  // write over (Options::reuse_log_files); 0: none.
+  uint64_t spare_log_ GUARDED_BY(mutex_) = 0;
   // The write queue; its front may use wal_ and mem_ without mutex_ (see
   // the write path above): only the front switches them.
   std::deque<Writer*> writers_ GUARDED_BY(mutex_);

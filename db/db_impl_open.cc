@@ -287,6 +287,7 @@ DBImpl::~DBImpl() {
   // A clean close makes even unsynced writes durable.
   if (wal_ != nullptr) (void)wal_->Sync();  // an error here leaves the records to the WAL's own checks
   wal_.reset();
+  if (spare_log_ != 0) (void)tables_->fs()->RemoveFile(LogFileName(name_, spare_log_));
   imm_.clear();
   has_imm_ = false;
   mem_.reset();

@@ -14,6 +14,9 @@ namespace {
 
 constexpr uint64_t kWalMagic = 0x314C41575753474AULL;  // bytes "JGSWWAL1"
 constexpr uint32_t kWalVersion = 1;
+// A log file written over an earlier log's file (FileSystem::ReuseLogFile):
+// the old log's bytes may follow the zero record header that ends it.
+constexpr uint32_t kReusedLogFileVersion = 2;
 
 // Header: u64 magic | u32 version | u32 reserved | u64 number | u64 capacity
 // | u64 durable end.
@@ -92,14 +95,26 @@ Status WalWriter::Sync() {
   return Status::OK();
 }
 
-Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t number,
+Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t number, const std::string& reuse,
                              std::unique_ptr<FileWalWriter>* writer) {
   std::unique_ptr<WritableFile> file;
-  Status s = fs->NewLogFile(path, &file);
+  bool reused = false;
+  Status s;
+  if (!reuse.empty()) {
+    s = fs->ReuseLogFile(reuse, path, &file);
+    reused = s.ok();
+    // Not reusable (a file system without reuse, a failed rename): the old
+    // file goes, wherever the failure left it, and a new one is made.
+    if (!reused) {
+      file.reset();
+      (void)fs->RemoveFile(reuse);
+    }
+  }
+  if (!reused) s = fs->NewLogFile(path, &file);
   if (!s.ok()) return s;
   char header[kWalHeaderSize] = {};
   EncodeFixed64(header + kMagicOffset, kWalMagic);
-  EncodeFixed32(header + kVersionOffset, kWalVersion);
+  EncodeFixed32(header + kVersionOffset, reused ? kReusedLogFileVersion : kWalVersion);
   EncodeFixed64(header + kNumberOffset, number);
   EncodeFixed64(header + kCapacityOffset, 0);  // to the end of the file
   s = file->Append(Slice(header, sizeof(header)));
@@ -220,10 +235,16 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
   if (capacity < kWalHeaderSize || DecodeFixed64(segment + kMagicOffset) != kWalMagic) {
     return Status::Corruption(name, "bad magic");
   }
-  if (DecodeFixed32(segment + kVersionOffset) != kWalVersion) return Status::NotSupported(name, "unknown version");
+  const uint32_t version = DecodeFixed32(segment + kVersionOffset);
+  if (version != kWalVersion && version != kReusedLogFileVersion) return Status::NotSupported(name, "unknown version");
   if (DecodeFixed64(segment + kNumberOffset) != number || DecodeFixed64(segment + kCapacityOffset) > capacity) {
     return Status::Corruption(name, "header does not match the manifest");
   }
+  if (version == kReusedLogFileVersion && DecodeFixed64(segment + kCapacityOffset) != 0) {
+    return Status::Corruption(name, "a reused log file's version in a segment");
+  }
+  // The old log's bytes may follow the end of a reused log file.
+  const bool old_bytes_may_follow = version == kReusedLogFileVersion;
   // Capacity 0: a log file, whose records run to its end.
   const uint64_t limit = DecodeFixed64(segment + kCapacityOffset) == 0 ? capacity
                                                                        : DecodeFixed64(segment + kCapacityOffset);
@@ -266,6 +287,12 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
         next = p;
         break;
       }
+    }
+    // A reused file ends at a header of zeros with no record of this log
+    // after it: what follows is the old log's (its CRCs name its number).
+    if (old_bytes_may_follow && next == 0 && !incomplete && offset >= durable_end &&
+        DecodeFixed64(segment + offset) == 0) {
+      break;
     }
     if (!result->damaged) {
       result->damaged = true;

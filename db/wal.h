@@ -78,7 +78,11 @@ class WalWriter final : public LogWriter {
 // durable end 0: unknown).
 class FileWalWriter final : public LogWriter {
  public:
-  static Status Create(FileSystem* fs, const std::string& path, uint64_t number,
+  // Creates the log file `path`, or, when `reuse` names a log file no
+  // longer needed, writes it over that file (FileSystem::ReuseLogFile;
+  // header version 2, docs/wal.md). When the file system cannot reuse it,
+  // `reuse` is removed and a new file made. The header is durable on return.
+  static Status Create(FileSystem* fs, const std::string& path, uint64_t number, const std::string& reuse,
                        std::unique_ptr<FileWalWriter>* writer);
   bool HasRoom(size_t) const override { return true; }
   Status Append(const Slice& payload, bool sync) override;

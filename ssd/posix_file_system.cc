@@ -121,44 +121,51 @@ class PosixWritableFile final : public WritableFile {
   uint64_t size_ = 0;
 };
 
-// A log file (FileSystem::NewLogFile): appends are copies into a shared
-// mapping of space allocated ahead (posix_fallocate, in whole steps, before
-// any byte of the append is copied: a full device is a NoSpace Status from
-// Append, and a failed Append copies nothing). An append that returned is
-// in the page cache -- it survives a crash of this process -- without a
-// system call per append; Sync is fdatasync, which writes back the
-// mapping's dirty pages. Until Close, the file is a whole number of steps
-// long, zeros after the last append (a log's clean end); Close unmaps it
-// and truncates it to what was appended.
+// A log file (FileSystem::NewLogFile, ReuseLogFile): appends are copies into
+// one shared mapping of the file, grown with mremap, over space allocated
+// ahead (posix_fallocate, in whole steps, before any byte of the append is
+// copied: a full device is a NoSpace Status from Append, and a failed Append
+// copies nothing). An append that returned is in the page cache -- it
+// survives a crash of this process -- without a system call per append;
+// Sync is fdatasync, which writes back the mapping's dirty pages. Until
+// Close, the file is whole steps long (a reused one: at least its old
+// length); Close unmaps it and truncates it to what was appended.
+//
+// A reused file (ReuseLogFile) is cleared of the old log's bytes a chunk at a
+// time ahead of the appends, so that at least kZeroTail zero bytes follow the
+// last append at every moment (the log's clean end); further on it may still
+// hold old bytes. Its pages are in the page cache already: no page of it is
+// newly allocated.
 class PosixLogFile final : public WritableFile {
  public:
   static constexpr uint64_t kStep = uint64_t{1} << 20;
+  static constexpr uint64_t kChunk = uint64_t{64} << 10;
+  static constexpr uint64_t kZeroTail = 8;
 
-  PosixLogFile(std::string path, int fd) : file_(std::move(path), fd) {}
+  // `old_bytes`: the file's length when it was opened for reuse (0: new);
+  // those bytes are an earlier log's and are cleared before being appended
+  // over.
+  PosixLogFile(std::string path, int fd, uint64_t old_bytes)
+      : file_(std::move(path), fd), allocated_end_(old_bytes / kStep * kStep), old_end_(old_bytes) {}
   ~PosixLogFile() override { (void)Close(); }
 
   Status Append(const Slice& data) override {
     if (file_.fd() < 0) return Status::IOError(file_.path(), "append after close");
-    if (size_ + data.size() > allocated_end_) {
-      const uint64_t end = (size_ + data.size() + kStep - 1) / kStep * kStep;
+    const uint64_t need = size_ + data.size() + kZeroTail;
+    if (need > allocated_end_) {
+      const uint64_t end = (need + kStep - 1) / kStep * kStep;
       const int err = ::posix_fallocate(file_.fd(), static_cast<off_t>(allocated_end_),
                                         static_cast<off_t>(end - allocated_end_));
       if (err != 0) return PosixError(file_.path(), err);
       allocated_end_ = end;
     }
-    const char* p = data.data();
-    size_t left = data.size();
-    while (left > 0) {
-      if (size_ == mapped_end_) {
-        Status s = MapNextStep();
-        if (!s.ok()) return s;
-      }
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, mapped_end_ - size_));
-      std::memcpy(window_ + (size_ - (mapped_end_ - kStep)), p, n);
-      p += n;
-      left -= n;
-      size_ += n;
+    if (need > mapped_end_) {
+      Status s = MapUpTo((need + kStep - 1) / kStep * kStep);
+      if (!s.ok()) return s;
     }
+    ClearOldBytesUpTo(need);
+    std::memcpy(map_ + size_, data.data(), data.size());
+    size_ += data.size();
     return Status::OK();
   }
   Status StartWriteback() override {
@@ -168,7 +175,8 @@ class PosixLogFile final : public WritableFile {
   Status Sync() override { return file_.Sync(); }
   Status Close() override {
     if (file_.fd() < 0) return Status::OK();
-    Unmap();
+    if (map_ != nullptr) ::munmap(map_, mapped_end_);  // dirty pages stay in the page cache
+    map_ = nullptr;
     Status s;
     if (::ftruncate(file_.fd(), static_cast<off_t>(size_)) != 0) s = PosixError(file_.path(), errno);
     Status closed = file_.Close();
@@ -177,26 +185,34 @@ class PosixLogFile final : public WritableFile {
   uint64_t Size() const override { return size_; }
 
  private:
-  Status MapNextStep() {
-    Unmap();
-    void* map = ::mmap(nullptr, kStep, PROT_READ | PROT_WRITE, MAP_SHARED, file_.fd(), static_cast<off_t>(mapped_end_));
+  // Maps [0, end) (end a multiple of kStep, within the allocated space),
+  // keeping the pages already mapped.
+  Status MapUpTo(uint64_t end) {
+    void* map = map_ == nullptr
+                    ? ::mmap(nullptr, end, PROT_READ | PROT_WRITE, MAP_SHARED, file_.fd(), 0)
+                    : ::mremap(map_, mapped_end_, end, MREMAP_MAYMOVE);
     if (map == MAP_FAILED) return PosixError(file_.path(), errno);
-    window_ = static_cast<char*>(map);
-    mapped_end_ += kStep;
+    map_ = static_cast<char*>(map);
+    mapped_end_ = end;
     return Status::OK();
   }
-  // Unmapping keeps the dirty pages in the page cache; Sync still writes
-  // them back.
-  void Unmap() {
-    if (window_ != nullptr) ::munmap(window_, kStep);
-    window_ = nullptr;
+  // Clears the old bytes of the chunks up to the one holding byte end - 1
+  // (end <= mapped_end_).
+  void ClearOldBytesUpTo(uint64_t end) {
+    while (cleared_end_ < end) {
+      const uint64_t chunk_end = std::min(cleared_end_ + kChunk, mapped_end_);
+      if (cleared_end_ < old_end_) std::memset(map_ + cleared_end_, 0, std::min(chunk_end, old_end_) - cleared_end_);
+      cleared_end_ = chunk_end;
+    }
   }
 
   FileDescriptor file_;
-  char* window_ = nullptr;      // maps [mapped_end_ - kStep, mapped_end_)
-  uint64_t mapped_end_ = 0;     // a multiple of kStep
-  uint64_t allocated_end_ = 0;  // a multiple of kStep, >= mapped_end_
-  uint64_t size_ = 0;           // bytes appended
+  char* map_ = nullptr;          // maps [0, mapped_end_)
+  uint64_t mapped_end_ = 0;      // a multiple of kStep, <= allocated_end_
+  uint64_t allocated_end_;       // a multiple of kStep, <= the file's length
+  const uint64_t old_end_;       // a reused file: bytes of the old log, before they are cleared
+  uint64_t cleared_end_ = 0;    // the old log's bytes below it are cleared
+  uint64_t size_ = 0;            // bytes appended
 };
 
 // What a POSIX file system shares with its table files.
@@ -493,8 +509,24 @@ class PosixFileSystem final : public FileSystem {
   Status NewLogFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(path, errno);
-    *file = std::make_unique<PosixLogFile>(path, fd);
+    *file = std::make_unique<PosixLogFile>(path, fd, /*old_bytes=*/0);
     return Status::OK();
+  }
+  Status ReuseLogFile(const std::string& old_path, const std::string& path,
+                      std::unique_ptr<WritableFile>* file) override {
+    if (::rename(old_path.c_str(), path.c_str()) != 0) return PosixError(old_path + " -> " + path, errno);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return PosixError(path, errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return PosixError(path, err);
+    }
+    *file = std::make_unique<PosixLogFile>(path, fd, static_cast<uint64_t>(st.st_size));
+    // The new name is durable before anything names it.
+    const size_t slash = path.rfind('/');
+    return SyncDir(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
   }
   Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) override {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -96,6 +96,46 @@ TEST(PosixLogFileTest, AppendsAreInTheFileBeforeCloseAndCloseTruncates) {
   EXPECT_FALSE(file->Append("more").ok());
 }
 
+// A reused log file: renamed, written again from its start; the 8 bytes
+// after the last append read as zeros, the old file's bytes may follow;
+// Close truncates to what was appended.
+TEST(PosixLogFileTest, AReusedFileIsWrittenFromItsStartWithZerosAfterTheAppends) {
+  test::ScratchDir dir;
+  const std::string old_path = dir.path() + "/000007.log";
+  const std::string path = dir.path() + "/000009.log";
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(FileSystem::Default()->NewLogFile(old_path, &file).ok());
+  const std::string old_bytes(3 << 20, 'o');
+  ASSERT_TRUE(file->Append(old_bytes).ok());
+  ASSERT_TRUE(file->Close().ok());
+
+  ASSERT_TRUE(FileSystem::Default()->ReuseLogFile(old_path, path, &file).ok());
+  EXPECT_FALSE(std::filesystem::exists(old_path));
+  std::string expected;
+  for (uint64_t target : {uint64_t{100}, uint64_t{65536 - 8}, uint64_t{(1 << 20) + 3}, uint64_t{(4 << 20) + 17}}) {
+    std::string more;
+    std::mt19937_64 rng(target);
+    while (expected.size() + more.size() < target) more += static_cast<char>('a' + rng() % 26);
+    ASSERT_TRUE(file->Append(more).ok());
+    expected += more;
+    const std::string now = ReadAll(path);
+    ASSERT_GE(now.size(), expected.size() + 8);
+    EXPECT_TRUE(now.compare(0, expected.size(), expected) == 0) << target;
+    EXPECT_EQ(now.compare(expected.size(), 8, std::string(8, '\0')), 0) << target;
+    // After that: zeros, or the old bytes where the old file had them.
+    for (size_t i = expected.size() + 8; i < now.size(); ++i) {
+      ASSERT_TRUE(now[i] == '\0' || (now[i] == 'o' && i < old_bytes.size())) << target << " at " << i;
+    }
+  }
+  ASSERT_TRUE(file->Close().ok());
+  EXPECT_TRUE(ReadAll(path) == expected);
+
+  // Nothing to reuse: an error, and nothing created.
+  const std::string other = dir.path() + "/000011.log";
+  EXPECT_FALSE(FileSystem::Default()->ReuseLogFile(dir.path() + "/missing.log", other, &file).ok());
+  EXPECT_FALSE(std::filesystem::exists(other));
+}
+
 // A process killed right after its appends returned (no Sync, no Close, no
 // destructor) leaves them in the file.
 TEST(PosixLogFileTest, AppendsSurviveAKilledProcess) {

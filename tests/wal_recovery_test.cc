@@ -419,5 +419,95 @@ TEST(WalRecoveryTwoLogsTest, SkipAnyReplaysTheNewerLogAroundTheHole) {
   }
 }
 
+// Disk-only mode writes each new log over the last log no longer needed
+// (Options::reuse_log_files): after a crash, the newest log ends at a zero
+// record header with the old log's bytes after it. That is a clean end, not
+// damage: even kAbsoluteConsistency opens, with every write (a killed
+// process loses nothing the file system holds).
+TEST(ReusedLogFilesTest, AKillLeavesAReusedLogThatOpensInEveryModeWithEveryWrite) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/db";
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  constexpr int kWritten = 6000;  // ~4 memtables of 160 KiB
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<DB> db;
+    if (!DB::Open(options, path, &db).ok()) _exit(3);
+    for (int i = 0; i < kWritten; ++i) {
+      if (!db->Put(WriteOptions(), Key(i), Value(i)).ok()) _exit(4);
+    }
+    _exit(0);  // no close: the database is left as a crash leaves it
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  // The newest log was written over an older one: header version 2, and
+  // nonzero bytes of the old log after the zeros that end it.
+  std::vector<std::string> logs;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    if (entry.path().extension() == ".log") logs.push_back(entry.path().string());
+  }
+  ASSERT_FALSE(logs.empty());
+  std::sort(logs.begin(), logs.end(), [](const std::string& a, const std::string& b) {
+    return std::stoull(std::filesystem::path(a).stem().string()) < std::stoull(std::filesystem::path(b).stem().string());
+  });
+  const std::string newest = ReadFile(logs.back());
+  ASSERT_GE(newest.size(), kLogHeaderSize);
+  EXPECT_EQ(LoadU32(newest, 8), 2u) << logs.back() << " was not written over an old log";
+  const std::vector<uint64_t> records = RecordOffsets(newest, 0, newest.size());
+  ASSERT_FALSE(records.empty());
+  uint64_t end = records.back() + 8 + ((LoadU32(newest, records.back() + 4) + 7) & ~uint64_t{7});
+  EXPECT_TRUE(std::any_of(newest.begin() + static_cast<std::ptrdiff_t>(end + 8), newest.end(),
+                          [](char c) { return c != 0; }))
+      << "no old bytes after the end of " << logs.back();
+
+  options.create_if_missing = false;
+  for (WalRecoveryMode mode : {WalRecoveryMode::kAbsoluteConsistency, WalRecoveryMode::kTolerateCorruptedTailRecords,
+                               WalRecoveryMode::kPointInTimeRecovery, WalRecoveryMode::kSkipAnyCorruptedRecords}) {
+    options.wal_recovery_mode = mode;
+    std::unique_ptr<DB> db;
+    const Status s = DB::Open(options, path, &db);
+    ASSERT_TRUE(s.ok()) << static_cast<int>(mode) << ": " << s.ToString();
+    std::string report;
+    ASSERT_TRUE(db->GetProperty("jigsaw.wal-recovery", &report));
+    EXPECT_TRUE(Contains(report, "no damage")) << report;
+    for (int i = 0; i < kWritten; i += 7) {
+      std::string value;
+      const Status g = db->Get(ReadOptions(), Key(i), &value);
+      ASSERT_TRUE(g.ok()) << Key(i) << ": " << g.ToString();
+      EXPECT_EQ(value, Value(i));
+    }
+  }
+}
+
+// One log file beyond those the manifest names is kept, and none after a
+// clean close or with reuse off.
+TEST(ReusedLogFilesTest, OneSpareLogAndNoneAfterClose) {
+  for (bool reuse : {true, false}) {
+    test::ScratchDir dir;
+    const std::string path = dir.path() + "/db";
+    Options options = test::SmallOptions();
+    options.storage_mode = StorageMode::kDisk;
+    options.reuse_log_files = reuse;
+    auto count_logs = [&] {
+      size_t n = 0;
+      for (const auto& entry : std::filesystem::directory_iterator(path)) n += entry.path().extension() == ".log";
+      return n;
+    };
+    {
+      std::unique_ptr<DB> db;
+      ASSERT_TRUE(DB::Open(options, path, &db).ok());
+      for (int i = 0; i < 6000; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), Value(i)).ok());
+      ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());  // every memtable flushed
+      // The live log, and with reuse the spare.
+      EXPECT_EQ(count_logs(), reuse ? 2u : 1u) << "reuse " << reuse;
+    }
+    EXPECT_EQ(count_logs(), 1u) << "reuse " << reuse;
+  }
+}
+
 }  // namespace
 }  // namespace jigsaw

@@ -13,6 +13,7 @@
 
 #include "tests/block_test_util.h"
 #include "tests/db_test_util.h"
+#include "tests/forwarding_fs.h"
 
 namespace jigsaw {
 namespace {
@@ -289,7 +290,7 @@ TEST(WalTest, LogFileAppendsSyncsAndReadsBackUpToATornTail) {
   test::ScratchDir dir;
   const std::string path = dir.path() + "/000005.log";
   std::unique_ptr<FileWalWriter> writer;
-  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), path, 5, &writer).ok());
+  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), path, 5, /*reuse=*/"", &writer).ok());
   std::vector<std::string> written;
   for (int i = 0; i < 50; ++i) {
     written.push_back(BatchPayload(i + 1, static_cast<size_t>(1 + i * 37 % 500)));
@@ -349,6 +350,96 @@ TEST(WalTest, LogFileAppendsSyncsAndReadsBackUpToATornTail) {
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   std::filesystem::remove(path);
   read_log(5, &s);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+}
+
+// A log written over an older log's file (header version 2): it ends at the
+// zero record header after its last record although the old log's records
+// follow; a record of this log after that header is damage, as in any log.
+TEST(WalTest, AReusedLogFileEndsAtZerosBeforeTheOldLogsBytes) {
+  test::ScratchDir dir;
+  const std::string old_path = dir.path() + "/000005.log";
+  const std::string path = dir.path() + "/000009.log";
+  std::unique_ptr<FileWalWriter> writer;
+  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), old_path, 5, /*reuse=*/"", &writer).ok());
+  for (int i = 0; i < 400; ++i) ASSERT_TRUE(writer->Append(BatchPayload(i + 1, 300), /*sync=*/false).ok());
+  writer.reset();  // closed: 400 records of log 5
+  const uint64_t old_size = std::filesystem::file_size(old_path);
+
+  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), path, 9, /*reuse=*/old_path, &writer).ok());
+  EXPECT_FALSE(std::filesystem::exists(old_path));
+  std::vector<std::string> written;
+  for (int i = 0; i < 30; ++i) {
+    written.push_back(BatchPayload(1000 + i, static_cast<size_t>(20 + i * 13)));
+    ASSERT_TRUE(writer->Append(written.back(), /*sync=*/false).ok());
+  }
+  // As a crash leaves it: the file not yet truncated, log 5's bytes after
+  // the new records.
+  const std::string crashed = dir.path() + "/crashed.log";
+  std::filesystem::copy_file(path, crashed);
+  EXPECT_GE(std::filesystem::file_size(crashed), old_size);
+  WalReadResult read;
+  auto read_log = [&](const std::string& file, Status* status) {
+    std::vector<std::string> records;
+    *status = ReadWalFile(
+        FileSystem::Default(), file, 9, WalDamage::kStop,
+        [&](const Slice& r) {
+          records.push_back(r.ToString());
+          return Status::OK();
+        },
+        &read);
+    return records;
+  };
+  Status s;
+  EXPECT_EQ(read_log(crashed, &s), written);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+  const uint64_t end = read.end;
+
+  // A zero header with a record of this log after it: damage.
+  {
+    std::fstream f(crashed, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(RecordOffsets(written)[20]));
+    const char zeros[kWalRecordHeaderSize] = {};
+    f.write(zeros, sizeof(zeros));
+  }
+  read_log(crashed, &s);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, RecordOffsets(written)[20]);
+  EXPECT_EQ(read.next_intact_offset, RecordOffsets(written)[21]);
+
+  // Closed: truncated to its records, which read back without damage.
+  writer.reset();
+  EXPECT_EQ(std::filesystem::file_size(path), end);
+  EXPECT_EQ(read_log(path, &s), written);
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+
+  // A file system that cannot reuse files: the old file is removed and a new
+  // one made (version 1).
+  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), old_path, 5, /*reuse=*/"", &writer).ok());
+  writer.reset();
+  test::ForwardingFileSystem no_reuse;
+  const std::string fresh = dir.path() + "/000011.log";
+  ASSERT_TRUE(FileWalWriter::Create(&no_reuse, fresh, 11, /*reuse=*/old_path, &writer).ok());
+  writer.reset();
+  EXPECT_FALSE(std::filesystem::exists(old_path));
+  std::ifstream in(fresh, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof(header));
+  EXPECT_EQ(DecodeFixed32(header + 8), 1u);
+}
+
+// Version 2 belongs to log files; a pmem segment claiming it is refused.
+TEST(WalTest, ASegmentWithTheReusedLogFileVersionIsCorrupt) {
+  const uint64_t capacity = 4096;
+  test::AlignedBuffer segment(capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 3);
+  EncodeFixed32(segment.data() + 8, 2);
+  WalReadResult read;
+  const Status s = ReadWalSegment(segment.data(), capacity, 3, WalDamage::kStop,
+                                  [](const Slice&) { return Status::OK(); }, &read);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
 

@@ -216,6 +216,7 @@ JIGSAW_EXPORT void jigsaw_options_set_ssd_block_size(jigsaw_options_t* options, 
 JIGSAW_EXPORT void jigsaw_options_set_block_cache_capacity(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_mapped_gets(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_concurrent_memtable_writes(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_bloom_bits_per_key(jigsaw_options_t* options, int bits);

@@ -83,6 +83,19 @@ class JIGSAW_EXPORT FileSystem {
   virtual Status NewLogFile(const std::string& path, std::unique_ptr<WritableFile>* file) {
     return NewWritableFile(path, file);
   }
+  // Renames the closed log file `old_path` to `path` -- the rename durable on
+  // return -- and opens it as a log file written again from its start: the
+  // old log's pages are reused instead of new ones allocated. Like
+  // NewLogFile's, except that until Close only the 8 bytes after the last
+  // append are sure to read as zeros; the old log's bytes may follow them.
+  // (A WAL reader tells those apart from damage by the header version the
+  // WAL writes into a reused file: docs/wal.md.) NotSupported (the default)
+  // tells the caller to remove the old file and call NewLogFile.
+  virtual Status ReuseLogFile(const std::string& old_path, const std::string& path,
+                              std::unique_ptr<WritableFile>* file) {
+    (void)file;
+    return Status::NotSupported(old_path + " -> " + path, "log files are not reused");
+  }
   virtual Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
   // Atomically replaces `to` (durable after SyncDir of the directory).

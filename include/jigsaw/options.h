@@ -206,6 +206,12 @@ struct JIGSAW_EXPORT Options {
   // (docs/decisions.md, "Point reads through a guarded mapping").
   // Default: true.
   bool ssd_mapped_gets = true;
+  // Disk-only mode: a log file no longer needed (its memtable flushed) is
+  // kept, and the next log is written over it (FileSystem::ReuseLogFile)
+  // instead of a new file whose every page must be allocated and faulted
+  // in. Reused log files carry WAL header version 2, which releases before
+  // it cannot read (docs/wal.md). Default: true.
+  bool reuse_log_files = true;
   // Point lookups in pmem blocks go through a hash index per block, kept in
   // DRAM: a Get probes one slot per block and reads one entry, instead of a
   // Bloom filter line, a search and a walk through the block. Built by the
