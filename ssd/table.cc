@@ -688,13 +688,17 @@ Status SsdTable::Validate() const {
 class SsdTable::BlockSource {
  public:
   // verify: see ReadBlock (for a scan, blocks are always verified). decode:
-  // see Table::NewScanIterator; may be null.
-  BlockSource(const SsdTable* table, bool scan, bool verify, SampledPhase* decode)
+  // see Table::NewScanIterator; may be null. scanning: a user's iterator
+  // that reads through windows from its first block on
+  // (Table::NewSequentialIterator), as if it had stepped forward through
+  // kReadAheadBlocks blocks already.
+  BlockSource(const SsdTable* table, bool scan, bool verify, SampledPhase* decode, bool scanning = false)
       : table_(table),
         scan_(scan && !table->options_.use_mmap),
         verify_mapped_(scan && table->options_.use_mmap),
         verify_(verify),
-        decode_(decode) {}
+        decode_(decode),
+        forward_run_(scanning ? kReadAheadBlocks : 0) {}
 
   size_t num_children() const { return table_->index_.size(); }
   size_t FirstCandidate(const Slice& user_key) const { return table_->FirstCandidateBlock(user_key); }
@@ -817,7 +821,7 @@ class SsdTable::BlockSource {
   uint32_t window_first_ = 0, window_end_ = 0;
   // A user's iterator: blocks stepped into forward in a row, the one being
   // stepped into, and the last one opened.
-  size_t forward_run_ = 0;
+  size_t forward_run_;
   size_t stepping_into_ = SIZE_MAX;
   size_t opened_ = SIZE_MAX;
   CachedBlockRef block_;  // the current block; declared after window_: released before it
@@ -846,6 +850,11 @@ class SsdTable::TableBlockScan final : public BlockScan {
 std::unique_ptr<InternalIterator> SsdTable::NewIterator(const ReadOptions& options) const {
   return std::make_unique<ConcatenatingIterator<BlockSource>>(/*decode=*/nullptr, this, /*scan=*/false,
                                                               options.verify_checksums, /*decode=*/nullptr);
+}
+std::unique_ptr<InternalIterator> SsdTable::NewSequentialIterator(const ReadOptions& options) const {
+  return std::make_unique<ConcatenatingIterator<BlockSource>>(/*decode=*/nullptr, this, /*scan=*/false,
+                                                              options.verify_checksums, /*decode=*/nullptr,
+                                                              /*scanning=*/true);
 }
 std::unique_ptr<InternalIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
   return std::make_unique<ConcatenatingIterator<BlockSource>>(decode, this, /*scan=*/true, /*verify=*/true, decode);

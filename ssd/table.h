@@ -198,6 +198,7 @@ class SsdTable final : public Table {
   // Prefetches the table filter's line for the key.
   void PrefetchForGet(uint64_t key_hash) const override;
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
+  std::unique_ptr<InternalIterator> NewSequentialIterator(const ReadOptions& options) const override;
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
   // KeySet tables only (null for classic ones).
   std::unique_ptr<BlockScan> NewBlockScan(SampledPhase* decode) const override;

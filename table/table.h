@@ -48,6 +48,14 @@ class Table {
   virtual void PrefetchForGet(uint64_t key_hash) const { (void)key_hash; }
   // Iterates all entries. The iterator keeps what it reads alive.
   virtual std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const = 0;
+  // The same, for a reader that is scanning forward through a level -- it
+  // read the whole table before this one -- and will SeekToFirst: it may
+  // read ahead in large runs from the first block on, as NewIterator's
+  // iterator does once it has stepped through a few blocks. Default:
+  // NewIterator.
+  virtual std::unique_ptr<InternalIterator> NewSequentialIterator(const ReadOptions& options) const {
+    return NewIterator(options);
+  }
   // The same, for one forward pass over the whole table (compaction inputs):
   // it may read ahead in large runs, leaves caches alone and verifies the
   // checksum of every block it reads from a file (Corruption stops the pass;

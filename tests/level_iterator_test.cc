@@ -130,5 +130,66 @@ TEST_F(LevelIteratorTest, TimedTablesChargeOneRandomReadPerSeekOfTheLevelAndPerT
   EXPECT_EQ(timing.random_reads_charged(), charged + tables_.size());
 }
 
+// Records which iterator the level asks of a table.
+class IteratorKindRecorder final : public Table {
+ public:
+  IteratorKindRecorder(std::unique_ptr<Table> base, size_t index, std::vector<std::string>* log)
+      : base_(std::move(base)), index_(index), log_(log) {}
+  Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+             std::string* value) const override {
+    return base_->Get(options, user_key, snapshot, type, value);
+  }
+  std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override {
+    log_->push_back(std::to_string(index_));
+    return base_->NewIterator(options);
+  }
+  std::unique_ptr<InternalIterator> NewSequentialIterator(const ReadOptions& options) const override {
+    log_->push_back(std::to_string(index_) + "s");
+    return base_->NewIterator(options);
+  }
+  std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
+    return base_->NewScanIterator(decode);
+  }
+  uint64_t num_entries() const override { return base_->num_entries(); }
+  Status Validate() const override { return base_->Validate(); }
+
+ private:
+  std::unique_ptr<Table> base_;
+  const size_t index_;
+  std::vector<std::string>* log_;
+};
+
+// A table entered by a forward step right after the whole table before it
+// was read gets a sequential iterator (it reads ahead at once); a table
+// entered by a seek, a step back, or after a table read only from a seek
+// gets the ordinary one.
+TEST_F(LevelIteratorTest, OnlyTablesAfterAWholeTableReadGetSequentialIterators) {
+  MakeLevel(5, 5, nullptr);
+  std::vector<std::string> log;
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    tables_[t]->table = std::make_unique<IteratorKindRecorder>(std::move(tables_[t]->table), t, &log);
+  }
+  auto it = NewLevelIterator(BytewiseComparator(), tables_, ReadOptions());
+  size_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  EXPECT_EQ(n, model_.size());
+  EXPECT_EQ(log, (std::vector<std::string>{"0", "1s", "2s", "3s", "4s"}));
+
+  // Into table 1 by a seek: 2 follows a table read from the middle, 3 a whole one.
+  log.clear();
+  for (it->Seek(tables_[1]->largest, kMaxSequenceNumber); it->Valid(); it->Next()) {
+  }
+  EXPECT_EQ(log, (std::vector<std::string>{"1", "2", "3s", "4s"}));
+
+  // Backwards, and forwards again after a step back.
+  log.clear();
+  it->SeekToLast();
+  while (it->Valid() && it->user_key().compare(tables_[3]->largest) > 0) it->Prev();
+  ASSERT_TRUE(it->Valid());
+  for (; it->Valid(); it->Next()) {
+  }
+  EXPECT_EQ(log, (std::vector<std::string>{"4", "3", "4"}));
+}
+
 }  // namespace
 }  // namespace jigsaw

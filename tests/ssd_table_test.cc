@@ -557,6 +557,33 @@ TEST(SsdTableScanTest, AUserIteratorReadingOnSwitchesToWindows) {
   EXPECT_EQ(scan->user_key().ToString(), entries[middle + 100].user_key);
 }
 
+// A sequential iterator (the level stepped into this table after reading
+// the one before it whole) reads windows from its first block on: a pass
+// leaves the block cache untouched. Seeks and steps back still use it.
+TEST(SsdTableScanTest, ASequentialIteratorReadsWindowsFromTheFirstBlock) {
+  test::ScratchDir dir;
+  std::mt19937_64 rng(7);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 3000, 24, 600);
+  const std::string path = dir.path() + "/000009.jst";
+  const TableInfo info = BuildTable(path, entries, 4 << 10);
+  ASSERT_GT(info.blocks, 4 * kReadAheadBlocks);
+  BlockCache cache(64 << 20);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table).ok());
+  auto it = table->NewSequentialIterator(ReadOptions());
+  size_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++n) {
+    ASSERT_EQ(it->user_key().ToString(), entries[n].user_key);
+    ASSERT_EQ(it->value().ToString(), entries[n].value);
+  }
+  ASSERT_TRUE(it->status().ok());
+  EXPECT_EQ(n, entries.size());
+  EXPECT_EQ(cache.usage(), 0u);
+  EXPECT_EQ(cache.hits() + cache.misses(), 0u);
+  ExpectIteratesLikeTheModel(it.get(), entries);  // and the rest works as NewIterator's
+  EXPECT_GT(cache.usage(), 0u);
+}
+
 TEST(SsdTableFilterTest, TableFilterSkipsBlockReadsForAbsentKeys) {
   test::ScratchDir dir;
   BlockCache cache(1 << 20);

@@ -32,18 +32,35 @@ class LevelSource {
   }
   Status OpenChild(size_t i, std::unique_ptr<InternalIterator>* child) {
     const Table& table = *tables_[i]->table;
-    *child = scan_ ? table.NewScanIterator(decode_) : table.NewIterator(options_);
+    const bool from_first = i == will_read_from_first_;
+    will_read_from_first_ = kNone;
+    if (!from_first) read_from_first_ = kNone;  // a seek or a step back ends a scan
+    *child = scan_                          ? table.NewScanIterator(decode_)
+             : from_first && follows_whole_ ? table.NewSequentialIterator(options_)
+                                            : table.NewIterator(options_);
     return Status::OK();
   }
-  void WillReadForwardFrom(size_t) {}  // the tables read ahead themselves
+  // Table i will be read from its first entry. If the table before it was
+  // too, all of that one was read: a scan, whose next table may read ahead
+  // at once (Table::NewSequentialIterator). Each table reads ahead itself.
+  void WillReadForwardFrom(size_t i) {
+    follows_whole_ = read_from_first_ != kNone && read_from_first_ + 1 == i;
+    read_from_first_ = i;
+    will_read_from_first_ = i;
+  }
 
  private:
   const Comparator* const comparator_;
   const std::vector<TableRef> owned_;
   const std::span<const TableRef> tables_;
+  static constexpr size_t kNone = ~size_t{0};
+
   const bool scan_;             // tables read by scan iterators (compaction inputs)
   const ReadOptions options_;   // for the tables' iterators
   SampledPhase* const decode_;  // for the scan iterators; may be null
+  size_t read_from_first_ = kNone;       // the last table opened to be read from its first entry
+  size_t will_read_from_first_ = kNone;  // announced by WillReadForwardFrom, not yet opened
+  bool follows_whole_ = false;           // ... right after read_from_first_ - 1 was read whole
 };
 
 }  // namespace
