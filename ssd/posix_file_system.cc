@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "jigsaw/file_system.h"
@@ -493,6 +494,21 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   const char* mapping_ = nullptr;
 };
 
+// Opens an existing file (`flags`: O_RDONLY or O_RDWR) and reads its size.
+Status OpenExisting(const std::string& path, int flags, int* fd, uint64_t* size) {
+  *fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (*fd < 0) return PosixError(path, errno);
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0) {
+    const int err = errno;
+    ::close(*fd);
+    *fd = -1;
+    return PosixError(path, err);
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return Status::OK();
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
   explicit PosixFileSystem(ssd::PosixFileSystemOptions options) : table_writes_(std::make_shared<TableWriteSettings>()) {
@@ -515,18 +531,14 @@ class PosixFileSystem final : public FileSystem {
   Status ReuseLogFile(const std::string& old_path, const std::string& path,
                       std::unique_ptr<WritableFile>* file) override {
     if (::rename(old_path.c_str(), path.c_str()) != 0) return PosixError(old_path + " -> " + path, errno);
-    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) return PosixError(path, errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return PosixError(path, err);
-    }
-    *file = std::make_unique<PosixLogFile>(path, fd, static_cast<uint64_t>(st.st_size));
+    int fd = -1;
+    uint64_t size = 0;
+    Status s = OpenExisting(path, O_RDWR, &fd, &size);
+    if (!s.ok()) return s;
+    *file = std::make_unique<PosixLogFile>(path, fd, size);
     // The new name is durable before anything names it.
-    const size_t slash = path.rfind('/');
-    return SyncDir(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    return SyncDir(dir.empty() ? "." : dir);
   }
   Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) override {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -535,15 +547,11 @@ class PosixFileSystem final : public FileSystem {
     return Status::OK();
   }
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError(path, errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return PosixError(path, err);
-    }
-    *file = std::make_unique<PosixRandomAccessFile>(path, fd, static_cast<uint64_t>(st.st_size));
+    int fd = -1;
+    uint64_t size = 0;
+    Status s = OpenExisting(path, O_RDONLY, &fd, &size);
+    if (!s.ok()) return s;
+    *file = std::make_unique<PosixRandomAccessFile>(path, fd, size);
     return Status::OK();
   }
   Status RemoveFile(const std::string& path) override {

@@ -755,13 +755,9 @@ class SsdTable::BlockSource {
       uint32_t end = i + 1;
       while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
       const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
-      if (WindowCapacity() < bytes) {
-        if (bytes <= ScanWindows().buffer_bytes()) {
-          window_ = ScanWindows().Take();
-        } else {  // one block larger than a window: a buffer of its own
-          own_window_.reset(new uint64_t[(bytes + 7) / 8]);
-          own_window_bytes_ = bytes;
-        }
+      if (window_bytes_ < bytes) {  // none yet, or one block larger than a window
+        window_ = ScanWindows().Take(bytes);
+        window_bytes_ = std::max<uint64_t>(bytes, ScanWindows().buffer_bytes());
       }
       Status s = table_->ReadBlocks(i, bytes, WindowData());
       if (!s.ok()) return s;
@@ -777,12 +773,7 @@ class SsdTable::BlockSource {
     static BufferRecycler* const windows = new BufferRecycler(kScanWindowBytes, /*max_kept=*/16);
     return *windows;
   }
-  uint64_t WindowCapacity() const {
-    return own_window_ != nullptr ? own_window_bytes_ : window_ != nullptr ? ScanWindows().buffer_bytes() : 0;
-  }
-  char* WindowData() const {
-    return reinterpret_cast<char*>(own_window_ != nullptr ? own_window_.get() : window_.get());
-  }
+  char* WindowData() const { return reinterpret_cast<char*>(window_.get()); }
   // A scan of a mapped table: the mapped readers were opened without their
   // checksums; a scan opens its own, checked.
   Status OpenMappedVerified(uint32_t i) {
@@ -813,11 +804,10 @@ class SsdTable::BlockSource {
   const bool verify_mapped_;  // scan of a mapped table
   const bool verify_;         // not a scan: ReadOptions::verify_checksums
   SampledPhase* const decode_;
-  // Scan: blocks [window_first_, window_end_) (end 0: none), in a recycled
-  // window or, once a block outgrew it, in a buffer of the source's own.
+  // Scan: blocks [window_first_, window_end_) (end 0: none), in a window of
+  // window_bytes_ (recycled, or larger for a block that outgrows one).
   BufferRecycler::Buffer window_;
-  std::unique_ptr<uint64_t[]> own_window_;
-  uint64_t own_window_bytes_ = 0;
+  uint64_t window_bytes_ = 0;
   uint32_t window_first_ = 0, window_end_ = 0;
   // A user's iterator: blocks stepped into forward in a row, the one being
   // stepped into, and the last one opened.

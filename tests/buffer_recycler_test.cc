@@ -34,10 +34,31 @@ TEST(BufferRecyclerTest, KeepsAtMostMaxKeptIdleBuffers) {
     // Returned in order: the first two are kept, the other three freed.
     for (int i = 0; i < 2; ++i) kept.insert(held[i].get());
   }
+  EXPECT_EQ(recycler.idle(), 2u);
   BufferRecycler::Buffer a = recycler.Take();
   BufferRecycler::Buffer b = recycler.Take();
   EXPECT_TRUE(kept.count(a.get()) == 1 && kept.count(b.get()) == 1);
   EXPECT_NE(a.get(), b.get());
+}
+
+// A buffer larger than the recycler's is made for the taker and freed when
+// returned: it is never handed out again.
+TEST(BufferRecyclerTest, ALargerBufferIsNotKept) {
+  BufferRecycler recycler(64, /*max_kept=*/2);
+  {
+    BufferRecycler::Buffer b = recycler.Take(1000);
+    std::memset(b.get(), 0xcd, 1000);  // all of it is writable
+  }
+  EXPECT_EQ(recycler.idle(), 0u);
+  uint64_t* kept = nullptr;
+  {
+    BufferRecycler::Buffer small = recycler.Take(64);
+    kept = small.get();
+  }
+  EXPECT_EQ(recycler.idle(), 1u);
+  BufferRecycler::Buffer again = recycler.Take(10);
+  EXPECT_EQ(again.get(), kept);  // a smaller request gets a buffer of buffer_bytes()
+  EXPECT_EQ(recycler.idle(), 0u);
 }
 
 // Under ThreadSanitizer (scripts/test.sh): takers on several threads never

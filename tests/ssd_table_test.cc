@@ -53,7 +53,8 @@ Status OpenTable(const std::string& path, BlockCache* cache, bool mmap, std::uni
 
 // Iterates forward (every entry equal to the model's, in order) and back to
 // the start; the iterator ends positioned before the first entry.
-void ExpectIteratesLikeTheModel(InternalIterator* it, const std::vector<TestEntry>& entries) {
+// One pass from SeekToFirst serves every entry of the model, in order.
+void ExpectForwardPassLikeTheModel(InternalIterator* it, const std::vector<TestEntry>& entries) {
   size_t i = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
     ASSERT_LT(i, entries.size());
@@ -63,6 +64,12 @@ void ExpectIteratesLikeTheModel(InternalIterator* it, const std::vector<TestEntr
   }
   EXPECT_EQ(i, entries.size());
   EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+}
+
+// Forwards as the model, then backwards over as many entries.
+void ExpectIteratesLikeTheModel(InternalIterator* it, const std::vector<TestEntry>& entries) {
+  ExpectForwardPassLikeTheModel(it, entries);
+  size_t i = entries.size();
   for (it->SeekToLast(); it->Valid(); it->Prev()) --i;
   EXPECT_EQ(i, 0u);
 }
@@ -536,13 +543,7 @@ TEST(SsdTableScanTest, AUserIteratorReadingOnSwitchesToWindows) {
   std::unique_ptr<SsdTable> fresh;
   ASSERT_TRUE(OpenTable(path, &fresh_cache, /*mmap=*/false, &fresh).ok());
   auto scan = fresh->NewIterator(ReadOptions());
-  size_t n = 0;
-  for (scan->SeekToFirst(); scan->Valid(); scan->Next(), ++n) {
-    ASSERT_EQ(scan->user_key().ToString(), entries[n].user_key);
-    ASSERT_EQ(scan->value().ToString(), entries[n].value);
-  }
-  ASSERT_TRUE(scan->status().ok());
-  EXPECT_EQ(n, entries.size());
+  ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(scan.get(), entries));
   EXPECT_LE(fresh_cache.usage(), uint64_t{3 * kReadAheadBlocks} * (8 << 10));  // not the whole table
   // A seek into the middle and steps both ways from there still serve the
   // model.
@@ -571,13 +572,7 @@ TEST(SsdTableScanTest, ASequentialIteratorReadsWindowsFromTheFirstBlock) {
   std::unique_ptr<SsdTable> table;
   ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table).ok());
   auto it = table->NewSequentialIterator(ReadOptions());
-  size_t n = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next(), ++n) {
-    ASSERT_EQ(it->user_key().ToString(), entries[n].user_key);
-    ASSERT_EQ(it->value().ToString(), entries[n].value);
-  }
-  ASSERT_TRUE(it->status().ok());
-  EXPECT_EQ(n, entries.size());
+  ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(it.get(), entries));
   EXPECT_EQ(cache.usage(), 0u);
   EXPECT_EQ(cache.hits() + cache.misses(), 0u);
   ExpectIteratesLikeTheModel(it.get(), entries);  // and the rest works as NewIterator's

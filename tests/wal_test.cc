@@ -44,6 +44,20 @@ std::vector<std::string> ReadAll(const char* segment, uint64_t capacity, uint64_
   return records;
 }
 
+// The same for a log file.
+std::vector<std::string> ReadAllFromFile(const std::string& path, uint64_t number, Status* status,
+                                         WalReadResult* result) {
+  std::vector<std::string> records;
+  *status = ReadWalFile(
+      FileSystem::Default(), path, number, WalDamage::kStop,
+      [&](const Slice& r) {
+        records.push_back(r.ToString());
+        return Status::OK();
+      },
+      result);
+  return records;
+}
+
 // A payload shaped like a WriteBatch (fixed64 sequence, fixed32 count,
 // updates), as the search for intact records after damage expects.
 std::string BatchPayload(uint64_t sequence, size_t size) {
@@ -300,17 +314,7 @@ TEST(WalTest, LogFileAppendsSyncsAndReadsBackUpToATornTail) {
   EXPECT_EQ(writer->syncs(), 8u);  // i = 0, 7, ..., 49, then the final Sync
   writer.reset();
   WalReadResult read;
-  auto read_log = [&](uint64_t number, Status* status) {
-    std::vector<std::string> records;
-    *status = ReadWalFile(
-        FileSystem::Default(), path, number, WalDamage::kStop,
-        [&](const Slice& r) {
-          records.push_back(r.ToString());
-          return Status::OK();
-        },
-        &read);
-    return records;
-  };
+  auto read_log = [&](uint64_t number, Status* status) { return ReadAllFromFile(path, number, status, &read); };
   Status s;
   EXPECT_EQ(read_log(5, &s), written);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -379,17 +383,7 @@ TEST(WalTest, AReusedLogFileEndsAtZerosBeforeTheOldLogsBytes) {
   std::filesystem::copy_file(path, crashed);
   EXPECT_GE(std::filesystem::file_size(crashed), old_size);
   WalReadResult read;
-  auto read_log = [&](const std::string& file, Status* status) {
-    std::vector<std::string> records;
-    *status = ReadWalFile(
-        FileSystem::Default(), file, 9, WalDamage::kStop,
-        [&](const Slice& r) {
-          records.push_back(r.ToString());
-          return Status::OK();
-        },
-        &read);
-    return records;
-  };
+  auto read_log = [&](const std::string& file, Status* status) { return ReadAllFromFile(file, 9, status, &read); };
   Status s;
   EXPECT_EQ(read_log(crashed, &s), written);
   EXPECT_TRUE(s.ok()) << s.ToString();

@@ -31,12 +31,18 @@ class BufferRecycler {
     for (uint64_t* b : idle_) delete[] b;
   }
 
-  // Returns a buffer to the recycler that gave it out; the recycler must
-  // outlive its buffers.
+  // Returns a buffer to the recycler that gave it out (which must outlive
+  // it), or frees a buffer no recycler keeps (owner null).
   class Returner {
    public:
     explicit Returner(BufferRecycler* owner = nullptr) : owner_(owner) {}
-    void operator()(uint64_t* buffer) const { owner_->Return(buffer); }
+    void operator()(uint64_t* buffer) const {
+      if (owner_ != nullptr) {
+        owner_->Return(buffer);
+      } else {
+        delete[] buffer;
+      }
+    }
 
    private:
     BufferRecycler* owner_;
@@ -44,7 +50,18 @@ class BufferRecycler {
   using Buffer = std::unique_ptr<uint64_t[], Returner>;
 
   size_t buffer_bytes() const { return buffer_bytes_; }
+  // Idle buffers kept now.
+  size_t idle() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return idle_.size();
+  }
 
+  // A buffer of at least `bytes`, 8-byte aligned: one of buffer_bytes(),
+  // idle if there is one, or, for more than that, one freed when returned.
+  Buffer Take(size_t bytes) {
+    if (bytes > buffer_bytes_) return Buffer(new uint64_t[(bytes + 7) / 8], Returner(nullptr));
+    return Take();
+  }
   // A buffer of buffer_bytes(), 8-byte aligned: an idle one if there is one.
   Buffer Take() EXCLUDES(mu_) {
     uint64_t* buffer = nullptr;
@@ -73,7 +90,7 @@ class BufferRecycler {
 
   const size_t buffer_bytes_;
   const size_t max_kept_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::vector<uint64_t*> idle_ GUARDED_BY(mu_);
 };
 

@@ -12,6 +12,8 @@ namespace {
 
 // The tables of a level as the children of a concatenation.
 class LevelSource {
+  static constexpr size_t kNone = ~size_t{0};
+
  public:
   // Reads `tables`, or `owned` (kept here) when it is not empty.
   LevelSource(const Comparator* comparator, std::span<const TableRef> tables, std::vector<TableRef> owned, bool scan,
@@ -32,35 +34,30 @@ class LevelSource {
   }
   Status OpenChild(size_t i, std::unique_ptr<InternalIterator>* child) {
     const Table& table = *tables_[i]->table;
-    const bool from_first = i == will_read_from_first_;
-    will_read_from_first_ = kNone;
-    if (!from_first) read_from_first_ = kNone;  // a seek or a step back ends a scan
-    *child = scan_                          ? table.NewScanIterator(decode_)
-             : from_first && follows_whole_ ? table.NewSequentialIterator(options_)
-                                            : table.NewIterator(options_);
+    // Read from its first entry right after table i - 1 was too, i.e. after
+    // all of it was read: a scan, which may read ahead at once
+    // (Table::NewSequentialIterator). A seek or a step back ends a scan.
+    const bool from_first = i == announced_;
+    const bool sequential = from_first && last_from_first_ != kNone && last_from_first_ + 1 == i;
+    announced_ = kNone;
+    last_from_first_ = from_first ? i : kNone;
+    *child = scan_        ? table.NewScanIterator(decode_)
+             : sequential ? table.NewSequentialIterator(options_)
+                          : table.NewIterator(options_);
     return Status::OK();
   }
-  // Table i will be read from its first entry. If the table before it was
-  // too, all of that one was read: a scan, whose next table may read ahead
-  // at once (Table::NewSequentialIterator). Each table reads ahead itself.
-  void WillReadForwardFrom(size_t i) {
-    follows_whole_ = read_from_first_ != kNone && read_from_first_ + 1 == i;
-    read_from_first_ = i;
-    will_read_from_first_ = i;
-  }
+  // Table i will be read from its first entry. Each table reads ahead itself.
+  void WillReadForwardFrom(size_t i) { announced_ = i; }
 
  private:
   const Comparator* const comparator_;
   const std::vector<TableRef> owned_;
   const std::span<const TableRef> tables_;
-  static constexpr size_t kNone = ~size_t{0};
-
   const bool scan_;             // tables read by scan iterators (compaction inputs)
   const ReadOptions options_;   // for the tables' iterators
   SampledPhase* const decode_;  // for the scan iterators; may be null
-  size_t read_from_first_ = kNone;       // the last table opened to be read from its first entry
-  size_t will_read_from_first_ = kNone;  // announced by WillReadForwardFrom, not yet opened
-  bool follows_whole_ = false;           // ... right after read_from_first_ - 1 was read whole
+  size_t announced_ = kNone;        // by WillReadForwardFrom, not yet opened
+  size_t last_from_first_ = kNone;  // the last table opened, if read from its first entry
 };
 
 }  // namespace
