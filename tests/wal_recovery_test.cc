@@ -429,20 +429,54 @@ TEST(ReusedLogFilesTest, AKillLeavesAReusedLogThatOpensInEveryModeWithEveryWrite
   const std::string path = dir.path() + "/db";
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kDisk;
-  constexpr int kWritten = 6000;  // ~4 memtables of 160 KiB
+  auto newest_log_number = [&] {
+    uint64_t newest = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (entry.path().extension() == ".log") newest = std::max<uint64_t>(newest, std::stoull(entry.path().stem().string()));
+    }
+    return newest;
+  };
+  const std::string count_file = dir.path() + "/written";
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     std::unique_ptr<DB> db;
     if (!DB::Open(options, path, &db).ok()) _exit(3);
-    for (int i = 0; i < kWritten; ++i) {
+    int i = 0;
+    // Writes until the memtable switches to a new log (20 keys at a time).
+    auto write_until_a_switch = [&] {
+      const uint64_t before = newest_log_number();
+      while (newest_log_number() == before) {
+        if (i > 40000) _exit(6);
+        for (const int end = i + 20; i < end; ++i) {
+          if (!db->Put(WriteOptions(), Key(i), Value(i)).ok()) _exit(4);
+        }
+      }
+    };
+    write_until_a_switch();
+    // 900 records (~86 KB: more than the 64 KiB the file system clears ahead
+    // of the first append, fewer than a 160 KiB memtable holds) in one log.
+    const uint64_t log = newest_log_number();
+    for (const int end = i + 900; i < end; ++i) {
       if (!db->Put(WriteOptions(), Key(i), Value(i)).ok()) _exit(4);
     }
+    if (newest_log_number() != log) _exit(7);
+    // Every memtable flushed: that log is the spare, so the next memtable
+    // switch writes its log over it, whatever the timing.
+    if (!db->CompactRange(nullptr, nullptr).ok()) _exit(5);
+    write_until_a_switch();
+    for (const int end = i + 10; i < end; ++i) {  // a few records into the new log
+      if (!db->Put(WriteOptions(), Key(i), Value(i)).ok()) _exit(4);
+    }
+    std::ofstream(count_file) << i;
     _exit(0);  // no close: the database is left as a crash leaves it
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  int written = 0;
+  std::ifstream(count_file) >> written;
+  ASSERT_GT(written, 900);
 
   // The newest log was written over an older one: header version 2, and
   // nonzero bytes of the old log after the zeros that end it.
@@ -474,7 +508,7 @@ TEST(ReusedLogFilesTest, AKillLeavesAReusedLogThatOpensInEveryModeWithEveryWrite
     std::string report;
     ASSERT_TRUE(db->GetProperty("jigsaw.wal-recovery", &report));
     EXPECT_TRUE(Contains(report, "no damage")) << report;
-    for (int i = 0; i < kWritten; i += 7) {
+    for (int i = 0; i < written; i += 7) {
       std::string value;
       const Status g = db->Get(ReadOptions(), Key(i), &value);
       ASSERT_TRUE(g.ok()) << Key(i) << ": " << g.ToString();
