@@ -240,6 +240,18 @@ class SsdTable final : public Table {
   // Reads `bytes` from the start of block `first` (blocks are adjacent)
   // into dest: Corruption naming the file if the file ends early.
   Status ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const;
+  // Whether blocks [first, end) can be copied from the mapping without page
+  // faults: the table is mapped for Gets, and each block is one a Get has
+  // read there (so its pages are mapped in this process; on a VM a first
+  // touch of a mapped page costs more than reading it) and not a large one
+  // (Gets read those in pieces).
+  bool WarmInMapping(uint32_t first, uint32_t end) const;
+  // As ReadBlocks, copied from the mapping under the SIGBUS guard: no system
+  // call, no page-cache lookup per page. MappingFault() if a page cannot be
+  // read.
+  Status CopyMappedBlocks(uint32_t first, uint64_t bytes, char* dest) const;
+  // IOError naming the file: a guarded read of the mapping faulted.
+  Status MappingFault() const;
   // Reads block i from the file into a new buffer with its reader.
   Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;

@@ -579,6 +579,73 @@ TEST(SsdTableScanTest, ASequentialIteratorReadsWindowsFromTheFirstBlock) {
   EXPECT_GT(cache.usage(), 0u);
 }
 
+// Gets each entry whose index is in [from, to) at its own sequence, so that
+// the blocks holding them have been read through the table's mapping.
+void GetEntries(const SsdTable& table, const std::vector<TestEntry>& entries, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    ValueType type;
+    std::string value;
+    ASSERT_TRUE(table.Get(ReadOptions(), entries[i].user_key, entries[i].sequence, &type, &value).ok());
+    ASSERT_EQ(type, entries[i].type);
+  }
+}
+
+// With Gets mapped, a scan copies a window from the mapping when Gets have
+// read every block in it, and reads it from the file otherwise: passes over
+// a cold, a half-warm and a warm table serve the model alike.
+TEST(SsdTableScanTest, ScansServeTheModelWhicheverWayTheirWindowsAreFilled) {
+  test::ScratchDir dir;
+  std::mt19937_64 rng(8);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 4000, 24, 600);
+  const std::string path = dir.path() + "/000010.jst";
+  const TableInfo info = BuildTable(path, entries, 8 << 10);
+  ASSERT_GT(info.file_size, 3 * kScanWindowBytes);
+  BlockCache cache(64 << 20);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &table, /*verify_checksums=*/false, /*mapped_gets=*/true).ok());
+  for (size_t warm_to : {size_t{0}, entries.size() / 2, entries.size()}) {
+    SCOPED_TRACE("Gets of the first " + std::to_string(warm_to) + " entries");
+    ASSERT_NO_FATAL_FAILURE(GetEntries(*table, entries, 0, warm_to));
+    auto sequential = table->NewSequentialIterator(ReadOptions());
+    ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(sequential.get(), entries));
+    auto user = table->NewIterator(ReadOptions());  // switches to windows after a few blocks
+    ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(user.get(), entries));
+    auto scan = table->NewScanIterator(/*decode=*/nullptr);
+    ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(scan.get(), entries));
+  }
+}
+
+// Which way a window was filled shows when the file loses its bytes: a
+// window read from the file comes back short (Corruption), a window copied
+// from the mapping faults under the guard (IOError). Either names the file.
+TEST(SsdTableScanTest, AWarmTableCopiesItsWindowsFromTheMapping) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
+  test::ScratchDir dir;
+  std::mt19937_64 rng(9);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 4000, 24, 600);
+  const std::string path = dir.path() + "/000011.jst";
+  BuildTable(path, entries, 8 << 10);
+  BlockCache cache(64 << 20);
+  std::unique_ptr<SsdTable> cold, warm;
+  ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &cold, /*verify_checksums=*/false, /*mapped_gets=*/true).ok());
+  ASSERT_TRUE(OpenTable(path, &cache, /*mmap=*/false, &warm, /*verify_checksums=*/false, /*mapped_gets=*/true).ok());
+  ASSERT_NO_FATAL_FAILURE(GetEntries(*warm, entries, 0, entries.size()));
+
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  for (const bool is_warm : {false, true}) {
+    SCOPED_TRACE(is_warm ? "warm" : "cold");
+    const SsdTable& table = is_warm ? *warm : *cold;
+    for (int kind = 0; kind < 2; ++kind) {
+      auto it = kind == 0 ? table.NewSequentialIterator(ReadOptions()) : table.NewScanIterator(/*decode=*/nullptr);
+      it->SeekToFirst();
+      EXPECT_FALSE(it->Valid());
+      const Status s = it->status();
+      EXPECT_TRUE(is_warm ? s.IsIOError() : s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+    }
+  }
+}
+
 TEST(SsdTableFilterTest, TableFilterSkipsBlockReadsForAbsentKeys) {
   test::ScratchDir dir;
   BlockCache cache(1 << 20);

@@ -200,6 +200,10 @@ struct JIGSAW_EXPORT Options {
   // return IOError, and the process lives on. Values are copied out before
   // the guard ends; iterators and compactions keep the block cache, and so
   // do reads with verify_checksums (and every read with paranoid_checks).
+  // Scans that read windows of adjacent blocks copy a window from the same
+  // mapping, under the same guard, when Gets have read every block in it
+  // (its pages are then mapped already), and read it from the file
+  // otherwise.
   // The guard installs a process-wide SIGBUS handler that passes every
   // other SIGBUS on to the handler it found; an application that sets its
   // own SIGBUS handler later must chain to the previous one
