@@ -335,6 +335,8 @@ Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
   }
   pop_ = pop;
   pool_size_ = file.size;
+  populated_bits_ = (pool_size_ + (256 << 10) - 1) / (256 << 10);
+  populated_.reset(new std::atomic<uint64_t>[(populated_bits_ + 63) / 64]());
   pool_uuid_lo_ = pmemobj_oid(pop).pool_uuid_lo;
   // How stores are made durable: CPU cache flushes on pmem (real, or
   // emulated where asked or on tmpfs), msync otherwise.
@@ -414,6 +416,7 @@ Status Pool::Reserve(ObjectType type, uint64_t size, bool zero, Reservation* res
   // reports itself full (docs/pool_layout.md).
   constexpr uint64_t kChunk = 256 << 10;
   constexpr uint64_t kChunkHeader = 16;
+  const uint64_t requested = size;
   size = (size + kChunkHeader + kChunk - 1) / kChunk * kChunk - kChunkHeader;
   auto action = std::make_shared<pobj_action>();
   PMEMoid oid = pmemobj_xreserve(Handle(pop_), action.get(), size, static_cast<uint64_t>(type),
@@ -430,7 +433,39 @@ Status Pool::Reserve(ObjectType type, uint64_t size, bool zero, Reservation* res
   reservation->size = size;
   reservation->offset = oid.off;
   reservation->action = std::move(action);
+  // A zeroed object was written by libpmemobj already; of another, the
+  // bytes asked for are about to be written.
+  if (!zero) PopulateOnce(oid.off, reservation->data, requested);
   return Status::OK();
+}
+
+uint64_t Pool::populated_chunks() const {
+  uint64_t n = 0;
+  for (uint64_t w = 0; w < (populated_bits_ + 63) / 64; ++w) {
+    n += static_cast<uint64_t>(__builtin_popcountll(populated_[w].load(std::memory_order_relaxed)));
+  }
+  return n;
+}
+
+void Pool::PopulateOnce(uint64_t offset, char* data, uint64_t size) {
+#ifdef MADV_POPULATE_WRITE
+  constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+  constexpr int kPopulateWrite = 23;  // Linux 5.14's value; older kernels answer EINVAL
+#endif
+  constexpr uint64_t kChunk = 256 << 10;
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t object_begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t object_end = object_begin + size;
+  for (uint64_t chunk = offset / kChunk; chunk * kChunk < offset + size && chunk < populated_bits_; ++chunk) {
+    const uint64_t bit = uint64_t{1} << (chunk % 64);
+    if (populated_[chunk / 64].fetch_or(bit, std::memory_order_relaxed) & bit) continue;
+    // The chunk's part of the object, in whole pages.
+    const uintptr_t chunk_begin = object_begin + (chunk * kChunk > offset ? chunk * kChunk - offset : 0);
+    const uintptr_t begin = (chunk_begin + kPage - 1) & ~(kPage - 1);
+    const uintptr_t end = std::min<uintptr_t>(object_end, object_begin + ((chunk + 1) * kChunk - offset)) & ~(kPage - 1);
+    if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateWrite);
+  }
 }
 
 void Pool::Cancel(Reservation* reservation) {

@@ -127,6 +127,10 @@ class Pool {
   // given to them): counted at open and kept by Commit and Free. Cheap;
   // reservations (committed or not) are not included.
   uint64_t used_bytes() const { return used_bytes_.load(std::memory_order_relaxed); }
+  // 256 KiB spans of the pool this process has made writable ahead of a
+  // write to a reserved object (Reserve without `zero`: the bytes asked
+  // for, once per span). For tests.
+  uint64_t populated_chunks() const;
 
  private:
   Pool() = default;
@@ -147,9 +151,22 @@ class Pool {
   Status Map(const PoolOptions& options, const PoolFile& file);
   Status LoadRoot(const PoolOptions& options);
 
+  // Makes the pages of [data, data + size), the object at `offset`, mapped
+  // writable with one madvise(MADV_POPULATE_WRITE) per 256 KiB heap chunk
+  // this process has not populated before. A first write to a page of a
+  // mapping with 4 KiB pages faults once per page (12-17 us each on a
+  // virtual machine); one call per chunk costs about half as much. Once
+  // per chunk: on pages already mapped the call is pure overhead (a walk
+  // of the chunk's page tables, ~76 us per 4 MiB against ~164 us to copy
+  // it). A hint: a failure leaves the faults as they were.
+  void PopulateOnce(uint64_t offset, char* data, uint64_t size);
+
   void* pop_ = nullptr;  // PMEMobjpool*
   uint64_t pool_uuid_lo_ = 0;
   uint64_t pool_size_ = 0;
+  // A bit per 256 KiB of the pool: populated by this process (PopulateOnce).
+  std::unique_ptr<std::atomic<uint64_t>[]> populated_;
+  uint64_t populated_bits_ = 0;
   Root* root_ = nullptr;
   std::unique_ptr<pmem::NvmTiming> timing_;  // before region_: it uses it
   std::unique_ptr<Region> region_;

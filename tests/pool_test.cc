@@ -62,6 +62,37 @@ TEST(PoolTest, CommitIsAtomicAndSurvivesReopen) {
   EXPECT_EQ(pool->Objects(pmem::ObjectType::kManifest), std::vector<uint64_t>{next.offset});
 }
 
+// An object reserved to be written (not zeroed) has its pages made
+// writable ahead, once per 256 KiB span of the pool in a process: reserving
+// the same space again adds none; a zeroed object (written by libpmemobj)
+// none. What is written reads back either way.
+TEST(PoolTest, ReservedSpaceIsPopulatedOncePerProcess) {
+  test::ScratchDir dir;
+  std::unique_ptr<pmem::Pool> pool;
+  ASSERT_TRUE(pmem::Pool::Open(Options(dir.path() + "/pool"), &pool).ok());
+  const uint64_t before = pool->populated_chunks();
+  pmem::Reservation zeroed;
+  ASSERT_TRUE(pool->Reserve(pmem::ObjectType::kWalSegment, 1 << 20, /*zero=*/true, &zeroed).ok());
+  EXPECT_EQ(pool->populated_chunks(), before);
+  pool->Cancel(&zeroed);
+
+  pmem::Reservation block;
+  ASSERT_TRUE(pool->Reserve(pmem::ObjectType::kBlock, 2 << 20, /*zero=*/false, &block).ok());
+  const uint64_t after = pool->populated_chunks();
+  EXPECT_GE(after, before + 8);   // 2 MiB spans at least 8 spans
+  EXPECT_LE(after, before + 9);   // and at most 9
+  std::memset(block.data, 0x5a, 2 << 20);
+  EXPECT_EQ(static_cast<unsigned char>(block.data[(2 << 20) - 1]), 0x5a);
+  const uint64_t offset = block.offset;
+  pool->Cancel(&block);
+
+  pmem::Reservation again;
+  ASSERT_TRUE(pool->Reserve(pmem::ObjectType::kBlock, 2 << 20, /*zero=*/false, &again).ok());
+  EXPECT_EQ(again.offset, offset);  // the same space, handed out again
+  EXPECT_EQ(pool->populated_chunks(), after);
+  pool->Cancel(&again);
+}
+
 TEST(PoolTest, RefusesBadOptionsForeignFilesAndOtherComparators) {
   test::ScratchDir dir;
   const std::string path = dir.path() + "/pool";
