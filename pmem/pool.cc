@@ -18,6 +18,8 @@
 #include <fstream>
 #include <sys/sysmacros.h>
 
+#include "util/populate.h"
+
 namespace jigsaw::pmem {
 
 // The root object (docs/pool_layout.md). 256 bytes.
@@ -448,23 +450,14 @@ uint64_t Pool::populated_chunks() const {
 }
 
 void Pool::PopulateOnce(uint64_t offset, char* data, uint64_t size) {
-#ifdef MADV_POPULATE_WRITE
-  constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
-#else
-  constexpr int kPopulateWrite = 23;  // Linux 5.14's value; older kernels answer EINVAL
-#endif
-  constexpr uint64_t kChunk = 256 << 10;
-  constexpr uintptr_t kPage = 4096;
-  const uintptr_t object_begin = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t object_end = object_begin + size;
-  for (uint64_t chunk = offset / kChunk; chunk * kChunk < offset + size && chunk < populated_bits_; ++chunk) {
-    const uint64_t bit = uint64_t{1} << (chunk % 64);
-    if (populated_[chunk / 64].fetch_or(bit, std::memory_order_relaxed) & bit) continue;
-    // The chunk's part of the object, in whole pages.
-    const uintptr_t chunk_begin = object_begin + (chunk * kChunk > offset ? chunk * kChunk - offset : 0);
-    const uintptr_t begin = (chunk_begin + kPage - 1) & ~(kPage - 1);
-    const uintptr_t end = std::min<uintptr_t>(object_end, object_begin + ((chunk + 1) * kChunk - offset)) & ~(kPage - 1);
-    if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateWrite);
+  constexpr uint64_t kSpan = 256 << 10;
+  for (uint64_t span = offset / kSpan; span * kSpan < offset + size && span < populated_bits_; ++span) {
+    const uint64_t bit = uint64_t{1} << (span % 64);
+    if (populated_[span / 64].fetch_or(bit, std::memory_order_relaxed) & bit) continue;
+    // The span's part of the object.
+    const uint64_t from = std::max(span * kSpan, offset);
+    const uint64_t to = std::min((span + 1) * kSpan, offset + size);
+    PopulateForWrite(data + (from - offset), to - from);
   }
 }
 

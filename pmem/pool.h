@@ -151,14 +151,10 @@ class Pool {
   Status Map(const PoolOptions& options, const PoolFile& file);
   Status LoadRoot(const PoolOptions& options);
 
-  // Makes the pages of [data, data + size), the object at `offset`, mapped
-  // writable with one madvise(MADV_POPULATE_WRITE) per 256 KiB heap chunk
-  // this process has not populated before. A first write to a page of a
-  // mapping with 4 KiB pages faults once per page (12-17 us each on a
-  // virtual machine); one call per chunk costs about half as much. Once
-  // per chunk: on pages already mapped the call is pure overhead (a walk
-  // of the chunk's page tables, ~76 us per 4 MiB against ~164 us to copy
-  // it). A hint: a failure leaves the faults as they were.
+  // Populates the pages of [data, data + size), the object at `offset`
+  // (util/populate.h), in each 256 KiB span of the pool this process has not
+  // populated before: once per span, since on pages already mapped the call
+  // is pure overhead (~76 us per 4 MiB against ~164 us to copy it).
   void PopulateOnce(uint64_t offset, char* data, uint64_t size);
 
   void* pop_ = nullptr;  // PMEMobjpool*

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "jigsaw/file_system.h"
+#include "util/populate.h"
 
 namespace jigsaw {
 
@@ -138,21 +139,15 @@ class PosixWritableFile final : public WritableFile {
 // hold old bytes. Its pages are in the page cache already: no page of it is
 // newly allocated.
 //
-// Either way each chunk is made writable in the mapping with one
-// madvise(MADV_POPULATE_WRITE) before the appends (or the clearing) reach
-// it: one call for its 16 pages instead of a write fault per page, which
-// on a virtual machine costs 12-17 us each (docs/decisions.md, "Log files
-// are reused"). A kernel without it (before 5.14) faults them as before.
+// Either way each chunk is made writable in the mapping (PopulateForWrite)
+// before the appends (or the clearing) reach it: one call for its 16 pages
+// instead of a write fault per page (docs/decisions.md, "Log files are
+// reused").
 class PosixLogFile final : public WritableFile {
  public:
   static constexpr uint64_t kStep = uint64_t{1} << 20;
   static constexpr uint64_t kChunk = uint64_t{64} << 10;
   static constexpr uint64_t kZeroTail = 8;
-#ifdef MADV_POPULATE_WRITE
-  static constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
-#else
-  static constexpr int kPopulateWrite = 23;  // Linux 5.14's value; older kernels answer EINVAL
-#endif
 
   // `old_bytes`: the file's length when it was opened for reuse (0: new);
   // those bytes are an earlier log's and are cleared before being appended
@@ -213,7 +208,7 @@ class PosixLogFile final : public WritableFile {
   void ClearOldBytesUpTo(uint64_t end) {
     while (cleared_end_ < end) {
       const uint64_t chunk_end = std::min(cleared_end_ + kChunk, mapped_end_);
-      (void)::madvise(map_ + cleared_end_, chunk_end - cleared_end_, kPopulateWrite);  // a hint: errors change nothing
+      PopulateForWrite(map_ + cleared_end_, chunk_end - cleared_end_);
       if (cleared_end_ < old_end_) std::memset(map_ + cleared_end_, 0, std::min(chunk_end, old_end_) - cleared_end_);
       cleared_end_ = chunk_end;
     }

@@ -1,0 +1,36 @@
+// PopulateForWrite: makes the pages of a range of a mapping writable ahead of
+// the writes, with one madvise(MADV_POPULATE_WRITE) instead of a page fault
+// per 4 KiB page (12-17 us each on a virtual machine; the call about half
+// that per page). On pages already mapped writable the call is pure
+// overhead (a walk of their page tables), so callers populate a range once.
+// A hint: a kernel without it (before 5.14) or a mapping that refuses it
+// leaves the faults as they were.
+//
+// Thread-safety: any thread; the range must stay mapped during the call.
+#ifndef JIGSAW_UTIL_POPULATE_H_
+#define JIGSAW_UTIL_POPULATE_H_
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace jigsaw {
+
+// Populates the whole pages inside [data, data + size) (a partial page at
+// either end is left to fault).
+inline void PopulateForWrite(void* data, size_t size) {
+#ifdef MADV_POPULATE_WRITE
+  constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+  constexpr int kPopulateWrite = 23;  // Linux 5.14's value; older kernels answer EINVAL
+#endif
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kPage - 1);
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateWrite);
+}
+
+}  // namespace jigsaw
+
+#endif  // JIGSAW_UTIL_POPULATE_H_
