@@ -8,18 +8,27 @@
 
 namespace jigsaw {
 
-std::vector<ManifestState::PendingCompaction> PendingManifestEntries(const std::deque<PendingCompaction>& pending) {
-  std::vector<ManifestState::PendingCompaction> entries;
-  for (const PendingCompaction& p : pending) {
-    ManifestState::PendingCompaction entry;
-    entry.output_level = p.output_level;
-    for (const TableRef& t : p.outputs) entry.outputs.push_back(t->number);
-    for (size_t i = 0; i < p.shadows.size(); ++i) {
-      const TableRef& t = p.shadows[i];
-      entry.shadows.push_back({t->offset, t->size, t->number, p.shadow_levels[i], t->residence});
-    }
-    entries.push_back(std::move(entry));
+namespace {
+
+ManifestState::PendingCompaction PendingManifestEntry(const PendingCompaction& p) {
+  ManifestState::PendingCompaction entry;
+  entry.output_level = p.output_level;
+  for (const TableRef& t : p.outputs) entry.outputs.push_back(t->number);
+  for (size_t i = 0; i < p.shadows.size(); ++i) {
+    const TableRef& t = p.shadows[i];
+    entry.shadows.push_back({t->offset, t->size, t->number, p.shadow_levels[i], t->residence});
   }
+  return entry;
+}
+
+}  // namespace
+
+std::vector<ManifestState::PendingCompaction> PendingManifestEntries(const std::deque<PendingCompaction>& pending,
+                                                                     size_t skip_oldest,
+                                                                     const PendingCompaction* added) {
+  std::vector<ManifestState::PendingCompaction> entries;
+  for (size_t i = skip_oldest; i < pending.size(); ++i) entries.push_back(PendingManifestEntry(pending[i]));
+  if (added != nullptr) entries.push_back(PendingManifestEntry(*added));
   return entries;
 }
 

@@ -6,7 +6,7 @@
 // shadows.
 //
 // This file holds the pieces the engine's tracker loop and recovery use;
-// the loop itself runs in DBImpl (it commits under the DB mutex).
+// the loop itself runs in DBImpl.
 #ifndef JIGSAW_COMPACTION_DURABILITY_TRACKER_H_
 #define JIGSAW_COMPACTION_DURABILITY_TRACKER_H_
 
@@ -32,8 +32,11 @@ struct PendingCompaction {
   std::vector<std::unique_ptr<WritableFile>> files;  // the outputs, open for fdatasync
 };
 
-// The manifest's record of `pending`.
-std::vector<ManifestState::PendingCompaction> PendingManifestEntries(const std::deque<PendingCompaction>& pending);
+// The manifest's record of `pending` without its `skip_oldest` first
+// entries, and with `added` (may be null) after them.
+std::vector<ManifestState::PendingCompaction> PendingManifestEntries(const std::deque<PendingCompaction>& pending,
+                                                                     size_t skip_oldest = 0,
+                                                                     const PendingCompaction* added = nullptr);
 
 // True if `compaction` must wait for a pending one: it would consume an
 // output a crash could still lose, or write into the key range that a redo

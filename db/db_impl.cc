@@ -51,9 +51,11 @@ std::shared_ptr<MemTable> DBImpl::NewMemTable() const {
 // ---------------------------------------------------------------------------
 // Manifest and WAL segments
 
-std::vector<WalSegmentMeta> DBImpl::LiveWalSegments() const {
+std::vector<WalSegmentMeta> DBImpl::LiveWalSegments(size_t skip_oldest_immutables) const {
   std::vector<WalSegmentMeta> segments;
-  for (const Immutable& imm : imm_) segments.insert(segments.end(), imm.wals.begin(), imm.wals.end());
+  for (size_t i = skip_oldest_immutables; i < imm_.size(); ++i) {
+    segments.insert(segments.end(), imm_[i].wals.begin(), imm_[i].wals.end());
+  }
   if (wal_ != nullptr) segments.push_back(mem_wal_);
   return segments;
 }
@@ -82,16 +84,40 @@ Status DBImpl::PoolFullStatus(const std::string& detail) {
   return tables_->space()->FullStatus(detail);
 }
 
-Status DBImpl::Commit(std::shared_ptr<const Version> next, std::vector<pmem::Reservation*> reservations,
-                      std::vector<uint64_t> frees, bool may_use_standby) {
-  Status s = versions_->Commit(std::move(next), LiveWalSegments(), PendingManifestEntries(pending_),
-                               std::move(reservations), std::move(frees), may_use_standby);
-  if (s.ok()) {
-    Status late = versions_->TakeLateError();
-    if (!late.ok() && bg_error_.ok()) bg_error_ = late;
-    PublishReadState();
+Status DBImpl::Commit(std::shared_ptr<const Version> next, CommitChange* change,
+                      std::vector<pmem::Reservation*> reservations, std::vector<uint64_t> frees, bool may_use_standby,
+                      CommitIo io) {
+  assert(committing_);
+  CommitChange none;
+  if (change == nullptr) change = &none;
+  const PendingCompaction* added = change->add_pending.has_value() ? &*change->add_pending : nullptr;
+  const ManifestState state =
+      versions_->PrepareCommit(*next, LiveWalSegments(change->drop_oldest_immutable ? 1 : 0),
+                               PendingManifestEntries(pending_, change->drop_oldest_pending, added));
+  Status s;
+  if (io == CommitIo::kReleaseMutex && versions_->CommitWaitsForDevice()) {
+    VersionSet* const versions = versions_.get();  // WriteCommit needs the slot, not mutex_
+    mutex_.Unlock();
+    s = versions->WriteCommit(state, std::move(reservations), std::move(frees), may_use_standby);
+    mutex_.Lock();
+  } else {
+    s = versions_->WriteCommit(state, std::move(reservations), std::move(frees), may_use_standby);
   }
-  return s;
+  if (!s.ok()) return s;
+  versions_->FinishCommit(state, std::move(next));
+  if (change->drop_oldest_immutable) {
+    imm_.pop_front();
+    has_imm_ = !imm_.empty();
+  }
+  for (size_t i = 0; i < change->drop_oldest_pending; ++i) pending_.pop_front();
+  if (added != nullptr) {
+    pending_.push_back(std::move(*change->add_pending));
+    change->add_pending.reset();
+  }
+  Status late = versions_->TakeLateError();
+  if (!late.ok() && bg_error_.ok()) bg_error_ = late;
+  PublishReadState();
+  return Status::OK();
 }
 
 Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
@@ -523,6 +549,7 @@ void DBImpl::AwaitInserts() {
 }
 
 Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
+  CommitSlot slot(this);
   AwaitInserts();  // the memtable is complete before it is frozen
   pmem::Reservation reservation;
   WalSegmentMeta meta;
@@ -544,7 +571,9 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   wal_ = std::move(writer);
   std::vector<pmem::Reservation*> publish;
   if (reservation.action != nullptr) publish.push_back(&reservation);
-  s = Commit(versions_->current(), publish, {}, may_use_standby);
+  // With mutex_ held throughout: the frozen memtable and the new log are
+  // in imm_ and wal_ before the commit that records them.
+  s = Commit(versions_->current(), nullptr, publish, {}, may_use_standby, CommitIo::kHoldMutex);
   if (!s.ok()) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;

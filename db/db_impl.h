@@ -14,7 +14,8 @@
 // Background thread: flushes immutable memtables to L0 (db/flush.h)
 // and runs leveled compactions (compaction/picker.h, merge.h,
 // output_sink.h). Every change of the persistent state is one manifest
-// commit through the VersionSet. The tracker thread makes SSD outputs
+// commit through the VersionSet, one at a time (CommitSlot); a manifest in
+// files is written without mutex_ but by the memtable switch. The tracker thread makes SSD outputs
 // durable (compaction/durability_tracker.h).
 //
 // Files: db_impl.cc (writes, reads, properties), db_impl_open.cc (open,
@@ -161,11 +162,55 @@ class DBImpl final : public DB {
   // A new WAL: a zeroed pmem segment, or a log file in disk-only mode.
   Status NewWalSegment(size_t min_payload, pmem::Reservation* reservation, WalSegmentMeta* meta,
                        bool may_use_standby, std::unique_ptr<LogWriter>* writer) REQUIRES(mutex_);
+  // Serialises commits: held from reading the state a commit is computed
+  // from (the current version, imm_, pending_) until Commit has installed
+  // its result, so that no commit is computed from a state that another,
+  // in flight, is about to replace. Made (waiting for the slot's holder)
+  // and destroyed with mutex_ held.
+  class CommitSlot {
+   public:
+    explicit CommitSlot(DBImpl* db) REQUIRES(db->mutex_) : db_(db) {
+      while (db_->committing_) db_->commit_cv_.Wait();
+      db_->committing_ = true;
+    }
+    ~CommitSlot() {
+      db_->mutex_.AssertHeld();
+      db_->committing_ = false;
+      db_->commit_cv_.SignalAll();
+    }
+    CommitSlot(const CommitSlot&) = delete;
+    CommitSlot& operator=(const CommitSlot&) = delete;
+
+   private:
+    DBImpl* const db_;
+  };
+  // What a commit changes besides the version. Applied to imm_ and pending_
+  // only once the manifest recording it is durable, so that no thread ever
+  // acts on a change a failed commit would have to take back.
+  struct CommitChange {
+    bool drop_oldest_immutable = false;           // a flush: that memtable is in the new version
+    size_t drop_oldest_pending = 0;               // a tracker round: these compactions are durable
+    std::optional<PendingCompaction> add_pending;  // a compaction whose SSD outputs are not yet durable
+  };
+  // How Commit treats mutex_ while the manifest is written.
+  enum class CommitIo {
+    kHoldMutex,
+    // A manifest in files (disk-only mode) is written and synced without
+    // mutex_: writers and readers go on meanwhile. Only for callers whose
+    // own changes are all in `next` and the CommitChange -- the state
+    // others see stays as it was until the commit is installed.
+    kReleaseMutex,
+  };
   // Commits `next` (see VersionSet::Commit) with the live WAL segments and
-  // pending compactions; installs it on success.
-  Status Commit(std::shared_ptr<const Version> next, std::vector<pmem::Reservation*> reservations,
-                std::vector<uint64_t> frees, bool may_use_standby) REQUIRES(mutex_);
-  std::vector<WalSegmentMeta> LiveWalSegments() const REQUIRES(mutex_);
+  // pending compactions as `change` (may be null) leaves them; installs
+  // both on success and publishes the read state. On error nothing
+  // changes, and a pending compaction's files stay in change->add_pending.
+  // The caller holds a CommitSlot taken before it read the current version.
+  Status Commit(std::shared_ptr<const Version> next, CommitChange* change, std::vector<pmem::Reservation*> reservations,
+                std::vector<uint64_t> frees, bool may_use_standby, CommitIo io) REQUIRES(mutex_);
+  // The WAL segments of the memtables but the `skip_oldest_immutables`
+  // oldest immutable ones.
+  std::vector<WalSegmentMeta> LiveWalSegments(size_t skip_oldest_immutables = 0) const REQUIRES(mutex_);
   // Disk-only mode: removes log files no manifest names any more, keeping
   // the newest as spare_log_ when options_.reuse_log_files.
   void DeleteLogs(const std::vector<WalSegmentMeta>& logs) REQUIRES(mutex_);
@@ -288,6 +333,8 @@ class DBImpl final : public DB {
   std::deque<InsertingGroup*> inserting_ GUARDED_BY(mutex_);
   CondVar inserts_done_cv_{&mutex_};
   std::deque<Immutable> imm_ GUARDED_BY(mutex_);       // oldest first
+  bool committing_ GUARDED_BY(mutex_) = false;          // a CommitSlot is held
+  CondVar commit_cv_{&mutex_};                          // the CommitSlot was released
   // The read state readers load (PublishReadState), behind a lock of its
   // own that is held only to copy the pointer (never across I/O, a
   // memtable insert or a commit), and the last sequence readers may see:

@@ -140,6 +140,9 @@ Status DBImpl::FlushOldestImmutable() {
     }
   }
   MutexLock lock(&mutex_);
+  CommitSlot slot(this);
+  // Only this thread removes immutables, and a switch adds them behind.
+  assert(!imm_.empty() && imm_.front().mem == imm.mem);
   if (profile.has_value()) AddProfile(*profile);
   VersionEdit edit;
   std::vector<pmem::Reservation*> reservations;
@@ -147,16 +150,15 @@ Status DBImpl::FlushOldestImmutable() {
     edit.Add(0, table);
     if (reservation.action != nullptr) reservations.push_back(&reservation);
   }
-  imm_.pop_front();
-  has_imm_ = !imm_.empty();
   std::vector<uint64_t> frees;
   if (!disk_mode()) {
     for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
   }
-  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), reservations, frees, /*may_use_standby=*/true);
+  CommitChange change;
+  change.drop_oldest_immutable = true;
+  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), &change, reservations, frees,
+                    /*may_use_standby=*/true, CommitIo::kReleaseMutex);
   if (!s.ok()) {
-    imm_.push_front(imm);
-    has_imm_ = true;
     if (reservation.action != nullptr) pool()->Cancel(&reservation);
     if (table != nullptr && table->residence == Residence::kSsd) table->obsolete = true;
     return s;
@@ -451,6 +453,7 @@ Status DBImpl::MigrateBlocks(const Compaction& compaction, CompactionOutputs* ou
 
 Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, CompactionOutputs* out,
                                  const PhaseProfile* profile, bool may_use_standby) {
+  CommitSlot slot(this);
   VersionEdit edit;
   for (const auto& inputs : compaction.inputs) edit.Remove(inputs);
   uint64_t bytes_written = 0;
@@ -472,8 +475,9 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
   // NobLSM: no sync on the critical path. The inputs stay as shadows until
   // the tracker has made the outputs durable.
   const bool pending = to_ssd && !out->outputs.empty();
+  CommitChange change;
   if (pending) {
-    PendingCompaction p;
+    PendingCompaction& p = change.add_pending.emplace();
     p.profile = profile_index;
     p.output_level = compaction.output_level();
     p.outputs = out->outputs;
@@ -484,14 +488,11 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
       }
     }
     p.files = std::move(out->files);
-    pending_.push_back(std::move(p));
   }
-  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), publish, {}, may_use_standby);
+  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), &change, publish, {}, may_use_standby,
+                    CommitIo::kReleaseMutex);
   if (!s.ok()) {
-    if (pending) {
-      out->files = std::move(pending_.back().files);
-      pending_.pop_back();
-    }
+    if (pending) out->files = std::move(change.add_pending->files);
     return s;
   }
   out->reservations.clear();  // published
@@ -515,6 +516,7 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
 }
 
 Status DBImpl::InstallTrivialMove(const Compaction& compaction) {
+  CommitSlot slot(this);
   VersionEdit edit;
   edit.Remove(compaction.inputs[0]);
   uint64_t bytes = 0, entries = 0;
@@ -523,7 +525,8 @@ Status DBImpl::InstallTrivialMove(const Compaction& compaction) {
     bytes += t->size;
     entries += t->entries;
   }
-  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), {}, {}, /*may_use_standby=*/true);
+  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), nullptr, {}, {}, /*may_use_standby=*/true,
+                    CommitIo::kReleaseMutex);
   if (!s.ok()) return s;
   if (options_.profile_compactions) {
     PhaseProfile profile;
@@ -594,25 +597,28 @@ void DBImpl::TrackerLoop() {
       return;  // the outputs stay pending; recovery redoes them from the shadows
     }
     for (auto& f : files) (void)f->Close();  // synced: a close error loses nothing
-    std::vector<PendingCompaction> done;
-    for (size_t i = 0; i < round; ++i) {
-      done.push_back(std::move(pending_.front()));
-      pending_.pop_front();
-    }
-    s = Commit(versions_->current(), {}, {}, /*may_use_standby=*/true);
-    if (s.ok()) {
-      for (const PendingCompaction& d : done) {
-        for (const TableRef& t : d.shadows) t->obsolete.store(true, std::memory_order_release);
+    std::vector<TableRef> shadows;
+    {
+      CommitSlot slot(this);
+      // Compactions installed meanwhile are behind the round: only this
+      // thread removes pending ones.
+      for (size_t i = 0; i < round; ++i) {
+        shadows.insert(shadows.end(), pending_[i].shadows.begin(), pending_[i].shadows.end());
       }
+      CommitChange change;
+      change.drop_oldest_pending = round;
+      s = Commit(versions_->current(), &change, {}, {}, /*may_use_standby=*/true, CommitIo::kReleaseMutex);
+    }
+    if (s.ok()) {
+      for (const TableRef& t : shadows) t->obsolete.store(true, std::memory_order_release);
       ++tracker_rounds_;
       tracker_compactions_ += round;
       Log(info_log_, "Durability tracker: %zu compactions' %zu table files made durable in one round, %.1f ms", round,
           files.size(), sync_ns / 1e6);
     } else {
-      // The record on media still lists the compactions as pending: keep
-      // them (and their shadows) and retry the commit; at shutdown recovery
+      // The record on media still lists the compactions as pending: they
+      // stay (with their shadows); retry the commit; at shutdown recovery
       // finishes them.
-      for (size_t i = round; i-- > 0;) pending_.push_front(std::move(done[i]));
       done_cv_.SignalAll();
       if (tracker_stop_) return;
       tracker_cv_.WaitFor(std::chrono::milliseconds(100));

@@ -579,8 +579,9 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
       if (table_reservation.action != nullptr) reservations.push_back(&table_reservation);
     }
     if (wal_reservation.action != nullptr) reservations.push_back(&wal_reservation);
-    s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), reservations, state->old_wal_segments,
-               /*may_use_standby=*/true);
+    CommitSlot slot(this);
+    s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), nullptr, reservations, state->old_wal_segments,
+               /*may_use_standby=*/true, CommitIo::kHoldMutex);
   }
   const std::vector<WalSegmentMeta>& state_wals = state->manifest.wal_segments;
   if (s.ok()) {

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <future>
+#include <mutex>
 #include <string>
 #include <map>
 #include <random>
@@ -312,6 +315,163 @@ TEST_P(DBConcurrentMemtableWritesTest, EveryBatchLandsOnceAndWhole) {
     EXPECT_EQ(value, std::to_string(last));
   }
 }
+
+// A file system that, once armed, holds the next manifest sync made by a
+// thread other than the test's (the background thread's commit of a flush)
+// until the test lets it go, with the sync's own result or with an error.
+class HeldManifestSyncFileSystem final : public test::ForwardingFileSystem {
+ public:
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
+    Status s = base_->NewWritableFile(path, file);
+    const std::string suffix = "MANIFEST.tmp";
+    if (s.ok() && path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      *file = std::make_unique<HeldSyncFile>(this, std::move(*file));
+    }
+    return s;
+  }
+  // Arms the hold; the calling thread's syncs are never held.
+  void Arm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = true;
+    exempt_ = std::this_thread::get_id();
+  }
+  // True once a sync is held (false after a minute without one).
+  bool AwaitHeld() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::minutes(1), [&] { return held_; });
+  }
+  // Lets the held sync go: it returns `result` (OK: the real sync's).
+  void Release(Status result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    result_ = std::move(result);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  class HeldSyncFile final : public WritableFile {
+   public:
+    HeldSyncFile(HeldManifestSyncFileSystem* fs, std::unique_ptr<WritableFile> base)
+        : fs_(fs), base_(std::move(base)) {}
+    Status Append(const Slice& data) override { return base_->Append(data); }
+    Status Sync() override {
+      Status held = fs_->MaybeHold();
+      return held.ok() ? base_->Sync() : held;
+    }
+    Status Close() override { return base_->Close(); }
+    uint64_t Size() const override { return base_->Size(); }
+
+   private:
+    HeldManifestSyncFileSystem* const fs_;
+    std::unique_ptr<WritableFile> base_;
+  };
+
+  Status MaybeHold() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!armed_ || std::this_thread::get_id() == exempt_) return Status::OK();
+    armed_ = false;
+    held_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return released_; });
+    return result_;
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, held_ = false, released_ = false;
+  std::thread::id exempt_;
+  Status result_;
+};
+
+// Disk-only mode writes the manifest as a file (two syncs per commit). The
+// background thread's commits are written without the DB mutex: while one
+// is held at its sync, writes and reads go on and see the state before it;
+// once it returns, its flush is in. If it fails, nothing it would have
+// changed has changed: every write is still readable and survives a reopen.
+class DBManifestCommitTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DBManifestCommitTest, WritesAndReadsGoOnWhileABackgroundCommitSyncs) {
+  const bool commit_fails = GetParam();
+  test::ScratchDir dir;
+  HeldManifestSyncFileSystem fs;
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  options.file_system = &fs;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  const std::string value(1000, 'v');
+  // One memtable and a fifth, from a thread of their own: the switch (that
+  // thread's own commit, never held) freezes the first memtable, whose
+  // flush the background thread commits.
+  const int kFill = static_cast<int>(options.memtable_size * 6 / 5 / value.size());
+  std::atomic<bool> fill_ok{true};
+  std::thread filler([&] {
+    fs.Arm();
+    for (int i = 0; i < kFill && fill_ok; ++i) fill_ok = db->Put(WriteOptions(), "k" + std::to_string(i), value).ok();
+  });
+  const bool held = fs.AwaitHeld();
+  std::future<std::string> during;
+  bool finished = false;
+  if (held) {
+    during = std::async(std::launch::async, [&] {
+      std::string flushes;
+      if (!db->GetProperty("jigsaw.flushes", &flushes) || flushes != "0") return "flushes " + flushes;
+      for (int i = 0; i < 20; ++i) {
+        if (!db->Put(WriteOptions(), "during" + std::to_string(i), "d").ok()) return std::string("a Put failed");
+      }
+      std::string got;
+      if (!db->Get(ReadOptions(), "during19", &got).ok() || got != "d") return std::string("during19 unreadable");
+      return std::string();
+    });
+    finished = during.wait_for(std::chrono::minutes(1)) == std::future_status::ready;
+  }
+  fs.Release(commit_fails ? Status::IOError("injected manifest sync failure") : Status::OK());
+  filler.join();
+  ASSERT_TRUE(held) << "no background commit reached its manifest sync";
+  ASSERT_TRUE(finished) << "writes and reads waited for the background commit";
+  EXPECT_EQ(during.get(), "");
+  ASSERT_TRUE(fill_ok);
+
+  std::string flushes;
+  if (!commit_fails) {
+    for (int i = 0; i < 600; ++i) {
+      ASSERT_TRUE(db->GetProperty("jigsaw.flushes", &flushes));
+      if (flushes != "0") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_NE(flushes, "0");
+    ASSERT_TRUE(db->Put(WriteOptions(), "after", "a").ok());
+  } else {
+    // The failed commit stops the store; reads still see every write.
+    Status s;
+    for (int i = 0; i < 600 && s.ok(); ++i) {
+      s = db->Put(WriteOptions(), "after", "a");
+      if (s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    ASSERT_TRUE(db->GetProperty("jigsaw.flushes", &flushes));
+    EXPECT_EQ(flushes, "0");
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kFill; ++i) {
+      std::string got;
+      ASSERT_TRUE(db->Get(ReadOptions(), "k" + std::to_string(i), &got).ok()) << round << " k" << i;
+      EXPECT_EQ(got, value);
+    }
+    for (int i = 0; i < 20; ++i) {
+      std::string got;
+      ASSERT_TRUE(db->Get(ReadOptions(), "during" + std::to_string(i), &got).ok()) << round << " during" << i;
+    }
+    db.reset();
+    options.file_system = FileSystem::Default();
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SucceedsOrFails, DBManifestCommitTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("CommitFails") : std::string("CommitSucceeds");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(OnAndOff, DBConcurrentMemtableWritesTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {

@@ -69,8 +69,9 @@ struct SyncStats {
 
 // Where the manifest is kept, and how a new one replaces it.
 //
-// Thread-safety: Load runs alone (at open); Commit calls are serialised by
-// the caller (the DB mutex).
+// Thread-safety: Load runs alone (at open); Commit and TakeLateError calls
+// are serialised by the caller (the DB's commit slot: one committer at a
+// time, which for a file store need not hold the DB mutex).
 class ManifestStore {
  public:
   virtual ~ManifestStore() = default;
@@ -94,6 +95,10 @@ class ManifestStore {
   // The pool object holding the committed manifest; 0 for a file store or
   // before the first commit.
   virtual uint64_t pool_object() const { return 0; }
+
+  // Whether Commit writes and syncs files (a device's latency, milliseconds)
+  // rather than persisting to pmem.
+  virtual bool WritesFiles() const { return false; }
 };
 
 // The manifest as a pool object that the pool's root points to; replaced
@@ -125,6 +130,7 @@ class FileManifestStore final : public ManifestStore {
   Status Commit(const ManifestState& state, std::vector<pmem::Reservation*> reservations, std::vector<uint64_t> frees,
                 bool may_use_standby) override;
   Status TakeLateError() override;
+  bool WritesFiles() const override { return true; }
 
  private:
   FileSystem* const fs_;

@@ -6,7 +6,9 @@
 //
 // Thread-safety: NewFileNumber may be called from any thread. Everything
 // else requires the DB mutex (Recover runs alone before other threads
-// start).
+// start), but for WriteCommit, which requires only that the caller be the
+// one committer (the DB's commit slot): a file store's commit is two syncs,
+// and the DB lets writers go on meanwhile.
 #ifndef JIGSAW_VERSION_VERSION_SET_H_
 #define JIGSAW_VERSION_VERSION_SET_H_
 
@@ -52,6 +54,20 @@ class VersionSet {
   Status Commit(std::shared_ptr<const Version> next, const std::vector<WalSegmentMeta>& wals,
                 std::vector<ManifestState::PendingCompaction> pending, std::vector<pmem::Reservation*> reservations,
                 std::vector<uint64_t> frees, bool may_use_standby);
+
+  // Commit in three steps, for a caller that releases the DB mutex while
+  // the manifest is written: the manifest of `next` (DB mutex held), its
+  // durable write (only the one committer; no mutex needed), and, if the
+  // write worked, its installation (DB mutex held; no other commit between
+  // PrepareCommit and FinishCommit).
+  ManifestState PrepareCommit(const Version& next, const std::vector<WalSegmentMeta>& wals,
+                              std::vector<ManifestState::PendingCompaction> pending) const;
+  Status WriteCommit(const ManifestState& state, std::vector<pmem::Reservation*> reservations,
+                     std::vector<uint64_t> frees, bool may_use_standby);
+  void FinishCommit(const ManifestState& state, std::shared_ptr<const Version> next);
+  // Whether WriteCommit waits for a device (a file store's syncs) rather
+  // than for a few persists to pmem.
+  bool CommitWaitsForDevice() const { return store_->WritesFiles(); }
 
   // An error found after a commit took effect (see
   // ManifestStore::TakeLateError).
