@@ -405,9 +405,12 @@ TEST_P(DBManifestCommitTest, WritesAndReadsGoOnWhileABackgroundCommitSyncs) {
   // flush the background thread commits.
   const int kFill = static_cast<int>(options.memtable_size * 6 / 5 / value.size());
   std::atomic<bool> fill_ok{true};
+  std::promise<void> filled;
+  std::future<void> fill_done = filled.get_future();
   std::thread filler([&] {
     fs.Arm();
     for (int i = 0; i < kFill && fill_ok; ++i) fill_ok = db->Put(WriteOptions(), "k" + std::to_string(i), value).ok();
+    filled.set_value();
   });
   const bool held = fs.AwaitHeld();
   std::future<std::string> during;
@@ -423,7 +426,9 @@ TEST_P(DBManifestCommitTest, WritesAndReadsGoOnWhileABackgroundCommitSyncs) {
       if (!db->Get(ReadOptions(), "during19", &got).ok() || got != "d") return std::string("during19 unreadable");
       return std::string();
     });
-    finished = during.wait_for(std::chrono::minutes(1)) == std::future_status::ready;
+    // The filler's last writes, too, go on while the commit is held.
+    finished = during.wait_for(std::chrono::minutes(1)) == std::future_status::ready &&
+               fill_done.wait_for(std::chrono::minutes(1)) == std::future_status::ready;
   }
   fs.Release(commit_fails ? Status::IOError("injected manifest sync failure") : Status::OK());
   filler.join();
