@@ -15,8 +15,8 @@
 // and runs leveled compactions (compaction/picker.h, merge.h,
 // output_sink.h). Every change of the persistent state is one manifest
 // commit through the VersionSet, one at a time (CommitSlot); a manifest in
-// files is written without mutex_ but by the memtable switch. The tracker thread makes SSD outputs
-// durable (compaction/durability_tracker.h).
+// files is written without mutex_ but by the memtable switch. The tracker
+// thread makes SSD outputs durable (compaction/durability_tracker.h).
 //
 // Files: db_impl.cc (writes, reads, properties), db_impl_open.cc (open,
 // recovery, close), db_impl_compaction.cc (flush, compaction, the tracker).

@@ -140,26 +140,20 @@ class SlowLogSyncFileSystem final : public test::ForwardingFileSystem {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     Status s = base_->NewWritableFile(path, file);
-    if (s.ok() && path.size() > 4 && path.compare(path.size() - 4, 4, ".log") == 0) {
+    if (s.ok() && path.ends_with(".log")) {
       *file = std::make_unique<SlowSyncFile>(std::move(*file));
     }
     return s;
   }
 
  private:
-  class SlowSyncFile final : public WritableFile {
+  class SlowSyncFile final : public test::ForwardingWritableFile {
    public:
-    explicit SlowSyncFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
-    Status Append(const Slice& data) override { return base_->Append(data); }
+    using ForwardingWritableFile::ForwardingWritableFile;
     Status Sync() override {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return base_->Sync();
     }
-    Status Close() override { return base_->Close(); }
-    uint64_t Size() const override { return base_->Size(); }
-
-   private:
-    std::unique_ptr<WritableFile> base_;
   };
 };
 
@@ -323,8 +317,7 @@ class HeldManifestSyncFileSystem final : public test::ForwardingFileSystem {
  public:
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* file) override {
     Status s = base_->NewWritableFile(path, file);
-    const std::string suffix = "MANIFEST.tmp";
-    if (s.ok() && path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (s.ok() && path.ends_with("MANIFEST.tmp")) {
       *file = std::make_unique<HeldSyncFile>(this, std::move(*file));
     }
     return s;
@@ -349,21 +342,17 @@ class HeldManifestSyncFileSystem final : public test::ForwardingFileSystem {
   }
 
  private:
-  class HeldSyncFile final : public WritableFile {
+  class HeldSyncFile final : public test::ForwardingWritableFile {
    public:
     HeldSyncFile(HeldManifestSyncFileSystem* fs, std::unique_ptr<WritableFile> base)
-        : fs_(fs), base_(std::move(base)) {}
-    Status Append(const Slice& data) override { return base_->Append(data); }
+        : ForwardingWritableFile(std::move(base)), fs_(fs) {}
     Status Sync() override {
       Status held = fs_->MaybeHold();
       return held.ok() ? base_->Sync() : held;
     }
-    Status Close() override { return base_->Close(); }
-    uint64_t Size() const override { return base_->Size(); }
 
    private:
     HeldManifestSyncFileSystem* const fs_;
-    std::unique_ptr<WritableFile> base_;
   };
 
   Status MaybeHold() {

@@ -279,16 +279,10 @@ class FullDiskFileSystem final : public test::ForwardingFileSystem {
   }
 
  private:
-  class FullFile final : public WritableFile {
+  class FullFile final : public test::ForwardingWritableFile {
    public:
-    explicit FullFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
+    using ForwardingWritableFile::ForwardingWritableFile;
     Status Append(const Slice&) override { return Status::NoSpace("test: the device is full"); }
-    Status Sync() override { return base_->Sync(); }
-    Status Close() override { return base_->Close(); }
-    uint64_t Size() const override { return base_->Size(); }
-
-   private:
-    std::unique_ptr<WritableFile> base_;
   };
 };
 

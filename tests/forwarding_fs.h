@@ -12,6 +12,22 @@
 
 namespace jigsaw::test {
 
+// A WritableFile that forwards every call to the one it wraps: tests derive
+// from it and override the calls they change.
+class ForwardingWritableFile : public WritableFile {
+ public:
+  explicit ForwardingWritableFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
+
+  Status Append(const Slice& data) override { return base_->Append(data); }
+  Status StartWriteback() override { return base_->StartWriteback(); }
+  Status Sync() override { return base_->Sync(); }
+  Status Close() override { return base_->Close(); }
+  uint64_t Size() const override { return base_->Size(); }
+
+ protected:
+  const std::unique_ptr<WritableFile> base_;
+};
+
 class ForwardingFileSystem : public FileSystem {
  public:
   explicit ForwardingFileSystem(FileSystem* base = FileSystem::Default()) : base_(base) {}
