@@ -34,21 +34,26 @@ Status BuildMemTableBlock(const MemTable& mem, BlockFormat format, const BlockBu
     // whole; each entry's index is its value's offset in the log.
     auto builder = keyset::v2::Builder::WithPlacedValues(options, dest, capacity, mem.value_bytes());
     Status s;
-    mem.ForEachEntry([&](const MemTable::FlushEntry& e) {
-      if (s.ok()) {
-        s = builder->AddPlaced(e.key, TagSequence(e.tag), TagType(e.tag), e.value_offset, e.value_size, e.key_hash);
-      }
-    });
+    mem.ForEachEntryBatch(
+        [&](const MemTable::FlushEntry* entries, size_t n) {
+          if (s.ok()) s = builder->AddPlacedRun(entries, n);
+        },
+        /*reads_values=*/false);
     if (!s.ok()) return s;
     mem.CopyValuesTo(builder->value_buffer());
     return builder->Finish(block_size);
   }
+  // Entry by entry, each value read where it lies in the log.
   std::unique_ptr<BlockBuilder> builder = NewBlockBuilder(format, options, dest, capacity);
-  auto it = mem.NewIterator();
   Status s;
-  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
-    s = builder->AddWithHash(it->user_key(), it->sequence(), it->type(), it->value(), it->key_hash());
-  }
+  mem.ForEachEntry(
+      [&](const MemTable::FlushEntry& e) {
+        if (s.ok()) {
+          s = builder->AddWithHash(e.key, TagSequence(e.tag), TagType(e.tag), Slice(e.value, e.value_size),
+                                   e.key_hash);
+        }
+      },
+      /*reads_values=*/true);
   return s.ok() ? builder->Finish(block_size) : s;
 }
 

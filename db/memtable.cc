@@ -69,6 +69,107 @@ uint32_t MemTable::NodeKeyHash(const char* node) { return DecodeFixed32(node + e
 
 uint64_t MemTable::NodeValueOffset(const char* node) { return DecodeFixed64(node - kNodePrefix); }
 
+namespace {
+// Stretches of a level ForEachEntryBatch follows at once: enough misses in
+// flight to cover the memory's latency.
+constexpr size_t kWalkChains = 16;
+// How far ahead of the node it reads a batch fetches a node's lines.
+constexpr size_t kVisitAhead = 8;
+}  // namespace
+
+void MemTable::ForEachEntryBatch(const std::function<void(const FlushEntry*, size_t)>& visit,
+                                 bool reads_values) const {
+  std::vector<FlushEntry> batch;
+  // A node's first and last lines (its prefix word, its key) and its value.
+  auto fetch = [reads_values](const char* node) {
+    __builtin_prefetch(node - kNodePrefix);
+    __builtin_prefetch(node + 48);
+    if (reads_values) __builtin_prefetch(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)));
+  };
+  auto visit_nodes = [&](const std::vector<const char*>& nodes) {
+    batch.clear();
+    for (size_t i = 0; i < std::min(kVisitAhead, nodes.size()); ++i) fetch(nodes[i]);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (i + kVisitAhead < nodes.size()) fetch(nodes[i + kVisitAhead]);
+      const char* node = nodes[i];
+      const Slice value = NodeValue(node);
+      batch.push_back(FlushEntry{NodeKey(node), NodeTag(node), NodeValueOffset(node),
+                                 static_cast<uint32_t>(value.size()), NodeKeyHash(node), value.data()});
+    }
+    if (!batch.empty()) visit(batch.data(), batch.size());
+  };
+  // The top level's nodes, one after another (there are few); then a lower
+  // level's from those of a higher one, `bounds`: stretch 0 runs from the
+  // lower level's first node up to bounds[0], stretch k from bounds[k - 1]
+  // up to bounds[k], the last to the end. A node of a higher level is one
+  // of every lower level too, so the stretches cover the level exactly.
+  int level = max_height_.load(std::memory_order_acquire) - 1;
+  std::vector<const char*> bounds;
+  for (const char* node = Next(head_, level); node != nullptr; node = Next(node, level)) bounds.push_back(node);
+  if (level == 0) {
+    visit_nodes(bounds);
+    return;
+  }
+  // A node whose every link leads to itself: where an ended stretch steps.
+  uint64_t parked_words[(ent::kNext + 8 * kMaxHeight) / 8];
+  const char* const parked = reinterpret_cast<const char*>(parked_words);
+  for (int l = 0; l < kMaxHeight; ++l) {
+    EncodeFixed64(reinterpret_cast<char*>(parked_words) + ent::kNext + 8 * l, reinterpret_cast<uint64_t>(parked));
+  }
+  const uintptr_t parked_address = reinterpret_cast<uintptr_t>(parked);
+  std::vector<const char*> below;
+  std::vector<const char*> steps;  // row r: the r-th node of each stretch
+  while (level > 0) {
+    // Two levels down at a time: stretches of about 16 nodes, so that the
+    // rounds a batch of stretches takes (its longest) stay near the average.
+    level = std::max(level - 2, 0);
+    below.clear();
+    const size_t stretches = bounds.size() + 1;
+    for (size_t first = 0; first < stretches; first += kWalkChains) {
+      const size_t count = std::min(kWalkChains, stretches - first);
+      uintptr_t at[kWalkChains];
+      uintptr_t end[kWalkChains];
+      size_t length[kWalkChains];
+      for (size_t c = 0; c < kWalkChains; ++c) {
+        const size_t k = first + c;
+        const char* start = c >= count ? parked : k == 0 ? Next(head_, level) : bounds[k - 1];
+        const char* stop = c >= count ? parked : k < bounds.size() ? bounds[k] : nullptr;
+        at[c] = reinterpret_cast<uintptr_t>(start);
+        end[c] = reinterpret_cast<uintptr_t>(stop);
+        length[c] = 0;
+      }
+      // One step of every stretch per round. The steps select with masks,
+      // not branches (which compilers emit for ?:): a mispredicted branch
+      // on a node just loaded would discard the other stretches' loads in
+      // flight. An ended stretch steps on the parked node.
+      bool moving = true;
+      for (size_t round = 0; moving; ++round) {
+        if (steps.size() < (round + 1) * kWalkChains) steps.resize(2 * (round + 1) * kWalkChains);
+        const char** row = steps.data() + round * kWalkChains;
+        uintptr_t any = 0;
+        for (size_t c = 0; c < kWalkChains; ++c) {
+          const uintptr_t node = at[c];
+          const uintptr_t active = node != end[c];
+          const uintptr_t mask = 0 - active;
+          const uintptr_t from = (node & mask) | (parked_address & ~mask);
+          const uintptr_t next = reinterpret_cast<uintptr_t>(Next(reinterpret_cast<const char*>(from), level));
+          row[c] = reinterpret_cast<const char*>(from);
+          length[c] += active;
+          at[c] = (next & mask) | (node & ~mask);
+          any |= active;
+        }
+        moving = any != 0;
+      }
+      if (level == 0) below.clear();
+      for (size_t c = 0; c < count; ++c) {
+        for (size_t r = 0; r < length[c]; ++r) below.push_back(steps[r * kWalkChains + c]);
+      }
+      if (level == 0) visit_nodes(below);
+    }
+    if (level > 0) bounds.swap(below);
+  }
+}
+
 char* MemTable::Next(const char* node, int level) {
   auto* link = reinterpret_cast<uint64_t*>(const_cast<char*>(node) + ent::kNext + 8 * level);
   return reinterpret_cast<char*>(std::atomic_ref<uint64_t>(*link).load(std::memory_order_acquire));

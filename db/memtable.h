@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "format/block.h"
+#include "format/keyset_v2.h"
 #include "format/dbformat.h"
 #include "util/arena.h"
 #include "util/key_prefix.h"
@@ -59,24 +61,29 @@ class MemTable {
   // Bytes allocated for nodes and values.
   size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage() + values_.MemoryUsage(); }
 
-  // What a flush needs of one entry, in internal-key order.
-  struct FlushEntry {
-    Slice key;
-    uint64_t tag;
-    uint64_t value_offset;  // in the value log (see CopyValuesTo)
-    uint32_t value_size;
-    uint32_t key_hash;
-  };
+  // What a flush needs of one entry, in internal-key order: a KeySet
+  // entry whose value lies at value_offset of the value log (see
+  // CopyValuesTo), and where its bytes are now.
+  using FlushEntry = keyset::v2::PlacedEntry;
   // Calls f(const FlushEntry&) for every entry in internal-key order, and
   // copies the value log -- every value, in the order added, value_bytes()
   // in all -- to `dest`. Both require that no Add runs concurrently (the
-  // memtable is immutable when it is flushed).
+  // memtable is immutable when it is flushed). With `reads_values` the
+  // values are fetched ahead too, for a caller that reads each one (a
+  // flush that copies the log whole does not).
   template <typename F>
-  void ForEachEntry(F&& f) const {
-    for (const char* node = Next(head_, 0); node != nullptr; node = Next(node, 0)) {
-      f(FlushEntry{NodeKey(node), NodeTag(node), NodeValueOffset(node), NodeValueSize(node), NodeKeyHash(node)});
-    }
+  void ForEachEntry(F&& f, bool reads_values = false) const {
+    ForEachEntryBatch(
+        [&](const FlushEntry* entries, size_t n) {
+          for (size_t i = 0; i < n; ++i) f(entries[i]);
+        },
+        reads_values);
   }
+  // The same, a batch of consecutive entries at a time. The walk follows
+  // several stretches of the skiplist at once (each bounded by nodes of a
+  // level above, found the same way), so the cache misses of following
+  // links overlap instead of queueing behind one another.
+  void ForEachEntryBatch(const std::function<void(const FlushEntry*, size_t)>& visit, bool reads_values) const;
   void CopyValuesTo(char* dest) const { values_.CopyTo(dest); }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_acquire); }
   // For sizing a flush without walking the entries: the bytes of all

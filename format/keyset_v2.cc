@@ -164,6 +164,83 @@ Status Builder::AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueT
   return AddEntry(user_key, sequence, type, value_offset, value_size, value_bytes_, key_hash);
 }
 
+Status Builder::AddPlacedRun(const PlacedEntry* entries, size_t n) {
+  if (!placed_values_) return Status::InvalidArgument("KeySet builder without placed values: use Add");
+  // The checks AddPlaced makes, for the whole run, and its size. Anything
+  // amiss: entry by entry, which stops with the right error at the right
+  // entry.
+  auto one_by_one = [&] {
+    for (size_t k = 0; k < n; ++k) {
+      const PlacedEntry& e = entries[k];
+      Status s = AddPlaced(e.key, TagSequence(e.tag), TagType(e.tag), e.value_offset, e.value_size, e.key_hash);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  };
+  uint64_t run_bytes = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const PlacedEntry& e = entries[k];
+    if (e.key.size() > kMaxKeySize || TagSequence(e.tag) > kMaxSequenceNumber || e.value_size > kMaxValueSize ||
+        e.value_offset > value_bytes_ || e.value_size > value_bytes_ - e.value_offset) {
+      return one_by_one();
+    }
+    run_bytes += EntrySize(BulkHeight(entries_ + k), e.key.size());
+  }
+  const uint64_t new_keyset_bytes = keyset_bytes_ + run_bytes;
+  if (new_keyset_bytes > kMaxSectionSize ||
+      ComputeLayout(entries_ + n, value_bytes_, new_keyset_bytes, key_heads_, options_.bloom_bits_per_key)
+              .block_size > capacity_) {
+    return one_by_one();
+  }
+  // The entries, back to back. The previous entry of each level gets its
+  // link as an entry of that level arrives; an entry's own links are zero
+  // until then.
+  uint64_t offset = keyset_bytes_;
+  for (size_t k = 0; k < n; ++k) {
+    const PlacedEntry& e = entries[k];
+    const uint64_t index = entries_ + k;
+    const uint32_t height = BulkHeight(index);
+    const size_t key_size = e.key.size();
+    const uint64_t entry_size = EntrySize(height, key_size);
+    char* entry = StagingAt(offset);
+#ifndef NDEBUG
+    if (index > 0) {
+      const char* last = StagingAt(last_offset_);
+      assert(CompareInternal(options_.comparator, TrustedEntryKey(last), DecodeFixed64(last), e.key, e.tag) < 0);
+    }
+#endif
+    EncodeFixed64(entry + entry_size - 8, 0);  // the key's padding
+    EncodeFixed64(entry + ent::kTag, e.tag);
+    EncodeFixed64(entry + ent::kIndex,
+                  PackIndex(static_cast<uint32_t>(e.value_offset), static_cast<uint32_t>(e.value_size)));
+    EncodeFixed32(entry + ent::kShape, PackShape(static_cast<uint32_t>(key_size), height));
+    for (uint32_t level = 0; level < height; ++level) {
+      const uint64_t previous = last_at_level_[level];
+      EncodeFixed32(StagingAt(previous) + ent::kNext + 4 * size_t{level}, static_cast<uint32_t>(offset - previous));
+      EncodeFixed32(entry + ent::kNext + 4 * size_t{level}, 0);
+      last_at_level_[level] = offset;
+    }
+    char* key = entry + kEntryHeaderSize + 4 * size_t{height};
+    if (key_size >= 8 && key_size <= 16) {
+      // Two overlapping words: no call for the usual short key.
+      std::memcpy(key, e.key.data(), 8);
+      std::memcpy(key + key_size - 8, e.key.data() + key_size - 8, 8);
+    } else if (key_size > 0) {
+      std::memcpy(key, e.key.data(), key_size);
+    }
+    max_height_ = std::max(max_height_, height);
+    if (index % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
+    last_offset_ = offset;
+    offset += entry_size;
+  }
+  if (options_.bloom_bits_per_key > 0) {
+    for (size_t k = 0; k < n; ++k) key_hashes_.push_back(entries[k].key_hash);
+  }
+  entries_ += n;
+  keyset_bytes_ = new_keyset_bytes;
+  return Status::OK();
+}
+
 Status Builder::AddEntry(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
                          uint64_t value_size, uint64_t value_bytes_after, uint32_t key_hash) {
   assert(!finished_);

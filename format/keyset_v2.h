@@ -100,6 +100,17 @@ uint64_t KeySetBytesBound(uint64_t entries, uint64_t height_one_bytes);
 uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
                       const BlockBuilderOptions& options);
 
+// An entry for Builder::AddPlacedRun, its value already in the value
+// buffer.
+struct PlacedEntry {
+  Slice key;
+  uint64_t tag;
+  uint64_t value_offset;  // in the value buffer
+  uint32_t value_size;
+  uint32_t key_hash;   // bloom::KeyHash(key); read only when building a filter
+  const char* value;   // the value's bytes where the caller keeps them (the builder does not read them)
+};
+
 // Builds a version 2 block; see BlockBuilder. Entries get BulkHeight
 // heights and are laid out contiguously in order.
 class Builder final : public BlockBuilder {
@@ -120,6 +131,11 @@ class Builder final : public BlockBuilder {
   // last one added; NoSpace if the block would outgrow its capacity.
   Status AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
                    uint64_t value_size, uint32_t key_hash);
+  // The same for n entries in order, with the checks done for all of them
+  // first and the entries then written in one tight pass: what a flush
+  // calls. On error the builder holds the entries before the one that
+  // failed, as after that many AddPlaced calls.
+  Status AddPlacedRun(const PlacedEntry* entries, size_t n);
 
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) override {
     // The hash feeds the filter alone: none, no hash.

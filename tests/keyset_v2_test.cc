@@ -280,6 +280,100 @@ TEST(KeySetV2Test, PlacedValuesMustLieInTheValueBufferAndTheOtherAddsAreRefused)
   EXPECT_TRUE(too_big->Finish(&size).IsNoSpace());
 }
 
+// AddPlacedRun makes the bytes AddPlaced makes entry by entry, whatever
+// the runs' lengths (keys of every size, tombstones, heights up to 4).
+TEST(KeySetV2Test, PlacedRunsMakeTheSameBlockAsPlacedEntries) {
+  std::mt19937_64 rng(23);
+  auto entries = test::RandomEntries(&rng, 5000, 40, 60);
+  for (size_t i = 0; i < entries.size(); i += 13) entries[i].user_key.resize(i % 9);  // 0..8-byte keys
+  std::sort(entries.begin(), entries.end(), [](const TestEntry& a, const TestEntry& b) {
+    const int r = a.user_key.compare(b.user_key);
+    return r != 0 ? r < 0 : a.sequence > b.sequence;
+  });
+  entries.erase(std::unique(entries.begin(), entries.end(),
+                            [](const TestEntry& a, const TestEntry& b) {
+                              return a.user_key == b.user_key && a.sequence == b.sequence;
+                            }),
+                entries.end());
+  uint64_t value_bytes = 0;
+  std::vector<v2::PlacedEntry> placed;
+  for (const TestEntry& e : entries) {
+    placed.push_back(v2::PlacedEntry{e.user_key, PackTag(e.sequence, e.type), value_bytes,
+                                     static_cast<uint32_t>(e.value.size()), bloom::KeyHash(e.user_key),
+                                     e.value.data()});
+    value_bytes += e.value.size();
+  }
+  auto build = [&](AlignedBuffer* buffer, bool runs) {
+    auto builder = v2::Builder::WithPlacedValues(BlockBuilderOptions(), buffer->data(), buffer->size(), value_bytes);
+    size_t i = 0;
+    while (i < placed.size()) {
+      const size_t n = std::min<size_t>(placed.size() - i, 1 + rng() % 40);
+      if (runs) {
+        EXPECT_TRUE(builder->AddPlacedRun(placed.data() + i, n).ok());
+      } else {
+        for (size_t k = i; k < i + n; ++k) {
+          const v2::PlacedEntry& e = placed[k];
+          EXPECT_TRUE(
+              builder->AddPlaced(e.key, TagSequence(e.tag), TagType(e.tag), e.value_offset, e.value_size, e.key_hash)
+                  .ok());
+        }
+      }
+      i += n;
+    }
+    for (const v2::PlacedEntry& e : placed) std::memcpy(builder->value_buffer() + e.value_offset, e.value, e.value_size);
+    size_t size = 0;
+    EXPECT_TRUE(builder->Finish(&size).ok());
+    return size;
+  };
+  AlignedBuffer one_by_one(value_bytes + 80 * placed.size() + 65536);
+  AlignedBuffer in_runs(one_by_one.size());
+  const size_t size = build(&one_by_one, false);
+  ASSERT_GT(size, 0u);
+  ASSERT_EQ(build(&in_runs, true), size);
+  EXPECT_EQ(std::memcmp(one_by_one.data(), in_runs.data(), size), 0);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(in_runs.data(), size), {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  EXPECT_EQ(reader->num_entries(), entries.size());
+}
+
+// A run with an entry AddPlaced refuses stops there with AddPlaced's error,
+// the entries before it added; a run that does not fit is NoSpace at the
+// first entry that does not.
+TEST(KeySetV2Test, PlacedRunStopsAtTheEntryThatFails) {
+  AlignedBuffer buffer(1 << 16);
+  const std::string big_key(kMaxKeySize + 1, 'k');
+  std::vector<v2::PlacedEntry> run = {
+      {"a", PackTag(3, ValueType::kValue), 0, 10, bloom::KeyHash("a"), nullptr},
+      {"b", PackTag(2, ValueType::kValue), 10, 10, bloom::KeyHash("b"), nullptr},
+      {big_key, PackTag(1, ValueType::kValue), 20, 10, bloom::KeyHash(big_key), nullptr},
+  };
+  auto builder = v2::Builder::WithPlacedValues(BlockBuilderOptions(), buffer.data(), buffer.size(), 30);
+  EXPECT_TRUE(builder->AddPlacedRun(run.data(), run.size()).IsInvalidArgument());
+  EXPECT_EQ(builder->num_entries(), 2u);
+  EXPECT_EQ(builder->LastUserKey().ToString(), "b");
+  run[2].key = "c";
+  run[2].key_hash = bloom::KeyHash("c");
+  run[2].value_offset = 25;  // 25 + 10 > 30
+  EXPECT_TRUE(builder->AddPlacedRun(run.data() + 2, 1).IsInvalidArgument());
+  EXPECT_EQ(builder->num_entries(), 2u);
+
+  // Room for the header, the values and about one entry.
+  std::vector<std::string> keys(100);
+  std::vector<v2::PlacedEntry> many;
+  for (int i = 0; i < 100; ++i) {
+    keys[i] = "key" + std::to_string(100 + i);
+    many.push_back({keys[i], PackTag(1, ValueType::kValue), 0, 0, bloom::KeyHash(keys[i]), nullptr});
+  }
+  auto small = v2::Builder::WithPlacedValues(BlockBuilderOptions(), buffer.data(), 512, 0);
+  EXPECT_TRUE(small->AddPlacedRun(many.data(), many.size()).IsNoSpace());
+  EXPECT_GT(small->num_entries(), 0u);
+  EXPECT_LT(small->num_entries(), 100u);
+  size_t size = 0;
+  ASSERT_TRUE(small->Finish(&size).ok());
+  EXPECT_LE(size, 512u);
+}
+
 // Versions of one key straddle sample boundaries: lookups and seeks must
 // still find the newest visible version and step across groups both ways.
 TEST(KeySetV2Test, SamplesNarrowEveryLookup) {

@@ -111,10 +111,64 @@ TEST(MemTableTest, ValueLogHoldsEveryValueAtItsEntrysOffset) {
     EXPECT_EQ(e.key_hash, bloom::KeyHash(e.key));
     ASSERT_LE(e.value_offset + e.value_size, log.size());
     EXPECT_EQ(log.substr(e.value_offset, e.value_size), entries[i].value);
+    EXPECT_EQ(std::string(e.value, e.value_size), entries[i].value);
     ++i;
   });
   EXPECT_EQ(i, entries.size());
   EXPECT_GE(mem.ApproximateMemoryUsage(), added_value_bytes);
+}
+
+// The flush's walk (several stretches of the skiplist at once, in
+// batches) visits every entry once, in the iterator's order, however tall
+// the skiplist: empty, one entry, and large ones filled one writer at a
+// time or by several at once.
+TEST(MemTableTest, FlushWalkVisitsEveryEntryInOrder) {
+  for (int entries : {0, 1, 2, 17, 300, 60000}) {
+    for (bool concurrently : {false, true}) {
+      if (concurrently && entries < 300) continue;
+      MemTable mem(BytewiseComparator(), 1 << 16);
+      auto add_range = [&](int from, int step) {
+        for (int i = from; i < entries; i += step) {
+          const std::string key = std::to_string((i * 7919ull) % 1000003);
+          if (concurrently) {
+            mem.AddConcurrently(static_cast<SequenceNumber>(i + 1), ValueType::kValue, key, "v" + key);
+          } else {
+            mem.Add(static_cast<SequenceNumber>(i + 1), ValueType::kValue, key, "v" + key);
+          }
+        }
+      };
+      if (concurrently) {
+        std::thread other([&] { add_range(1, 2); });
+        add_range(0, 2);
+        other.join();
+      } else {
+        add_range(0, 1);
+      }
+      std::vector<std::string> expected;
+      auto it = mem.NewIterator();
+      for (it->SeekToFirst(); it->Valid(); it->Next()) expected.push_back(it->user_key().ToString());
+      ASSERT_EQ(expected.size(), static_cast<size_t>(entries));
+      std::vector<std::string> walked;
+      size_t batches = 0;
+      for (bool reads_values : {false, true}) {
+        walked.clear();
+        mem.ForEachEntryBatch(
+            [&](const MemTable::FlushEntry* batch, size_t n) {
+              ASSERT_GT(n, 0u);
+              ++batches;
+              for (size_t i = 0; i < n; ++i) {
+                walked.push_back(batch[i].key.ToString());
+                ASSERT_EQ(std::string(batch[i].value, batch[i].value_size), "v" + walked.back());
+              }
+            },
+            reads_values);
+        ASSERT_EQ(walked, expected) << entries << " entries, concurrently " << concurrently;
+      }
+      if (entries > 1000) {
+        EXPECT_GT(batches, 2u);  // the walk hands over batches as it goes
+      }
+    }
+  }
 }
 
 // One writer, concurrent readers: readers always see a sorted list whose
@@ -208,6 +262,7 @@ TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
     EXPECT_EQ(e.tag, PackTag(entries[i].sequence, entries[i].type));
     ASSERT_LE(e.value_offset + e.value_size, log.size());
     EXPECT_EQ(log.substr(e.value_offset, e.value_size), entries[i].value);
+    EXPECT_EQ(std::string(e.value, e.value_size), entries[i].value);
     ++i;
   });
   EXPECT_EQ(i, entries.size());
