@@ -7,6 +7,31 @@
 
 namespace jigsaw {
 
+namespace {
+
+// Hands one memtable entry to OutputSink::Add, which takes an iterator's
+// current entry. Not an iterator over anything: only the accessors are
+// used.
+class FlushEntryAsIterator final : public InternalIterator {
+ public:
+  void Set(const MemTable::FlushEntry& e) {
+    valid_ = true;
+    user_key_ = e.key;
+    value_ = Slice(e.value, e.value_size);
+    tag_ = e.tag;
+    key_hash_ = e.key_hash;
+    has_key_hash_ = true;
+  }
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(const Slice&, SequenceNumber) override {}
+  void Next() override { valid_ = false; }
+  void Prev() override { valid_ = false; }
+  Status status() const override { return Status::OK(); }
+};
+
+}  // namespace
+
 uint64_t KeySetBlockSizeBound(const MemTable& mem, const BlockBuilderOptions& options) {
   if (options.keyset_version == keyset::v2::kFormatVersion) {
     return keyset::v2::BlockSizeFor(mem.num_entries(), mem.value_bytes(),
@@ -99,9 +124,17 @@ Status FlushToSsdTable(TableStore* store, const MemTable& mem, TableRef* table, 
   OutputPhases phases;  // before the sink that points at it
   SsdTableSink sink(store, /*sync_each=*/true, profile != nullptr ? &phases : nullptr);
   const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
-  auto it = mem.NewIterator();
+  // The memtable's walk (several stretches at once), each entry handed to
+  // the sink as its current entry.
+  FlushEntryAsIterator entry;
   Status s;
-  for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) s = sink.Add(*it);
+  mem.ForEachEntry(
+      [&](const MemTable::FlushEntry& e) {
+        if (!s.ok()) return;
+        entry.Set(e);
+        s = sink.Add(entry);
+      },
+      /*reads_values=*/true);
   if (s.ok()) s = sink.Finish();
   uint64_t dir_sync_ns = profile != nullptr ? SteadyNanos() : 0;
   if (s.ok()) s = sink.files().back()->Close();
