@@ -38,25 +38,6 @@ class LevelBlockScan final : public BlockScan {
   Status status_;
 };
 
-// Hands one entry to OutputSink::Add, which takes an iterator's current
-// entry. Not an iterator over anything: only the accessors are used.
-class OneEntry final : public InternalIterator {
- public:
-  void Set(const EntryView& e) {
-    valid_ = true;
-    has_key_hash_ = false;
-    user_key_ = e.key;
-    value_ = e.value;
-    tag_ = e.tag;
-  }
-  void SeekToFirst() override {}
-  void SeekToLast() override {}
-  void Seek(const Slice&, SequenceNumber) override {}
-  void Next() override { valid_ = false; }
-  void Prev() override { valid_ = false; }
-  Status status() const override { return Status::OK(); }
-};
-
 // Runs longer than this are split (EntryRun counts in 32 bits; a sink takes
 // a prefix anyway).
 constexpr uint32_t kMaxRun = 1u << 16;
@@ -147,7 +128,7 @@ class KeySetMerge {
     Status s = FlushRun();
     if (s.ok() && new_key) s = CloseIfFull(e.key.size(), e.value.size());
     if (!s.ok()) return s;
-    one_entry_.Set(e);
+    one_entry_.Set(e.key, e.tag, e.value, nullptr);
     return sink_->Add(one_entry_);
   }
 
@@ -192,7 +173,7 @@ class KeySetMerge {
         keyset::v2::RunEntry(run_, 0, &e.key, &tag);
         e.tag = tag;
         e.value = Slice(run_.values, first_value_size);
-        one_entry_.Set(e);
+        one_entry_.Set(e.key, e.tag, e.value, nullptr);
         s = sink_->Add(one_entry_);
         if (!s.ok()) return s;
         taken = 1;
@@ -292,7 +273,7 @@ class KeySetMerge {
   EntryRun run_;  // pending: survivors not yet handed to the sink (count 0: none)
   size_t run_input_ = 0;
   uint64_t run_block_ = 0;
-  OneEntry one_entry_;
+  SingleEntry one_entry_;
 
   uint64_t read_ = 0;
   uint64_t spliced_ = 0;

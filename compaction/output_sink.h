@@ -25,6 +25,30 @@
 
 namespace jigsaw {
 
+// One entry for OutputSink::Add, which takes an iterator's current entry:
+// for callers that hold entries, not iterators (a flush's memtable walk, a
+// merge of blocks read as bytes). Not an iterator over anything: only the
+// accessors are used.
+class SingleEntry final : public InternalIterator {
+ public:
+  // The entry; `key_hash` (may be null) is bloom::KeyHash(key) when the
+  // caller has it.
+  void Set(const Slice& key, uint64_t tag, const Slice& value, const uint32_t* key_hash) {
+    valid_ = true;
+    user_key_ = key;
+    value_ = value;
+    tag_ = tag;
+    has_key_hash_ = key_hash != nullptr;
+    key_hash_ = has_key_hash_ ? *key_hash : 0;
+  }
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(const Slice&, SequenceNumber) override {}
+  void Next() override { valid_ = false; }
+  void Prev() override { valid_ = false; }
+  Status status() const override { return Status::OK(); }
+};
+
 class OutputSink {
  public:
   virtual ~OutputSink() = default;

@@ -7,31 +7,6 @@
 
 namespace jigsaw {
 
-namespace {
-
-// Hands one memtable entry to OutputSink::Add, which takes an iterator's
-// current entry. Not an iterator over anything: only the accessors are
-// used.
-class FlushEntryAsIterator final : public InternalIterator {
- public:
-  void Set(const MemTable::FlushEntry& e) {
-    valid_ = true;
-    user_key_ = e.key;
-    value_ = Slice(e.value, e.value_size);
-    tag_ = e.tag;
-    key_hash_ = e.key_hash;
-    has_key_hash_ = true;
-  }
-  void SeekToFirst() override {}
-  void SeekToLast() override {}
-  void Seek(const Slice&, SequenceNumber) override {}
-  void Next() override { valid_ = false; }
-  void Prev() override { valid_ = false; }
-  Status status() const override { return Status::OK(); }
-};
-
-}  // namespace
-
 uint64_t KeySetBlockSizeBound(const MemTable& mem, const BlockBuilderOptions& options) {
   if (options.keyset_version == keyset::v2::kFormatVersion) {
     return keyset::v2::BlockSizeFor(mem.num_entries(), mem.value_bytes(),
@@ -126,12 +101,12 @@ Status FlushToSsdTable(TableStore* store, const MemTable& mem, TableRef* table, 
   const uint64_t start_ns = profile != nullptr ? SteadyNanos() : 0;
   // The memtable's walk (several stretches at once), each entry handed to
   // the sink as its current entry.
-  FlushEntryAsIterator entry;
+  SingleEntry entry;
   Status s;
   mem.ForEachEntry(
       [&](const MemTable::FlushEntry& e) {
         if (!s.ok()) return;
-        entry.Set(e);
+        entry.Set(e.key, e.tag, Slice(e.value, e.value_size), &e.key_hash);
         s = sink.Add(entry);
       },
       /*reads_values=*/true);

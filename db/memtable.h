@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "format/block.h"
-#include "format/keyset_v2.h"
 #include "format/dbformat.h"
+#include "format/keyset_v2.h"
 #include "util/arena.h"
 #include "util/key_prefix.h"
 

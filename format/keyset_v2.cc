@@ -164,6 +164,43 @@ Status Builder::AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueT
   return AddEntry(user_key, sequence, type, value_offset, value_size, value_bytes_, key_hash);
 }
 
+inline uint64_t Builder::WriteEntry(uint64_t ordinal, uint64_t offset, const Slice& key, uint64_t tag, uint64_t index) {
+  const uint32_t height = BulkHeight(ordinal);
+  const size_t key_size = key.size();
+  const uint64_t entry_size = EntrySize(height, key_size);
+#ifndef NDEBUG
+  if (ordinal > 0) {
+    const char* last = StagingAt(last_offset_);
+    assert(CompareInternal(options_.comparator, TrustedEntryKey(last), DecodeFixed64(last), key, tag) < 0);
+  }
+#endif
+  char* entry = StagingAt(offset);
+  EncodeFixed64(entry + entry_size - 8, 0);  // the key's padding
+  EncodeFixed64(entry + ent::kTag, tag);
+  EncodeFixed64(entry + ent::kIndex, index);
+  EncodeFixed32(entry + ent::kShape, PackShape(static_cast<uint32_t>(key_size), height));
+  // The previous entry of each level gets its link now; this entry's own
+  // links are zero until the next entry of their level arrives.
+  for (uint32_t level = 0; level < height; ++level) {
+    const uint64_t previous = last_at_level_[level];
+    EncodeFixed32(StagingAt(previous) + ent::kNext + 4 * size_t{level}, static_cast<uint32_t>(offset - previous));
+    EncodeFixed32(entry + ent::kNext + 4 * size_t{level}, 0);
+    last_at_level_[level] = offset;
+  }
+  char* key_bytes = entry + kEntryHeaderSize + 4 * size_t{height};
+  if (key_size >= 8 && key_size <= 16) {
+    // Two overlapping words: no call for the usual short key.
+    std::memcpy(key_bytes, key.data(), 8);
+    std::memcpy(key_bytes + key_size - 8, key.data() + key_size - 8, 8);
+  } else if (key_size > 0) {
+    std::memcpy(key_bytes, key.data(), key_size);
+  }
+  max_height_ = std::max(max_height_, height);
+  if (ordinal % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
+  last_offset_ = offset;
+  return entry_size;
+}
+
 Status Builder::AddPlacedRun(const PlacedEntry* entries, size_t n) {
   if (!placed_values_) return Status::InvalidArgument("KeySet builder without placed values: use Add");
   // The checks AddPlaced makes, for the whole run, and its size. Anything
@@ -192,46 +229,12 @@ Status Builder::AddPlacedRun(const PlacedEntry* entries, size_t n) {
               .block_size > capacity_) {
     return one_by_one();
   }
-  // The entries, back to back. The previous entry of each level gets its
-  // link as an entry of that level arrives; an entry's own links are zero
-  // until then.
+  // The entries, back to back.
   uint64_t offset = keyset_bytes_;
   for (size_t k = 0; k < n; ++k) {
     const PlacedEntry& e = entries[k];
-    const uint64_t index = entries_ + k;
-    const uint32_t height = BulkHeight(index);
-    const size_t key_size = e.key.size();
-    const uint64_t entry_size = EntrySize(height, key_size);
-    char* entry = StagingAt(offset);
-#ifndef NDEBUG
-    if (index > 0) {
-      const char* last = StagingAt(last_offset_);
-      assert(CompareInternal(options_.comparator, TrustedEntryKey(last), DecodeFixed64(last), e.key, e.tag) < 0);
-    }
-#endif
-    EncodeFixed64(entry + entry_size - 8, 0);  // the key's padding
-    EncodeFixed64(entry + ent::kTag, e.tag);
-    EncodeFixed64(entry + ent::kIndex,
-                  PackIndex(static_cast<uint32_t>(e.value_offset), static_cast<uint32_t>(e.value_size)));
-    EncodeFixed32(entry + ent::kShape, PackShape(static_cast<uint32_t>(key_size), height));
-    for (uint32_t level = 0; level < height; ++level) {
-      const uint64_t previous = last_at_level_[level];
-      EncodeFixed32(StagingAt(previous) + ent::kNext + 4 * size_t{level}, static_cast<uint32_t>(offset - previous));
-      EncodeFixed32(entry + ent::kNext + 4 * size_t{level}, 0);
-      last_at_level_[level] = offset;
-    }
-    char* key = entry + kEntryHeaderSize + 4 * size_t{height};
-    if (key_size >= 8 && key_size <= 16) {
-      // Two overlapping words: no call for the usual short key.
-      std::memcpy(key, e.key.data(), 8);
-      std::memcpy(key + key_size - 8, e.key.data() + key_size - 8, 8);
-    } else if (key_size > 0) {
-      std::memcpy(key, e.key.data(), key_size);
-    }
-    max_height_ = std::max(max_height_, height);
-    if (index % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
-    last_offset_ = offset;
-    offset += entry_size;
+    offset += WriteEntry(entries_ + k, offset, e.key, e.tag,
+                         PackIndex(static_cast<uint32_t>(e.value_offset), e.value_size));
   }
   if (options_.bloom_bits_per_key > 0) {
     for (size_t k = 0; k < n; ++k) key_hashes_.push_back(entries[k].key_hash);
@@ -263,35 +266,10 @@ Status Builder::AddEntry(const Slice& user_key, SequenceNumber sequence, ValueTy
     return Status::NoSpace("KeySet block full");
   }
 
-#ifndef NDEBUG
-  if (index > 0) {
-    const char* last = StagingAt(last_offset_);
-    assert(CompareInternal(options_.comparator, TrustedEntryKey(last), DecodeFixed64(last), user_key,
-                           PackTag(sequence, type)) < 0);
-  }
-#endif
-
-  const uint64_t offset = keyset_bytes_;
   ReserveStaging(new_keyset_bytes);
-  char* entry = StagingAt(offset);
-  // Zero the entry's last word first: the key's padding (and the links,
-  // which are set when the next entry of each level arrives, or by Finish).
-  EncodeFixed64(entry + entry_size - 8, 0);
-  EncodeFixed64(entry + ent::kTag, PackTag(sequence, type));
-  EncodeFixed64(entry + ent::kIndex,
-                PackIndex(static_cast<uint32_t>(value_offset), static_cast<uint32_t>(value_size)));
-  EncodeFixed32(entry + ent::kShape, PackShape(static_cast<uint32_t>(user_key.size()), height));
-  for (uint32_t level = 0; level < height; ++level) {
-    const uint64_t previous = last_at_level_[level];
-    EncodeFixed32(StagingAt(previous) + ent::kNext + 4 * size_t{level}, static_cast<uint32_t>(offset - previous));
-    EncodeFixed32(entry + ent::kNext + 4 * size_t{level}, 0);
-    last_at_level_[level] = offset;
-  }
-  if (!user_key.empty()) std::memcpy(entry + kEntryHeaderSize + 4 * size_t{height}, user_key.data(), user_key.size());
-  max_height_ = std::max(max_height_, height);
-  if (index % kSampleStride == 0) samples_.push_back(static_cast<uint32_t>(offset));
+  WriteEntry(index, keyset_bytes_, user_key, PackTag(sequence, type),
+             PackIndex(static_cast<uint32_t>(value_offset), static_cast<uint32_t>(value_size)));
   if (options_.bloom_bits_per_key > 0) key_hashes_.push_back(key_hash);
-  last_offset_ = offset;
   ++entries_;
   keyset_bytes_ = new_keyset_bytes;
   return Status::OK();

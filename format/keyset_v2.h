@@ -171,6 +171,10 @@ class Builder final : public BlockBuilder {
   // at value_offset of the value buffer.
   Status AddEntry(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
                   uint64_t value_size, uint64_t value_bytes_after, uint32_t key_hash);
+  // Writes entry number `ordinal` (of BulkHeight(ordinal)) at key-set
+  // `offset`, room reserved, links from the entries before it set, its
+  // sample recorded; returns its size. Not the counters or the hash.
+  uint64_t WriteEntry(uint64_t ordinal, uint64_t offset, const Slice& key, uint64_t tag, uint64_t index);
   void ReserveStaging(uint64_t bytes);
   char* StagingAt(uint64_t offset) { return keyset_ + offset; }
   const char* StagingAt(uint64_t offset) const { return keyset_ + offset; }
