@@ -252,12 +252,17 @@ class DBImpl final : public DB {
   // Commits a finished compaction step.
   Status InstallCompaction(const Compaction& compaction, bool to_ssd, CompactionOutputs* out,
                            const PhaseProfile* profile, bool may_use_standby) REQUIRES(mutex_);
-  // On the background thread, between two outputs of a compaction into SSD
-  // tables: flushes the immutable memtables waiting (as LevelDB does), so
-  // that a long compaction does not stall writers behind a full memtable
-  // queue. Adds the time spent to *nanos. An error other than NoSpace (which
-  // BackgroundLoop retries) is returned: the compaction must stop too.
+  // On the background thread, between two outputs of a compaction: flushes
+  // the immutable memtables waiting (as LevelDB does), so that a long
+  // compaction does not stall writers behind a full memtable queue. Adds the
+  // time spent to *nanos. An error other than NoSpace (which BackgroundLoop
+  // retries) is returned: the compaction must stop too.
   Status FlushImmutablesDuringCompaction(uint64_t* nanos) EXCLUDES(mutex_);
+  // Whether the pool has room, beside what is committed and the standby, for
+  // every output a compaction of `input_bytes` may still write plus the L0
+  // blocks of every memtable: then a flush between that compaction's pmem
+  // outputs cannot take space the compaction needs. Thread-safe.
+  bool PoolRoomsFlushesDuringCompaction(uint64_t input_bytes) const;
   SequenceNumber SmallestSnapshot() const REQUIRES(mutex_);
   // Whether a compaction into `output_level` of about `bytes` writes SSD
   // tables (compaction/picker.h OutputToSsd).

@@ -209,6 +209,18 @@ Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
   return result;
 }
 
+bool DBImpl::PoolRoomsFlushesDuringCompaction(uint64_t input_bytes) const {
+  if (pool() == nullptr) return false;
+  const uint64_t heap = PoolHeapChunks(pool()->pool_size()) * kPoolChunk;
+  const uint64_t held_back = tables_->space()->complete_chunks() * kPoolChunk;
+  // The outputs: at most the inputs' bytes, each block rounded up to whole
+  // chunks; the flushes: an L0 block per memtable (active and frozen).
+  const uint64_t outputs = input_bytes + input_bytes / 8 + 2 * OutputBlockChunks(options_.block_size) * kPoolChunk;
+  const uint64_t flushes = (1 + static_cast<uint64_t>(options_.max_immutable_memtables)) *
+                           ObjectChunks(options_.memtable_size + kPoolChunkHeader) * kPoolChunk;
+  return pool()->used_bytes() + held_back + outputs + flushes <= heap;
+}
+
 // ---------------------------------------------------------------------------
 // Compaction
 
@@ -329,11 +341,16 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   rules.base = &base;
   rules.output_level = compaction.output_level();
   std::function<Status()> between_outputs;
-  // Only SSD outputs: a compaction into pmem is a memory copy, short, and a
-  // flush in the middle of one would take pool space its outputs were
-  // sized against.
-  if (to_ssd && t_background_thread) {
-    between_outputs = [this, profile] {
+  // Into pmem only while the pool has room for the compaction's outputs
+  // beside the flushes' blocks: in a tight pool a flush in its middle would
+  // take space its outputs were sized against.
+  uint64_t input_bytes = 0;
+  for (const auto& inputs : compaction.inputs) {
+    for (const TableRef& t : inputs) input_bytes += t->size;
+  }
+  if (t_background_thread) {
+    between_outputs = [this, profile, to_ssd, input_bytes] {
+      if (!to_ssd && !PoolRoomsFlushesDuringCompaction(input_bytes)) return Status::OK();
       uint64_t flush_ns = 0;
       Status s = FlushImmutablesDuringCompaction(&flush_ns);
       if (profile != nullptr) profile->preempted_ns += flush_ns;

@@ -851,6 +851,57 @@ TEST(DBCompactRangeTest, MovesAllOfL0SoAnOlderVersionNeverEndsOnTop) {
   EXPECT_EQ(got, "new");
 }
 
+// A compaction into pmem gives way to waiting flushes between its outputs
+// when the pool has room for both: writers are not stopped behind a full
+// memtable queue, and what the flushes add while the compaction runs is
+// kept (newer than anything the compaction moves), before and after a
+// reopen.
+TEST(DBFlushDuringCompactionTest, PmemCompactionsLetFlushesThroughAndLoseNothing) {
+  test::ScratchDir dir;
+  Options options = test::SmallOptions();
+  options.memtable_size = 64 << 10;
+  options.block_size = 64 << 10;  // many outputs per compaction
+  options.level1_size = 4 << 20;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  auto flushes_within = [&] {
+    std::string stalls;
+    EXPECT_TRUE(db->GetProperty("jigsaw.stalls", &stalls));
+    const size_t at = stalls.find("flushes_within_compactions ");
+    EXPECT_NE(at, std::string::npos) << stalls;
+    return std::stoull(stalls.substr(at + std::strlen("flushes_within_compactions ")));
+  };
+  std::map<std::string, std::string> model;
+  std::mt19937 rng(7);
+  char key[16];
+  // Written until a flush has run inside a compaction, at most 200,000 puts
+  // (a few thousand suffice: each L0 compaction rewrites L1's megabytes
+  // while a memtable fills in a fraction of a millisecond).
+  int writes = 0;
+  for (; writes < 200000 && (writes % 1000 != 0 || writes == 0 || flushes_within() == 0); ++writes) {
+    std::snprintf(key, sizeof(key), "k%07u", static_cast<unsigned>(rng() % 50000));
+    const std::string value = std::to_string(writes) + std::string(90, 'v');
+    ASSERT_TRUE(db->Put(WriteOptions(), key, value).ok());
+    model[key] = value;
+  }
+  ASSERT_GT(flushes_within(), 0u) << "no flush ran inside a pmem compaction in " << writes << " writes";
+  for (int reopen = 0; reopen < 2; ++reopen) {
+    SCOPED_TRACE(reopen == 0 ? "open" : "reopened");
+    auto it = db->NewIterator(ReadOptions());
+    auto expected = model.begin();
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++expected) {
+      ASSERT_NE(expected, model.end());
+      ASSERT_EQ(it->key().ToString(), expected->first);
+      ASSERT_EQ(it->value().ToString(), expected->second);
+    }
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    EXPECT_EQ(expected, model.end());
+    it.reset();
+    db.reset();
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  }
+}
+
 // A Get searches the tables that may hold its key in batches, hinting each
 // batch's tables first: with an L0 longer than a batch (32 runs), a key's
 // newest version is still the one found, in whichever block it lies, and a
