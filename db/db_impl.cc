@@ -138,7 +138,8 @@ Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation,
   // what the first record needs.
   uint64_t capacity = std::max<uint64_t>(WalSegmentCapacity(options_.memtable_size),
                                          (kWalHeaderSize + WalRecordSize(min_payload) + 4095) & ~uint64_t{4095});
-  Status s = tables_->space()->Reserve(pmem::ObjectType::kWalSegment, capacity, /*zero=*/true, reservation, may_use_standby);
+  // Not zeroed: the writer keeps zeros after its last record (docs/wal.md).
+  Status s = tables_->space()->Reserve(pmem::ObjectType::kWalSegment, capacity, /*zero=*/false, reservation, may_use_standby);
   if (!s.ok()) return s;
   meta->offset = reservation->offset;
   meta->capacity = capacity;

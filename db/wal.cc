@@ -1,6 +1,7 @@
 #include "db/wal.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -14,9 +15,10 @@ namespace {
 
 constexpr uint64_t kWalMagic = 0x314C41575753474AULL;  // bytes "JGSWWAL1"
 constexpr uint32_t kWalVersion = 1;
-// A log file written over an earlier log's file (FileSystem::ReuseLogFile):
-// the old log's bytes may follow the zero record header that ends it.
-constexpr uint32_t kReusedLogFileVersion = 2;
+// Old bytes may follow the zero record header that ends the log: a log file
+// written over an earlier log's file (FileSystem::ReuseLogFile), or a pmem
+// segment reserved without zeroing (what WalWriter::Format writes).
+constexpr uint32_t kOldBytesMayFollowVersion = 2;
 
 // Header: u64 magic | u32 version | u32 reserved | u64 number | u64 capacity
 // | u64 durable end.
@@ -36,12 +38,16 @@ uint32_t RecordCrc(uint64_t number, uint32_t length, const char* payload) {
 }  // namespace
 
 void WalWriter::Format(pmem::Region* region, char* segment, uint64_t capacity, uint64_t number) {
+  std::memset(segment, 0, kWalHeaderSize);
   EncodeFixed64(segment + kMagicOffset, kWalMagic);
-  EncodeFixed32(segment + kVersionOffset, kWalVersion);
+  EncodeFixed32(segment + kVersionOffset, kOldBytesMayFollowVersion);
   EncodeFixed64(segment + kNumberOffset, number);
   EncodeFixed64(segment + kCapacityOffset, capacity);
   EncodeFixed64(segment + kDurableEndOffset, kWalHeaderSize);
-  region->Persist(segment, kWalHeaderSize);
+  // The first record's header position reads as zeros: the log's end.
+  const size_t end_marker = std::min<uint64_t>(8, capacity - kWalHeaderSize);
+  std::memset(segment + kWalHeaderSize, 0, end_marker);
+  region->Persist(segment, kWalHeaderSize + end_marker);
 }
 
 WalWriter::WalWriter(pmem::Region* region, char* segment, uint64_t capacity, uint64_t number,
@@ -56,12 +62,18 @@ WalWriter::WalWriter(pmem::Region* region, char* segment, uint64_t capacity, uin
 Status WalWriter::Append(const Slice& payload, bool sync) {
   char* record = segment_ + offset_;
   const auto length = static_cast<uint32_t>(payload.size());
-  std::memcpy(record + kWalRecordHeaderSize, payload.data(), payload.size());
   const size_t padded = (payload.size() + 7) & ~size_t{7};
+  // The segment was not zeroed: the next record's header position is
+  // cleared first, so that the log ends at zeros whenever this record is
+  // whole (and, until its header is written, at this record's zeros).
+  const uint64_t next = offset_ + kWalRecordHeaderSize + padded;
+  if (next + 8 <= capacity_) EncodeFixed64(segment_ + next, 0);
+  std::atomic_signal_fence(std::memory_order_release);  // stores in this order
+  std::memcpy(record + kWalRecordHeaderSize, payload.data(), payload.size());
   std::memset(record + kWalRecordHeaderSize + payload.size(), 0, padded - payload.size());
   EncodeFixed32(record + 4, length);
   EncodeFixed32(record, RecordCrc(number_, length, record + kWalRecordHeaderSize));
-  offset_ += kWalRecordHeaderSize + padded;
+  offset_ = next;
   if (sync) PersistRecords();
   return Status::OK();
 }
@@ -80,7 +92,10 @@ void WalWriter::PersistRecords() {
     EncodeFixed64(durable_end, synced_offset_);
     region_->Flush(durable_end, 8);
   }
-  if (!JIGSAW_PERSIST_BUG(kDropWalPersist)) region_->Flush(segment_ + synced_offset_, offset_ - synced_offset_);
+  // With the zeros after the last record (Append), unless it filled the
+  // segment.
+  const uint64_t end = std::min<uint64_t>(offset_ + 8, capacity_);
+  if (!JIGSAW_PERSIST_BUG(kDropWalPersist)) region_->Flush(segment_ + synced_offset_, end - synced_offset_);
   region_->Drain();
   synced_offset_ = offset_;
 }
@@ -114,7 +129,7 @@ Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t n
   if (!s.ok()) return s;
   char header[kWalHeaderSize] = {};
   EncodeFixed64(header + kMagicOffset, kWalMagic);
-  EncodeFixed32(header + kVersionOffset, reused ? kReusedLogFileVersion : kWalVersion);
+  EncodeFixed32(header + kVersionOffset, reused ? kOldBytesMayFollowVersion : kWalVersion);
   EncodeFixed64(header + kNumberOffset, number);
   EncodeFixed64(header + kCapacityOffset, 0);  // to the end of the file
   s = file->Append(Slice(header, sizeof(header)));
@@ -236,15 +251,15 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
     return Status::Corruption(name, "bad magic");
   }
   const uint32_t version = DecodeFixed32(segment + kVersionOffset);
-  if (version != kWalVersion && version != kReusedLogFileVersion) return Status::NotSupported(name, "unknown version");
+  if (version != kWalVersion && version != kOldBytesMayFollowVersion) {
+    return Status::NotSupported(name, "unknown version");
+  }
   if (DecodeFixed64(segment + kNumberOffset) != number || DecodeFixed64(segment + kCapacityOffset) > capacity) {
     return Status::Corruption(name, "header does not match the manifest");
   }
-  if (version == kReusedLogFileVersion && DecodeFixed64(segment + kCapacityOffset) != 0) {
-    return Status::Corruption(name, "a reused log file's version in a segment");
-  }
-  // The old log's bytes may follow the end of a reused log file.
-  const bool old_bytes_may_follow = version == kReusedLogFileVersion;
+  // Earlier bytes -- an earlier log's file, or whatever the pool object's
+  // space held before -- may follow the end.
+  const bool old_bytes_may_follow = version == kOldBytesMayFollowVersion;
   // Capacity 0: a log file, whose records run to its end.
   const uint64_t limit = DecodeFixed64(segment + kCapacityOffset) == 0 ? capacity
                                                                        : DecodeFixed64(segment + kCapacityOffset);
@@ -288,8 +303,8 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
         break;
       }
     }
-    // A reused file ends at a header of zeros with no record of this log
-    // after it: what follows is the old log's (its CRCs name its number).
+    // Such a log ends at a header of zeros with no record of this log after
+    // it: what follows is older (a record's CRC names its log's number).
     if (old_bytes_may_follow && next == 0 && !incomplete && offset >= durable_end &&
         DecodeFixed64(segment + offset) == 0) {
       break;

@@ -47,7 +47,9 @@ class LogWriter {
 
 class WalWriter final : public LogWriter {
  public:
-  // Writes and persists the header of a freshly reserved, zeroed segment.
+  // Writes and persists the header of a freshly reserved segment (its
+  // bytes need not be zeros: docs/wal.md, version 2) and the zeros after it
+  // that end the empty log.
   static void Format(pmem::Region* region, char* segment, uint64_t capacity, uint64_t number);
 
   // Appends after `write_offset` (kWalHeaderSize for a new segment).

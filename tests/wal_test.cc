@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -424,17 +425,99 @@ TEST(WalTest, AReusedLogFileEndsAtZerosBeforeTheOldLogsBytes) {
   EXPECT_EQ(DecodeFixed32(header + 8), 1u);
 }
 
-// Version 2 belongs to log files; a pmem segment claiming it is refused.
-TEST(WalTest, ASegmentWithTheReusedLogFileVersionIsCorrupt) {
-  const uint64_t capacity = 4096;
+// A pmem segment is reserved without zeroing (version 2): whatever the
+// space held before -- here random bytes and an intact record of another
+// log -- follows the last record, and the log still ends there cleanly, at
+// every step of an append a killed writer could leave behind; a version 1
+// segment (reserved zeroed) with such bytes after its end is damaged.
+TEST(WalTest, ASegmentOverOldBytesEndsAtItsLastRecord) {
+  const uint64_t capacity = 16 << 10;
   test::AlignedBuffer segment(capacity);
+  std::mt19937_64 rng(11);
+  for (uint64_t p = 0; p + 8 <= capacity; p += 8) EncodeFixed64(segment.data() + p, rng());
+  {
+    // Another log's records where this one's will go and beyond.
+    CountingRegion region;
+    WalWriter::Format(&region, segment.data(), capacity, 8);
+    WalWriter other(&region, segment.data(), capacity, 8);
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(other.Append(BatchPayload(100 + i, 90), false).ok());
+  }
   CountingRegion region;
-  WalWriter::Format(&region, segment.data(), capacity, 3);
-  EncodeFixed32(segment.data() + 8, 2);
+  WalWriter::Format(&region, segment.data(), capacity, 9);
+  EXPECT_EQ(DecodeFixed32(segment.data() + 8), 2u);
+  Status s;
   WalReadResult read;
-  const Status s = ReadWalSegment(segment.data(), capacity, 3, WalDamage::kStop,
-                                  [](const Slice&) { return Status::OK(); }, &read);
-  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_TRUE(ReadAll(segment.data(), capacity, 9, &s, &read).empty());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+
+  WalWriter writer(&region, segment.data(), capacity, 9);
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 20; ++i) {
+    payloads.push_back(BatchPayload(i + 1, 10 + 7 * i));
+    ASSERT_TRUE(writer.Append(payloads.back(), /*sync=*/i % 4 == 0).ok());
+    EXPECT_EQ(ReadAll(segment.data(), capacity, 9, &s, &read), payloads);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_FALSE(read.damaged) << i << ": " << DescribeWalDamage(read);
+  }
+  const std::vector<uint64_t> at = RecordOffsets(payloads);
+  EXPECT_EQ(read.end, at[20]);
+  EXPECT_EQ(DecodeFixed64(segment.data() + at[20]), 0u);
+
+  // A writer killed inside the next append: its payload written, its
+  // header not yet -- the log still ends after record 19.
+  const std::string next = BatchPayload(21, 50);
+  std::memcpy(segment.data() + at[20] + kWalRecordHeaderSize, next.data(), next.size());
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 9, &s, &read), payloads);
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+
+  // The same bytes under version 1 (whose segments were zeroed): damage.
+  EncodeFixed32(segment.data() + 8, 1);
+  ReadAll(segment.data(), capacity, 9, &s, &read);
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[20]);
+  EXPECT_EQ(read.damage, "record header of zeros, with nonzero bytes after it");
+}
+
+// A power failure loses unsynced lines of a segment over old bytes: they
+// read as the old bytes again. Past the durable end that is a torn tail;
+// the synced records all read back.
+TEST(WalTest, UnsyncedLinesOverOldBytesLostInAPowerFailureAreATornTail) {
+  const uint64_t capacity = 16 << 10;
+  test::AlignedBuffer segment(capacity);
+  std::mt19937_64 rng(5);
+  for (uint64_t p = 0; p + 8 <= capacity; p += 8) EncodeFixed64(segment.data() + p, rng());
+  const std::string old(segment.data(), capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 6);
+  WalWriter writer(&region, segment.data(), capacity, 6);
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 8; ++i) {
+    payloads.push_back(BatchPayload(i + 1, 100));
+    ASSERT_TRUE(writer.Append(payloads.back(), /*sync=*/i == 3).ok());
+  }
+  ASSERT_TRUE(writer.Sync().ok());  // durable end: after record 7
+  const std::vector<uint64_t> at = RecordOffsets(payloads);
+  // Records 4-7 had not been synced: a line in the middle of record 5
+  // reverts to the old bytes (the durable end is put back to record 4's
+  // start, as before the last sync).
+  EncodeFixed64(segment.data() + 32, at[4]);
+  const uint64_t line = (at[5] + 64) & ~uint64_t{63};
+  std::memcpy(segment.data() + line, old.data() + line, 64);
+  Status s;
+  WalReadResult read;
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 6, &s, &read),
+            std::vector<std::string>(payloads.begin(), payloads.begin() + 5));
+  ASSERT_TRUE(read.damaged);
+  EXPECT_EQ(read.damage_offset, at[5]);
+  EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/true)) << DescribeWalDamage(read);
+  // The line of record 2, which was synced, lost: not a torn tail.
+  const uint64_t synced_line = (at[2] + 64) & ~uint64_t{63};
+  std::memcpy(segment.data() + synced_line, old.data() + synced_line, 64);
+  ReadAll(segment.data(), capacity, 6, &s, &read);
+  ASSERT_TRUE(read.damaged);
+  EXPECT_LT(read.damage_offset, at[4]);
+  EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/true)) << DescribeWalDamage(read);
 }
 
 }  // namespace
