@@ -260,6 +260,14 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
   // Earlier bytes -- an earlier log's file, or whatever the pool object's
   // space held before -- may follow the end.
   const bool old_bytes_may_follow = version == kOldBytesMayFollowVersion;
+  // A version 2 segment ends at the first record header of zeros at or past
+  // its durable end, without a search through what follows (old pool bytes,
+  // megabytes of them, whose candidate records would each be checksummed):
+  // the writer clears a record's header position before anything after it,
+  // so only a power failure can leave records of this log after such a
+  // header, and those were never durable.
+  const bool segment_ends_at_zeros =
+      old_bytes_may_follow && DecodeFixed64(segment + kCapacityOffset) != 0;
   // Capacity 0: a log file, whose records run to its end.
   const uint64_t limit = DecodeFixed64(segment + kCapacityOffset) == 0 ? capacity
                                                                        : DecodeFixed64(segment + kCapacityOffset);
@@ -272,6 +280,10 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
   uint64_t search_budget = SearchBudget(limit - offset);
   uint64_t searched = 0;
   for (;;) {
+    if (segment_ends_at_zeros && offset >= durable_end && offset + 8 <= limit &&
+        DecodeFixed64(segment + offset) == 0) {
+      break;
+    }
     bool clean_end = false;
     std::string damage = CheckRecordAt(segment, limit, number, offset, &clean_end);
     // Zeros where bytes were durable are damage too (a lost or cleared line).

@@ -180,11 +180,14 @@ TEST(WalTest, FlippedByteInTheFirstRecordIsReportedWithItsOffset) {
 // What a power failure leaves of records that were never synced -- missing
 // or half-written, in any order, since unsynced cache lines reach pmem in
 // any order -- is a torn tail, not mid-log damage.
+// A version 1 segment (reserved zeroed, as before version 2): unsynced
+// lines lost in a power failure read as zeros.
 TEST(WalTest, UnsyncedRecordsTornByAPowerFailureAreATornTail) {
   const uint64_t capacity = 16 << 10;
   test::AlignedBuffer segment(capacity);
   CountingRegion region;
   WalWriter::Format(&region, segment.data(), capacity, 5);
+  EncodeFixed32(segment.data() + 8, 1);
   WalWriter writer(&region, segment.data(), capacity, 5);
   std::vector<std::string> payloads;
   for (int i = 0; i < 6; ++i) {
@@ -511,6 +514,18 @@ TEST(WalTest, UnsyncedLinesOverOldBytesLostInAPowerFailureAreATornTail) {
   ASSERT_TRUE(read.damaged);
   EXPECT_EQ(read.damage_offset, at[5]);
   EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/true)) << DescribeWalDamage(read);
+  // Where the old bytes under record 5's header were zeros, the segment
+  // ends there, past its durable end, without looking further: records 6
+  // and 7 were never durable (a version 1 segment would report damage).
+  std::memset(segment.data() + at[5], 0, kWalRecordHeaderSize);
+  EXPECT_EQ(ReadAll(segment.data(), capacity, 6, &s, &read),
+            std::vector<std::string>(payloads.begin(), payloads.begin() + 5));
+  EXPECT_FALSE(read.damaged) << DescribeWalDamage(read);
+  EXPECT_EQ(read.end, at[5]);
+  EncodeFixed32(segment.data() + 8, 1);
+  ReadAll(segment.data(), capacity, 6, &s, &read);
+  EXPECT_TRUE(read.damaged);
+  EncodeFixed32(segment.data() + 8, 2);
   // The line of record 2, which was synced, lost: not a torn tail.
   const uint64_t synced_line = (at[2] + 64) & ~uint64_t{63};
   std::memcpy(segment.data() + synced_line, old.data() + synced_line, 64);
