@@ -262,7 +262,7 @@ class DBImpl final : public DB {
   // every output a compaction of `input_bytes` may still write plus the L0
   // blocks of every memtable: then a flush between that compaction's pmem
   // outputs cannot take space the compaction needs. Thread-safe.
-  bool PoolRoomsFlushesDuringCompaction(uint64_t input_bytes) const;
+  bool PoolHasRoomForFlushesDuringCompaction(uint64_t input_bytes) const;
   SequenceNumber SmallestSnapshot() const REQUIRES(mutex_);
   // Whether a compaction into `output_level` of about `bytes` writes SSD
   // tables (compaction/picker.h OutputToSsd).

@@ -209,7 +209,7 @@ Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
   return result;
 }
 
-bool DBImpl::PoolRoomsFlushesDuringCompaction(uint64_t input_bytes) const {
+bool DBImpl::PoolHasRoomForFlushesDuringCompaction(uint64_t input_bytes) const {
   if (pool() == nullptr) return false;
   const uint64_t heap = PoolHeapChunks(pool()->pool_size()) * kPoolChunk;
   const uint64_t held_back = tables_->space()->complete_chunks() * kPoolChunk;
@@ -350,7 +350,7 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   }
   if (t_background_thread) {
     between_outputs = [this, profile, to_ssd, input_bytes] {
-      if (!to_ssd && !PoolRoomsFlushesDuringCompaction(input_bytes)) return Status::OK();
+      if (!to_ssd && !PoolHasRoomForFlushesDuringCompaction(input_bytes)) return Status::OK();
       uint64_t flush_ns = 0;
       Status s = FlushImmutablesDuringCompaction(&flush_ns);
       if (profile != nullptr) profile->preempted_ns += flush_ns;
