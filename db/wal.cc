@@ -315,8 +315,9 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
         break;
       }
     }
-    // Such a log ends at a header of zeros with no record of this log after
-    // it: what follows is older (a record's CRC names its log's number).
+    // A reused log file (a version 2 segment stopped at its zeros above)
+    // ends at a header of zeros with no record of this log after it: what
+    // follows is the old log's (a record's CRC names its log's number).
     if (old_bytes_may_follow && next == 0 && !incomplete && offset >= durable_end &&
         DecodeFixed64(segment + offset) == 0) {
       break;

@@ -80,6 +80,13 @@ std::vector<uint64_t> RecordOffsets(const std::vector<std::string>& payloads) {
   return offsets;
 }
 
+// Fills `segment` with pseudo-random bytes: what a pool object's space may
+// hold before a segment is reserved there without zeroing.
+void FillWithOldBytes(test::AlignedBuffer* segment, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (uint64_t p = 0; p + 8 <= segment->size(); p += 8) EncodeFixed64(segment->data() + p, rng());
+}
+
 TEST(WalTest, AppendAndReadBack) {
   const uint64_t capacity = 64 << 10;
   test::AlignedBuffer segment(capacity);
@@ -436,8 +443,7 @@ TEST(WalTest, AReusedLogFileEndsAtZerosBeforeTheOldLogsBytes) {
 TEST(WalTest, ASegmentOverOldBytesEndsAtItsLastRecord) {
   const uint64_t capacity = 16 << 10;
   test::AlignedBuffer segment(capacity);
-  std::mt19937_64 rng(11);
-  for (uint64_t p = 0; p + 8 <= capacity; p += 8) EncodeFixed64(segment.data() + p, rng());
+  FillWithOldBytes(&segment, 11);
   {
     // Another log's records where this one's will go and beyond.
     CountingRegion region;
@@ -488,8 +494,7 @@ TEST(WalTest, ASegmentOverOldBytesEndsAtItsLastRecord) {
 TEST(WalTest, UnsyncedLinesOverOldBytesLostInAPowerFailureAreATornTail) {
   const uint64_t capacity = 16 << 10;
   test::AlignedBuffer segment(capacity);
-  std::mt19937_64 rng(5);
-  for (uint64_t p = 0; p + 8 <= capacity; p += 8) EncodeFixed64(segment.data() + p, rng());
+  FillWithOldBytes(&segment, 5);
   const std::string old(segment.data(), capacity);
   CountingRegion region;
   WalWriter::Format(&region, segment.data(), capacity, 6);
