@@ -627,6 +627,7 @@ Status ParseHeader(const char* base, uint64_t size, const Comparator* comparator
 
 Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
   ordinal_ = 0;
+  ahead_ = 0;
   s_ = Sections();
   status_ = Status::OK();
   if (keyset::VersionOf(block) != kFormatVersion) {
@@ -648,6 +649,9 @@ Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
     s_.count = 0;
     return status_ = Status::Corruption("KeySet block has a malformed first entry");
   }
+  ahead_ = s_.count > 0 ? entry_.offset : 0;
+  if (s_.count > 0) __builtin_prefetch(entry_.value.data());
+  for (int i = 0; i < kValueAhead; ++i) PrefetchValueAhead();
   return Status::OK();
 }
 

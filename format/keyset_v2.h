@@ -312,6 +312,7 @@ class EntryCursor {
     // Entries lie in order: fetching a few lines ahead hides the chain of
     // loads each step's address depends on.
     __builtin_prefetch(s_.keyset + entry_.offset + kCursorPrefetchBytes);
+    PrefetchValueAhead();
     if (!s_.LoadNext(entry_, &entry_)) {
       ordinal_ = s_.count;
       status_ = Status::Corruption("KeySet block has a malformed entry");
@@ -322,9 +323,28 @@ class EntryCursor {
 
  private:
   static constexpr uint64_t kCursorPrefetchBytes = 512;
+  // How many entries ahead of the current one values are fetched: a merge
+  // copies each surviving value, which lies elsewhere in the block (in
+  // insertion order in a flushed block) and would otherwise miss.
+  static constexpr int kValueAhead = 3;
+
+  // Moves ahead_ one entry on and fetches that entry's value. Reads only
+  // inside the key set (the link and index of an entry the key-set
+  // prefetch brought in); a malformed link just ends the look-ahead.
+  void PrefetchValueAhead() {
+    if (ahead_ == 0) return;
+    const uint32_t link = LinkOf(s_.keyset + ahead_, 0);
+    ahead_ = link == 0 || ahead_ + link > s_.keyset_size - kMinEntrySize ? 0 : ahead_ + link;
+    if (ahead_ == 0) return;
+    const uint64_t index = DecodeFixed64(s_.keyset + ahead_ + ent::kIndex);
+    const char* value = s_.values + (index & 0xffffffff);  // a prefetch never faults
+    __builtin_prefetch(value);
+    __builtin_prefetch(value + (index >> 32));
+  }
 
   Sections s_;
   EntryView entry_;
+  uint64_t ahead_ = 0;  // key-set offset of the entry whose value was fetched last; 0: none
   uint32_t ordinal_ = 0;
   Status status_;
 };
