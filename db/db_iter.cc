@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "format/keyset_v2.h"
 #include "util/key_prefix.h"
 
 namespace jigsaw {
@@ -23,23 +24,28 @@ class DBIter final : public Iterator {
         sequence_(sequence) {}
 
   bool Valid() const override { return valid_; }
-  Slice key() const override { return forward_ ? iter_->user_key() : Slice(saved_key_); }
-  Slice value() const override { return forward_ ? iter_->value() : Slice(saved_value_); }
+  Slice key() const override { return !forward_ ? Slice(saved_key_) : in_window_ ? entry_.key : iter_->user_key(); }
+  Slice value() const override {
+    return !forward_ ? Slice(saved_value_) : in_window_ ? entry_.value : iter_->value();
+  }
   Status status() const override { return status_.ok() ? iter_->status() : status_; }
 
   void SeekToFirst() override {
+    in_window_ = false;
     forward_ = true;
     saved_value_.clear();
     iter_->SeekToFirst();
     FindNextUserEntry(false);
   }
   void Seek(const Slice& target) override {
+    in_window_ = false;
     forward_ = true;
     saved_value_.clear();
     iter_->Seek(target, sequence_);
     FindNextUserEntry(false);
   }
   void SeekToLast() override {
+    in_window_ = false;
     forward_ = false;
     saved_value_.clear();
     iter_->SeekToLast();
@@ -48,6 +54,18 @@ class DBIter final : public Iterator {
 
   void Next() override {
     assert(valid_);
+    if (in_window_) {
+      if (StepInWindow()) return;
+      // iter_ past what was read in the window, then on as after any entry
+      // of the current key.
+      in_window_ = false;
+      saved_key_.assign(entry_.key.data(), entry_.key.size());
+      saved_hash_known_ = false;
+      iter_->SkipRun(taken_ + 1);
+      FindNextUserEntry(true);
+      OpenWindow();
+      return;
+    }
     if (!forward_) {
       // iter_ is before the entries of key(); step into them, then past.
       // saved_key_ is key() (set walking backwards, without its hash).
@@ -63,10 +81,12 @@ class DBIter final : public Iterator {
       iter_->Next();
     }
     FindNextUserEntry(true);
+    OpenWindow();
   }
 
   void Prev() override {
     assert(valid_);
+    LeaveWindow();
     if (forward_) {
       // Move iter_ before every entry of the current key.
       saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
@@ -86,6 +106,66 @@ class DBIter final : public Iterator {
   }
 
  private:
+  // Forward scans read the entries of a KeySet block in place while they
+  // are what the merge below would return (InternalIterator::OpenWindow):
+  // each one right after the last, before every other source's next
+  // entry, a value visible at sequence_, of a key other than the last. A
+  // step then loads one entry from the block and compares its key twice,
+  // instead of passing through every layer of iterators; iter_ stays at
+  // the entry the window opened on and catches up (SkipRun) when the
+  // window closes. Windows open after a Next, so a Seek followed by a read
+  // or two costs nothing more.
+  void OpenWindow() {
+    if (!valid_ || !iter_->OpenWindow(&window_)) return;
+    sections_.values = window_.values;
+    sections_.value_buffer_size = window_.value_buffer_size;
+    sections_.keyset = window_.keyset;
+    sections_.keyset_size = window_.keyset_size;
+    if (!sections_.LoadAt(window_.offset, &entry_)) return;
+    if (bytewise_) {
+      prefix_ = LoadKeyPrefix(entry_.key);
+      if (window_.limited) limit_prefix_ = LoadKeyPrefix(window_.limit_key);
+    }
+    taken_ = 0;
+    in_window_ = true;
+  }
+  // Moves to the window's next entry if the merge would return it next.
+  bool StepInWindow() {
+    namespace v2 = keyset::v2;
+    if (window_.remaining == 0 || entry_.next != v2::EntrySize(entry_.height, entry_.key.size())) return false;
+    v2::EntryView next;
+    if (!sections_.LoadNext(entry_, &next) || TagType(next.tag) != ValueType::kValue ||
+        TagSequence(next.tag) > sequence_) {
+      return false;
+    }
+    if (bytewise_) {
+      const KeyPrefix next_prefix = LoadKeyPrefix(next.key);
+      // Sorted after the current entry: a key that is not greater is equal.
+      if (CompareWithPrefixes(next.key, next_prefix, entry_.key, prefix_) <= 0) return false;
+      if (window_.limited) {
+        const int r = CompareWithPrefixes(next.key, next_prefix, window_.limit_key, limit_prefix_);
+        if (r > 0 || (r == 0 && next.tag <= window_.limit_tag)) return false;
+      }
+      prefix_ = next_prefix;
+    } else {
+      if (comparator_->Compare(next.key, entry_.key) <= 0) return false;
+      if (window_.limited &&
+          CompareInternal(comparator_, next.key, next.tag, window_.limit_key, window_.limit_tag) >= 0) {
+        return false;
+      }
+    }
+    entry_ = next;
+    --window_.remaining;
+    ++taken_;
+    return true;
+  }
+  // Moves iter_ to the window's current entry and closes the window.
+  void LeaveWindow() {
+    if (!in_window_) return;
+    in_window_ = false;
+    if (taken_ > 0) iter_->SkipRun(taken_);
+  }
+
   // Forward: iter_'s key becomes the one whose older versions are skipped.
   void SaveKeyToSkip() {
     saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());  // reuses the buffer
@@ -168,6 +248,14 @@ class DBIter final : public Iterator {
   bool saved_hash_known_ = false;
   std::string saved_value_;  // reverse: current value
   Status status_;
+  // The window (see OpenWindow); its fields are meaningful while in_window_.
+  bool in_window_ = false;
+  BlockWindow window_;
+  keyset::v2::Sections sections_;
+  keyset::v2::EntryView entry_;  // the current entry, read in the window
+  KeyPrefix prefix_;             // of its key, when bytewise_
+  KeyPrefix limit_prefix_;       // of window_.limit_key, when bytewise_
+  uint32_t taken_ = 0;           // entries read in the window after the one it opened on
 };
 
 }  // namespace

@@ -29,6 +29,23 @@ struct EntryRun {
   uint32_t count = 0;
 };
 
+// The entries of a KeySet version 2 block from an iterator's current one
+// on, for a reader that steps through them in place (InternalIterator::
+// OpenWindow). The sections are as keyset::v2::Sections describes them.
+struct BlockWindow {
+  const char* values = nullptr;
+  uint64_t value_buffer_size = 0;
+  const char* keyset = nullptr;
+  uint64_t keyset_size = 0;
+  uint64_t offset = 0;     // of the current entry in the key set
+  uint32_t remaining = 0;  // entries of the block after it
+  // Every entry the reader takes must sort before (limit_key, limit_tag):
+  // the next entry of the iterator's other sources.
+  bool limited = false;
+  Slice limit_key;
+  uint64_t limit_tag = 0;
+};
+
 // An iterator over entries in internal-key order: a block's, a memtable's,
 // a table's, a level's or a merge of several. Slices returned by user_key()
 // and value() stay valid until the iterator moves or is destroyed (a KeySet
@@ -76,6 +93,19 @@ class InternalIterator {
   }
   virtual void SkipRun(uint32_t n) {
     for (uint32_t i = 0; i < n && Valid(); ++i) Next();
+  }
+  // Scans (DBIter; forward iteration): when the current entry lies in a
+  // KeySet version 2 block, describes the block from it on, and the limit
+  // before which the entries that follow it in the block are this
+  // iterator's next ones, and returns true. The reader may then read the
+  // entries after the current one from the block itself, as long as each
+  // lies right after the one before (its level-0 link is its
+  // predecessor's size) and sorts before the limit, and move past the k it
+  // took, and the current one, with SkipRun(k + 1) (as k + 1 calls of Next).
+  // The block stays valid until this iterator moves. Requires Valid().
+  virtual bool OpenWindow(BlockWindow* window) {
+    (void)window;
+    return false;
   }
 
  protected:

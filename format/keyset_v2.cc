@@ -1032,6 +1032,18 @@ class Iterator final : public InternalIterator {
     peeked_count_ = n;
     return n;
   }
+  bool OpenWindow(BlockWindow* window) override {
+    assert(Valid());
+    window->values = s_.values;
+    window->value_buffer_size = s_.value_buffer_size;
+    window->keyset = s_.keyset;
+    window->keyset_size = s_.keyset_size;
+    window->offset = offset_;
+    window->remaining = s_.count - ordinal_ - 1;
+    window->limited = false;
+    peeked_count_ = 0;
+    return true;
+  }
   void SkipRun(uint32_t n) override {
     assert(Valid() && n >= 1);
     if (ordinal_ + n >= s_.count) return SetInvalid();

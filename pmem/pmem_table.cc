@@ -104,6 +104,8 @@ class NvmTimedIterator final : public InternalIterator {
   uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
     return base_->PeekRun(limit_key, limit_tag, max_entries, run);
   }
+  // Entries read through a window are charged when SkipRun passes them.
+  bool OpenWindow(BlockWindow* window) override { return base_->OpenWindow(window); }
   void SkipRun(uint32_t n) override {
     base_->SkipRun(n);
     Moved(n);

@@ -119,6 +119,11 @@ class ConcatenatingIterator final : public InternalIterator {
     assert(Valid());
     return child_->PeekRun(limit_key, limit_tag, max_entries, run);
   }
+  // A window stays inside one child (one block).
+  bool OpenWindow(BlockWindow* window) override {
+    assert(Valid());
+    return child_->OpenWindow(window);
+  }
   void SkipRun(uint32_t n) override {
     assert(Valid());
     child_->SkipRun(n);

@@ -35,6 +35,9 @@ class TimedIterator final : public InternalIterator {
   uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
     return phase_->RunExact([&] { return base_->PeekRun(limit_key, limit_tag, max_entries, run); });
   }
+  bool OpenWindow(BlockWindow* window) override {
+    return phase_->RunExact([&] { return base_->OpenWindow(window); });
+  }
   void SkipRun(uint32_t n) override {
     phase_->RunExact([&] { base_->SkipRun(n); });
     Moved();

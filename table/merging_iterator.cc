@@ -106,6 +106,21 @@ class MergingIterator final : public InternalIterator {
     const bool limited = runner_up != nullptr || limit_key != nullptr;
     return children_[current_]->PeekRun(limited ? &limit : nullptr, tag, max_entries, run);
   }
+  // The current child's window, limited by the next smallest child.
+  bool OpenWindow(BlockWindow* window) override {
+    assert(Valid());
+    if (!forward_ || !order_known_ || !children_[current_]->OpenWindow(window)) return false;
+    if (order_.size() > 1) {
+      const InternalIterator* runner_up = children_[order_[1]].get();
+      if (!window->limited || CompareInternal(comparator_, runner_up->user_key(), runner_up->tag(), window->limit_key,
+                                              window->limit_tag) < 0) {
+        window->limited = true;
+        window->limit_key = runner_up->user_key();
+        window->limit_tag = runner_up->tag();
+      }
+    }
+    return true;
+  }
   void SkipRun(uint32_t n) override {
     assert(Valid() && forward_ && order_known_);
     children_[current_]->SkipRun(n);
