@@ -106,6 +106,8 @@ class DBIter final : public Iterator {
   }
 
  private:
+  static constexpr int kMaxSequentialSkips = 8;
+
   // Forward scans read the entries of a KeySet block in place while they
   // are what the merge below would return (InternalIterator::OpenWindow):
   // each one right after the last, before every other source's next
@@ -189,14 +191,39 @@ class DBIter final : public Iterator {
     return key.size() <= 16 || std::memcmp(key.data() + 16, saved_key_.data() + 16, key.size() - 16) == 0;
   }
   // Forward: the first visible, live entry at or after iter_, skipping
-  // entries of saved_key_ when `skipping`.
+  // entries of saved_key_ when `skipping`. Versions of one key are passed
+  // one by one up to kMaxSequentialSkips in a row, then by a seek past
+  // them (RocksDB's max_sequential_skip_in_iterations): a key updated
+  // thousands of times since the memtable was switched would otherwise cost
+  // every scan that crosses it a step per version.
   void FindNextUserEntry(bool skipping) {
-    for (; iter_->Valid(); iter_->Next()) {
-      if (iter_->sequence() > sequence_) continue;
-      if (skipping && IsKeyToSkip()) continue;
+    int skipped = 0;
+    while (iter_->Valid()) {
+      if (iter_->sequence() > sequence_) {
+        // Newer than the reader: its versions the reader sees come later.
+        if (++skipped > kMaxSequentialSkips) {
+          skipped = 0;
+          seek_key_.assign(iter_->user_key().data(), iter_->user_key().size());
+          iter_->Seek(seek_key_, sequence_);
+        } else {
+          iter_->Next();
+        }
+        continue;
+      }
+      if (skipping && IsKeyToSkip()) {
+        if (++skipped > kMaxSequentialSkips) {
+          skipped = 0;
+          iter_->Seek(saved_key_, 0);  // its oldest possible version
+        } else {
+          iter_->Next();
+        }
+        continue;
+      }
+      skipped = 0;
       if (iter_->type() == ValueType::kDeletion) {
         SaveKeyToSkip();  // hide older versions
         skipping = true;
+        iter_->Next();
         continue;
       }
       valid_ = true;
@@ -247,6 +274,7 @@ class DBIter final : public Iterator {
   uint32_t saved_hash_ = 0;  // forward: bloom::KeyHash(saved_key_) if saved_hash_known_
   bool saved_hash_known_ = false;
   std::string saved_value_;  // reverse: current value
+  std::string seek_key_;     // forward: a key to seek past versions of
   Status status_;
   // The window (see OpenWindow); its fields are meaningful while in_window_.
   bool in_window_ = false;

@@ -149,6 +149,71 @@ TEST_P(DBIterTest, MergedBlocksShowWhatTheSnapshotSees) {
   }
 }
 
+// Forwards to a block's iterator, counting the steps taken through it.
+class CountingIterator final : public InternalIterator {
+ public:
+  explicit CountingIterator(std::unique_ptr<InternalIterator> base) : base_(std::move(base)) {}
+  void SeekToFirst() override { Moved([&] { base_->SeekToFirst(); }); }
+  void SeekToLast() override { Moved([&] { base_->SeekToLast(); }); }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    Moved([&] { base_->Seek(user_key, sequence); });
+  }
+  void Next() override {
+    ++nexts;
+    Moved([&] { base_->Next(); });
+  }
+  void Prev() override { Moved([&] { base_->Prev(); }); }
+  Status status() const override { return base_->status(); }
+  bool OpenWindow(BlockWindow* window) override { return base_->OpenWindow(window); }
+  void SkipRun(uint32_t n) override { Moved([&] { base_->SkipRun(n); }); }
+
+  uint64_t nexts = 0;
+
+ private:
+  template <typename F>
+  void Moved(F&& move) {
+    move();
+    valid_ = base_->Valid();
+    if (valid_) SetEntryFrom(*base_);
+  }
+  std::unique_ptr<InternalIterator> base_;
+};
+
+// A key rewritten a thousand times: a scan crossing it seeks past the
+// versions it does not show instead of stepping through each.
+TEST(DBIterSkipTest, ManyVersionsOfOneKeyArePassedBySeeking) {
+  for (const bool newest_deleted : {false, true}) {
+    std::vector<TestEntry> entries = {{"a", 1, ValueType::kValue, "a1"}};
+    for (SequenceNumber s = 1000; s >= 2; --s) {
+      const bool deletion = newest_deleted && s == 1000;
+      entries.push_back({"b", s, deletion ? ValueType::kDeletion : ValueType::kValue,
+                         deletion ? "" : "b" + std::to_string(s)});
+    }
+    entries.push_back({"c", 1001, ValueType::kValue, "c1001"});
+    test::AlignedBuffer buffer;
+    size_t size = 0;
+    ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &buffer, &size).ok());
+    std::unique_ptr<BlockReader> reader;
+    ASSERT_TRUE(
+        BlockReader::Open(BlockFormat::kKeySet, Slice(buffer.data(), size), BlockReadOptions(), &reader).ok());
+    // The newest versions; a snapshot that sees version 10 of "b" (and
+    // must pass the 990 after it) but not "c".
+    for (const SequenceNumber sequence : {kMaxSequenceNumber, SequenceNumber{10}}) {
+      auto counting = std::make_unique<CountingIterator>(reader->NewIterator());
+      CountingIterator* steps = counting.get();
+      auto it = NewDBIterator(BytewiseComparator(), std::move(counting), sequence, {});
+      std::string seen;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) seen += it->key().ToString() + "=" + it->value().ToString() + " ";
+      ASSERT_TRUE(it->status().ok());
+      const std::string expected = sequence != kMaxSequenceNumber ? "a=a1 b=b10 "
+                                   : newest_deleted             ? "a=a1 c=c1001 "
+                                                                : "a=a1 b=b1000 c=c1001 ";
+      EXPECT_EQ(seen, expected) << "newest_deleted " << newest_deleted << " sequence " << sequence;
+      EXPECT_LT(steps->nexts, 100u) << "newest_deleted " << newest_deleted << " sequence " << sequence;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(KeyShapes, DBIterTest, ::testing::Values("", "0123456789", "abcdefghijklmnopq"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return "Prefix" + std::to_string(info.param.size());
