@@ -143,11 +143,18 @@ class PosixWritableFile final : public WritableFile {
 // before the appends (or the clearing) reach it: one call for its 16 pages
 // instead of a write fault per page (docs/decisions.md, "Log files are
 // reused").
+//
+// Every kWritebackStep bytes appended, writeback of the whole pages behind
+// the appends is started (sync_file_range, not waited for), so that a Sync
+// -- a memtable switch syncs its log -- waits for the last stretch only
+// (docs/decisions.md, "Log writeback started behind the appends").
 class PosixLogFile final : public WritableFile {
  public:
   static constexpr uint64_t kStep = uint64_t{1} << 20;
   static constexpr uint64_t kChunk = uint64_t{64} << 10;
   static constexpr uint64_t kZeroTail = 8;
+  static constexpr uint64_t kWritebackStep = uint64_t{256} << 10;
+  static constexpr uint64_t kPage = 4096;  // whole pages of it at least
 
   // `old_bytes`: the file's length when it was opened for reuse (0: new);
   // those bytes are an earlier log's and are cleared before being appended
@@ -173,6 +180,11 @@ class PosixLogFile final : public WritableFile {
     ClearOldBytesUpTo(need);
     std::memcpy(map_ + size_, data.data(), data.size());
     size_ += data.size();
+    if (size_ - writeback_started_ >= kWritebackStep) {
+      // Pages the appends are done with: none is written again.
+      writeback_started_ = size_ / kPage * kPage;
+      file_.StartWriteback(writeback_started_);
+    }
     return Status::OK();
   }
   Status StartWriteback() override {
@@ -221,6 +233,7 @@ class PosixLogFile final : public WritableFile {
   const uint64_t old_end_;       // a reused file: bytes of the old log, before they are cleared
   uint64_t cleared_end_ = 0;    // the old log's bytes below it are cleared
   uint64_t size_ = 0;            // bytes appended
+  uint64_t writeback_started_ = 0;  // writeback of the bytes below it has been started
 };
 
 // What a POSIX file system shares with its table files.
