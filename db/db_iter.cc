@@ -88,9 +88,14 @@ class DBIter final : public Iterator {
     assert(valid_);
     LeaveWindow();
     if (forward_) {
-      // Move iter_ before every entry of the current key.
+      // Move iter_ before every entry of the current key (by a seek to its
+      // first entry past kMaxSequentialSkips of them).
       saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
-      for (;;) {
+      for (int steps = 1;; ++steps) {
+        if (steps > kMaxSequentialSkips) {
+          iter_->Seek(saved_key_, kMaxSequenceNumber);
+          steps = 0;
+        }
         iter_->Prev();
         if (!iter_->Valid()) {
           valid_ = false;
@@ -235,10 +240,29 @@ class DBIter final : public Iterator {
 
   // Backward: walks back over the entries of one key at a time, keeping the
   // newest visible one; iter_ ends before them.
+  // Past kMaxSequentialSkips entries of one key it seeks instead: forward
+  // to the key's newest visible version, then to just before the key.
   void FindPrevUserEntry() {
     ValueType type = ValueType::kDeletion;
-    for (; iter_->Valid(); iter_->Prev()) {
-      if (iter_->sequence() > sequence_) continue;
+    int same_key = 0;  // entries in a row of seek_key_'s, the one at iter_ included
+    while (iter_->Valid()) {
+      if (same_key > 0 && comparator_->Compare(iter_->user_key(), seek_key_) == 0) {
+        ++same_key;
+      } else {
+        seek_key_.assign(iter_->user_key().data(), iter_->user_key().size());
+        same_key = 1;
+      }
+      if (same_key > kMaxSequentialSkips) {
+        type = NewestVisibleVersionOf(seek_key_);
+        iter_->Seek(seek_key_, kMaxSequenceNumber);  // the key's first entry: it has entries
+        if (iter_->Valid()) iter_->Prev();
+        same_key = 0;
+        continue;
+      }
+      if (iter_->sequence() > sequence_) {
+        iter_->Prev();
+        continue;
+      }
       if (type != ValueType::kDeletion && comparator_->Compare(iter_->user_key(), saved_key_) < 0) {
         break;  // saved_key_ has a live value and iter_ is before its entries
       }
@@ -250,6 +274,7 @@ class DBIter final : public Iterator {
         saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
         saved_value_.assign(iter_->value().data(), iter_->value().size());
       }
+      iter_->Prev();
     }
     if (type == ValueType::kDeletion) {
       valid_ = false;
@@ -259,6 +284,23 @@ class DBIter final : public Iterator {
     } else {
       valid_ = true;
     }
+  }
+
+  // Backward: the type of `key`'s newest version visible at sequence_
+  // (kDeletion if none), found by a forward seek, with saved_key_ and
+  // saved_value_ set as FindPrevUserEntry's walk would have left them.
+  // Leaves iter_ somewhere among or after the key's entries.
+  ValueType NewestVisibleVersionOf(const std::string& key) {
+    iter_->Seek(key, sequence_);
+    if (iter_->Valid() && comparator_->Compare(iter_->user_key(), key) == 0 &&
+        iter_->type() == ValueType::kValue) {
+      saved_key_ = key;
+      saved_value_.assign(iter_->value().data(), iter_->value().size());
+      return ValueType::kValue;
+    }
+    saved_key_.clear();
+    saved_value_.clear();
+    return ValueType::kDeletion;
   }
 
   const Comparator* const comparator_;
@@ -274,7 +316,7 @@ class DBIter final : public Iterator {
   uint32_t saved_hash_ = 0;  // forward: bloom::KeyHash(saved_key_) if saved_hash_known_
   bool saved_hash_known_ = false;
   std::string saved_value_;  // reverse: current value
-  std::string seek_key_;     // forward: a key to seek past versions of
+  std::string seek_key_;     // a key whose versions are passed (by a seek past kMaxSequentialSkips)
   Status status_;
   // The window (see OpenWindow); its fields are meaningful while in_window_.
   bool in_window_ = false;

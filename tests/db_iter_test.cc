@@ -162,12 +162,16 @@ class CountingIterator final : public InternalIterator {
     ++nexts;
     Moved([&] { base_->Next(); });
   }
-  void Prev() override { Moved([&] { base_->Prev(); }); }
+  void Prev() override {
+    ++prevs;
+    Moved([&] { base_->Prev(); });
+  }
   Status status() const override { return base_->status(); }
   bool OpenWindow(BlockWindow* window) override { return base_->OpenWindow(window); }
   void SkipRun(uint32_t n) override { Moved([&] { base_->SkipRun(n); }); }
 
   uint64_t nexts = 0;
+  uint64_t prevs = 0;
 
  private:
   template <typename F>
@@ -179,8 +183,8 @@ class CountingIterator final : public InternalIterator {
   std::unique_ptr<InternalIterator> base_;
 };
 
-// A key rewritten a thousand times: a scan crossing it seeks past the
-// versions it does not show instead of stepping through each.
+// A key rewritten a thousand times: a scan crossing it, either way, seeks
+// past the versions it does not show instead of stepping through each.
 TEST(DBIterSkipTest, ManyVersionsOfOneKeyArePassedBySeeking) {
   for (const bool newest_deleted : {false, true}) {
     std::vector<TestEntry> entries = {{"a", 1, ValueType::kValue, "a1"}};
@@ -208,8 +212,31 @@ TEST(DBIterSkipTest, ManyVersionsOfOneKeyArePassedBySeeking) {
       const std::string expected = sequence != kMaxSequenceNumber ? "a=a1 b=b10 "
                                    : newest_deleted             ? "a=a1 c=c1001 "
                                                                 : "a=a1 b=b1000 c=c1001 ";
-      EXPECT_EQ(seen, expected) << "newest_deleted " << newest_deleted << " sequence " << sequence;
-      EXPECT_LT(steps->nexts, 100u) << "newest_deleted " << newest_deleted << " sequence " << sequence;
+      const std::string context =
+          "newest_deleted " + std::to_string(newest_deleted) + " sequence " + std::to_string(sequence);
+      EXPECT_EQ(seen, expected) << context;
+      EXPECT_LT(steps->nexts + steps->prevs, 100u) << context;
+
+      // Backward, from the end and after stepping forward onto each key.
+      steps->nexts = steps->prevs = 0;
+      std::string seen_backward;
+      for (it->SeekToLast(); it->Valid(); it->Prev()) {
+        seen_backward = it->key().ToString() + "=" + it->value().ToString() + " " + seen_backward;
+      }
+      ASSERT_TRUE(it->status().ok());
+      EXPECT_EQ(seen_backward, expected) << context;
+      EXPECT_LT(steps->nexts + steps->prevs, 100u) << context;
+      it->SeekToFirst();
+      for (it->Next(); it->Valid(); it->Next()) {
+        const std::string here = it->key().ToString();
+        steps->nexts = steps->prevs = 0;
+        it->Prev();
+        ASSERT_TRUE(it->Valid()) << context << " at " << here;
+        EXPECT_LT(it->key().ToString(), here) << context;
+        EXPECT_LT(steps->nexts + steps->prevs, 100u) << context << " at " << here;
+        it->Next();
+        ASSERT_TRUE(it->Valid() && it->key().ToString() == here) << context << " at " << here;
+      }
     }
   }
 }
