@@ -239,39 +239,50 @@ class DBIter final : public Iterator {
   }
 
   // Backward: walks back over the entries of one key at a time, keeping the
-  // newest visible one; iter_ ends before them.
-  // Past kMaxSequentialSkips entries of one key it seeks instead: forward
-  // to the key's newest visible version, then to just before the key.
+  // newest visible one; iter_ ends before them. Past kMaxSequentialSkips
+  // entries in a row of one key it seeks instead: over versions newer than
+  // the reader, to before the key's first entry; over visible versions,
+  // forward to the newest and then before the first.
   void FindPrevUserEntry() {
     ValueType type = ValueType::kDeletion;
-    int same_key = 0;  // entries in a row of seek_key_'s, the one at iter_ included
+    bool have_key = false;  // saved_key_ is the last visible entry's key (live or deleted, as `type` says)
+    int visible_run = 0;    // visible entries of saved_key_ in a row
+    int invisible_run = 0;  // entries newer than the reader in a row
     while (iter_->Valid()) {
-      if (same_key > 0 && comparator_->Compare(iter_->user_key(), seek_key_) == 0) {
-        ++same_key;
-      } else {
-        seek_key_.assign(iter_->user_key().data(), iter_->user_key().size());
-        same_key = 1;
-      }
-      if (same_key > kMaxSequentialSkips) {
-        type = NewestVisibleVersionOf(seek_key_);
-        iter_->Seek(seek_key_, kMaxSequenceNumber);  // the key's first entry: it has entries
-        if (iter_->Valid()) iter_->Prev();
-        same_key = 0;
-        continue;
+      const Slice key = iter_->user_key();
+      if (type != ValueType::kDeletion && comparator_->Compare(key, saved_key_) < 0) {
+        break;  // saved_key_ has a live value and iter_ is before its entries
       }
       if (iter_->sequence() > sequence_) {
-        iter_->Prev();
+        if (++invisible_run > kMaxSequentialSkips) {
+          // The entries of `key` before this one are newer still.
+          seek_key_.assign(key.data(), key.size());
+          StepBeforeKey(seek_key_);
+          invisible_run = 0;
+        } else {
+          iter_->Prev();
+        }
         continue;
       }
-      if (type != ValueType::kDeletion && comparator_->Compare(iter_->user_key(), saved_key_) < 0) {
-        break;  // saved_key_ has a live value and iter_ is before its entries
+      invisible_run = 0;
+      if (have_key && KeyEquals(key, saved_key_)) {
+        if (++visible_run > kMaxSequentialSkips) {
+          seek_key_ = saved_key_;
+          type = NewestVisibleVersionOf(seek_key_);
+          have_key = type != ValueType::kDeletion;
+          StepBeforeKey(seek_key_);
+          visible_run = 0;
+          continue;
+        }
+      } else {
+        saved_key_.assign(key.data(), key.size());
+        have_key = true;
+        visible_run = 1;
       }
       type = iter_->type();
       if (type == ValueType::kDeletion) {
-        saved_key_.clear();
         saved_value_.clear();
       } else {
-        saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
         saved_value_.assign(iter_->value().data(), iter_->value().size());
       }
       iter_->Prev();
@@ -286,6 +297,16 @@ class DBIter final : public Iterator {
     }
   }
 
+  // Equal user keys; inline bytes when bytewise.
+  bool KeyEquals(const Slice& a, const std::string& b) const {
+    if (bytewise_) return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+    return comparator_->Compare(a, b) == 0;
+  }
+  // Backward: iter_ to the last entry before `key`'s entries (which it has).
+  void StepBeforeKey(const std::string& key) {
+    iter_->Seek(key, kMaxSequenceNumber);
+    if (iter_->Valid()) iter_->Prev();
+  }
   // Backward: the type of `key`'s newest version visible at sequence_
   // (kDeletion if none), found by a forward seek, with saved_key_ and
   // saved_value_ set as FindPrevUserEntry's walk would have left them.
