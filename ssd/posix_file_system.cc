@@ -144,16 +144,18 @@ class PosixWritableFile final : public WritableFile {
 // instead of a write fault per page (docs/decisions.md, "Log files are
 // reused").
 //
-// Every kWritebackStep bytes appended, writeback of the whole pages behind
-// the appends is started (sync_file_range, not waited for), so that a Sync
-// -- a memtable switch syncs its log -- waits for the last stretch only
-// (docs/decisions.md, "Log writeback started behind the appends").
+// Every kWritebackStep bytes appended, the whole pages behind the appends
+// are unmapped and their writeback started (sync_file_range, not waited
+// for): a Sync -- a memtable switch syncs its log -- then waits for the last
+// stretch only, and no page is written back while mapped, which would
+// write-protect it in this process's page tables with a TLB shootdown per
+// page (docs/decisions.md, "Log writeback started behind the appends").
 class PosixLogFile final : public WritableFile {
  public:
   static constexpr uint64_t kStep = uint64_t{1} << 20;
   static constexpr uint64_t kChunk = uint64_t{64} << 10;
   static constexpr uint64_t kZeroTail = 8;
-  static constexpr uint64_t kWritebackStep = uint64_t{256} << 10;
+  static constexpr uint64_t kWritebackStep = uint64_t{1} << 20;
   static constexpr uint64_t kPage = 4096;  // whole pages of it at least
 
   // `old_bytes`: the file's length when it was opened for reuse (0: new);
@@ -178,13 +180,9 @@ class PosixLogFile final : public WritableFile {
       if (!s.ok()) return s;
     }
     ClearOldBytesUpTo(need);
-    std::memcpy(map_ + size_, data.data(), data.size());
+    std::memcpy(At(size_), data.data(), data.size());
     size_ += data.size();
-    if (size_ - writeback_started_ >= kWritebackStep) {
-      // Pages the appends are done with: none is written again.
-      writeback_started_ = size_ / kPage * kPage;
-      file_.StartWriteback(writeback_started_);
-    }
+    if (size_ >= next_release_) ReleaseWrittenPages();
     return Status::OK();
   }
   Status StartWriteback() override {
@@ -194,8 +192,8 @@ class PosixLogFile final : public WritableFile {
   Status Sync() override { return file_.Sync(); }
   Status Close() override {
     if (file_.fd() < 0) return Status::OK();
-    if (map_ != nullptr) ::munmap(map_, mapped_end_);  // dirty pages stay in the page cache
-    map_ = nullptr;
+    if (live_ != nullptr) ::munmap(live_, mapped_end_ - unmapped_end_);  // dirty pages stay in the page cache
+    live_ = nullptr;
     Status s;
     if (::ftruncate(file_.fd(), static_cast<off_t>(size_)) != 0) s = PosixError(file_.path(), errno);
     Status closed = file_.Close();
@@ -204,36 +202,52 @@ class PosixLogFile final : public WritableFile {
   uint64_t Size() const override { return size_; }
 
  private:
-  // Maps [0, end) (end a multiple of kStep, within the allocated space),
-  // keeping the pages already mapped.
+  // Where byte `offset` (unmapped_end_ <= offset < mapped_end_) is mapped.
+  char* At(uint64_t offset) const { return live_ + (offset - unmapped_end_); }
+  // Maps [unmapped_end_, end) (end a multiple of kStep, within the
+  // allocated space), keeping the pages already mapped.
   Status MapUpTo(uint64_t end) {
-    void* map = map_ == nullptr
+    void* map = live_ == nullptr
                     ? ::mmap(nullptr, end, PROT_READ | PROT_WRITE, MAP_SHARED, file_.fd(), 0)
-                    : ::mremap(map_, mapped_end_, end, MREMAP_MAYMOVE);
+                    : ::mremap(live_, mapped_end_ - unmapped_end_, end - unmapped_end_, MREMAP_MAYMOVE);
     if (map == MAP_FAILED) return PosixError(file_.path(), errno);
-    map_ = static_cast<char*>(map);
+    live_ = static_cast<char*>(map);
     mapped_end_ = end;
     return Status::OK();
+  }
+  // Unmaps the whole pages the appends are done with (none is written
+  // again) and starts their writeback. Their dirty data stays in the page
+  // cache. If the unmapping fails (the process is out of mappings) the
+  // pages stay mapped; the writeback is started either way.
+  void ReleaseWrittenPages() {
+    const uint64_t end = size_ / kPage * kPage;
+    if (::munmap(live_, end - unmapped_end_) == 0) {
+      live_ += end - unmapped_end_;
+      unmapped_end_ = end;
+    }
+    file_.StartWriteback(end);
+    next_release_ = size_ + kWritebackStep;
   }
   // Clears the old bytes of the chunks up to the one holding byte end - 1
   // (end <= mapped_end_).
   void ClearOldBytesUpTo(uint64_t end) {
     while (cleared_end_ < end) {
       const uint64_t chunk_end = std::min(cleared_end_ + kChunk, mapped_end_);
-      PopulateForWrite(map_ + cleared_end_, chunk_end - cleared_end_);
-      if (cleared_end_ < old_end_) std::memset(map_ + cleared_end_, 0, std::min(chunk_end, old_end_) - cleared_end_);
+      PopulateForWrite(At(cleared_end_), chunk_end - cleared_end_);
+      if (cleared_end_ < old_end_) std::memset(At(cleared_end_), 0, std::min(chunk_end, old_end_) - cleared_end_);
       cleared_end_ = chunk_end;
     }
   }
 
   FileDescriptor file_;
-  char* map_ = nullptr;          // maps [0, mapped_end_)
+  char* live_ = nullptr;         // maps [unmapped_end_, mapped_end_)
   uint64_t mapped_end_ = 0;      // a multiple of kStep, <= allocated_end_
   uint64_t allocated_end_;       // a multiple of kStep, <= the file's length
   const uint64_t old_end_;       // a reused file: bytes of the old log, before they are cleared
   uint64_t cleared_end_ = 0;    // the old log's bytes below it are cleared
   uint64_t size_ = 0;            // bytes appended
-  uint64_t writeback_started_ = 0;  // writeback of the bytes below it has been started
+  uint64_t unmapped_end_ = 0;    // pages below it are unmapped (appended, their writeback started)
+  uint64_t next_release_ = kWritebackStep;  // ReleaseWrittenPages when size_ reaches it
 };
 
 // What a POSIX file system shares with its table files.
