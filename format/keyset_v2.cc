@@ -649,9 +649,23 @@ Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
     s_.count = 0;
     return status_ = Status::Corruption("KeySet block has a malformed first entry");
   }
-  ahead_ = s_.count > 0 ? entry_.offset : 0;
-  if (s_.count > 0) __builtin_prefetch(entry_.value.data());
-  for (int i = 0; i < kValueAhead; ++i) PrefetchValueAhead();
+  // Values out of key order (a flushed block): fetch them ahead.
+  values_scattered_ = false;
+  EntryView at = entry_;
+  for (int i = 1; i < kOrderProbe && i < static_cast<int>(s_.count); ++i) {
+    EntryView next;
+    if (!s_.LoadNext(at, &next)) break;  // Next reports it when it gets there
+    if (next.value.data() != at.value.data() + at.value.size()) {
+      values_scattered_ = true;
+      break;
+    }
+    at = next;
+  }
+  ahead_ = s_.count > 0 && values_scattered_ ? entry_.offset : 0;
+  if (values_scattered_) {
+    __builtin_prefetch(entry_.value.data());
+    for (int i = 0; i < kValueAhead; ++i) PrefetchValueAhead();
+  }
   return Status::OK();
 }
 
