@@ -11,6 +11,7 @@
 
 #include "util/checksum.h"
 #include "util/coding.h"
+#include "util/key_prefix.h"
 
 namespace jigsaw::keyset::v2 {
 
@@ -863,11 +864,13 @@ bool Reader::WalkGroup(uint32_t sample, const Slice& user_key, uint64_t tag, uin
     }
   }
   if (!s_.LoadAt(group_offset, entry)) return false;
+  const KeyTarget target(comparator_, user_key);  // by prefixes, inline, when bytewise
   for (++i; i < group_end; ++i) {
     EntryView next;
     if (!s_.LoadNext(*entry, &next)) return false;
     *entry = next;
-    if (CompareInternal(comparator_, entry->key, entry->tag, user_key, tag) >= 0) {
+    const int r = target.Compare(entry->key);
+    if (r > 0 || (r == 0 && entry->tag <= tag)) {  // (key, tag) at or after the target: newer tags first
       *ordinal = i;
       return true;
     }
