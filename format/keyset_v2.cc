@@ -629,6 +629,7 @@ Status ParseHeader(const char* base, uint64_t size, const Comparator* comparator
 Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
   ordinal_ = 0;
   ahead_ = 0;
+  values_scattered_ = false;
   s_ = Sections();
   status_ = Status::OK();
   if (keyset::VersionOf(block) != kFormatVersion) {
@@ -651,7 +652,6 @@ Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
     return status_ = Status::Corruption("KeySet block has a malformed first entry");
   }
   // Values out of key order (a flushed block): fetch them ahead.
-  values_scattered_ = false;
   EntryView at = entry_;
   for (int i = 1; i < kOrderProbe && i < static_cast<int>(s_.count); ++i) {
     EntryView next;
@@ -662,8 +662,8 @@ Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
     }
     at = next;
   }
-  ahead_ = s_.count > 0 && values_scattered_ ? entry_.offset : 0;
   if (values_scattered_) {
+    ahead_ = entry_.offset;
     __builtin_prefetch(entry_.value.data());
     for (int i = 0; i < kValueAhead; ++i) PrefetchValueAhead();
   }

@@ -156,7 +156,6 @@ class PosixLogFile final : public WritableFile {
   static constexpr uint64_t kChunk = uint64_t{64} << 10;
   static constexpr uint64_t kZeroTail = 8;
   static constexpr uint64_t kWritebackStep = uint64_t{1} << 20;
-  static constexpr uint64_t kPage = 4096;  // whole pages of it at least
 
   // `old_bytes`: the file's length when it was opened for reuse (0: new);
   // those bytes are an earlier log's and are cleared before being appended
@@ -220,7 +219,8 @@ class PosixLogFile final : public WritableFile {
   // cache. If the unmapping fails (the process is out of mappings) the
   // pages stay mapped; the writeback is started either way.
   void ReleaseWrittenPages() {
-    const uint64_t end = size_ / kPage * kPage;
+    static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t end = size_ / page * page;
     if (::munmap(live_, end - unmapped_end_) == 0) {
       live_ += end - unmapped_end_;
       unmapped_end_ = end;

@@ -34,6 +34,23 @@ std::vector<std::pair<std::string, std::string>> Visible(const std::vector<TestE
 // keys by their first 16 bytes as two words, then the rest).
 class DBIterTest : public ::testing::TestWithParam<std::string> {};
 
+// Builds a block of `format` from sorted `entries` into *buffer under
+// `comparator` and opens it: its reader, or null (with a test failure).
+std::unique_ptr<BlockReader> BuildAndOpen(BlockFormat format, const std::vector<TestEntry>& entries,
+                                          test::AlignedBuffer* buffer,
+                                          const Comparator* comparator = BytewiseComparator()) {
+  BlockBuilderOptions build_options;
+  build_options.comparator = comparator;
+  BlockReadOptions read_options;
+  read_options.comparator = comparator;
+  size_t size = 0;
+  std::unique_ptr<BlockReader> reader;
+  Status s = test::BuildBlock(format, entries, build_options, buffer, &size);
+  if (s.ok()) s = BlockReader::Open(format, Slice(buffer->data(), size), read_options, &reader);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return s.ok() ? std::move(reader) : nullptr;
+}
+
 // Moves `it` at random -- forward `next_weight` times in 20, else back,
 // seeks to keys of `entries` (or just after them), to the first and the
 // last -- checking it against `model` after each move.
@@ -79,11 +96,8 @@ TEST_P(DBIterTest, RandomMovesShowWhatTheSnapshotSees) {
     std::vector<TestEntry> entries = test::RandomEntries(&rng, 800, 3, 10, /*deletion_every=*/3);
     for (TestEntry& e : entries) e.user_key = GetParam() + e.user_key;  // a common prefix keeps the order
     test::AlignedBuffer buffer;
-    size_t size = 0;
-    ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &buffer, &size).ok());
-    std::unique_ptr<BlockReader> reader;
-    ASSERT_TRUE(
-        BlockReader::Open(BlockFormat::kKeySet, Slice(buffer.data(), size), BlockReadOptions(), &reader).ok());
+    const std::unique_ptr<BlockReader> reader = BuildAndOpen(BlockFormat::kKeySet, entries, &buffer);
+    ASSERT_NE(reader, nullptr);
     for (SequenceNumber sequence : {SequenceNumber{500000}, kMaxSequenceNumber}) {
       const auto model = Visible(entries, sequence);
       ASSERT_FALSE(model.empty());
@@ -128,13 +142,8 @@ TEST_P(DBIterTest, MergedBlocksShowWhatTheSnapshotSees) {
     std::unique_ptr<BlockReader> readers[kBlocks];
     for (int b = 0; b < kBlocks; ++b) {
       const BlockFormat format = b == kBlocks - 1 ? BlockFormat::kClassic : BlockFormat::kKeySet;
-      BlockBuilderOptions build_options;
-      build_options.comparator = comparator;
-      BlockReadOptions read_options;
-      read_options.comparator = comparator;
-      size_t size = 0;
-      ASSERT_TRUE(test::BuildBlock(format, parts[b], build_options, &buffers[b], &size).ok());
-      ASSERT_TRUE(BlockReader::Open(format, Slice(buffers[b].data(), size), read_options, &readers[b]).ok());
+      readers[b] = BuildAndOpen(format, parts[b], &buffers[b], comparator);
+      ASSERT_NE(readers[b], nullptr);
     }
     for (SequenceNumber sequence : {SequenceNumber{500000}, kMaxSequenceNumber}) {
       const auto model = Visible(entries, sequence);
@@ -195,11 +204,8 @@ TEST(DBIterSkipTest, ManyVersionsOfOneKeyArePassedBySeeking) {
     }
     entries.push_back({"c", 1001, ValueType::kValue, "c1001"});
     test::AlignedBuffer buffer;
-    size_t size = 0;
-    ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &buffer, &size).ok());
-    std::unique_ptr<BlockReader> reader;
-    ASSERT_TRUE(
-        BlockReader::Open(BlockFormat::kKeySet, Slice(buffer.data(), size), BlockReadOptions(), &reader).ok());
+    const std::unique_ptr<BlockReader> reader = BuildAndOpen(BlockFormat::kKeySet, entries, &buffer);
+    ASSERT_NE(reader, nullptr);
     // The newest versions; a snapshot that sees version 10 of "b" (and
     // must pass the 990 after it) but not "c".
     for (const SequenceNumber sequence : {kMaxSequenceNumber, SequenceNumber{10}}) {
@@ -251,10 +257,8 @@ TEST(DBIterPinTest, KeepsItsPinsUntilDestroyed) {
   std::weak_ptr<int> watch = pin;
   std::vector<TestEntry> entries = {{"a", 1, ValueType::kValue, "x"}};
   test::AlignedBuffer buffer;
-  size_t size = 0;
-  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &buffer, &size).ok());
-  std::unique_ptr<BlockReader> reader;
-  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(buffer.data(), size), BlockReadOptions(), &reader).ok());
+  const std::unique_ptr<BlockReader> reader = BuildAndOpen(BlockFormat::kKeySet, entries, &buffer);
+  ASSERT_NE(reader, nullptr);
   auto it = NewDBIterator(BytewiseComparator(), reader->NewIterator(), kMaxSequenceNumber, {std::move(pin)});
   EXPECT_FALSE(watch.expired());
   it.reset();
