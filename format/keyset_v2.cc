@@ -523,11 +523,25 @@ class Reader final : public BlockReader {
   uint32_t max_height_ = 1;
 
   // The DRAM hash index (BlockReadOptions::hash_index): open addressing
-  // with linear probing; a slot is 0 (empty) or the high 32 bits of the
-  // key's XXH3-64 hash (its fingerprint, never 0) above the key-set offset
-  // of the key's first (newest) entry. 4/3 slots per entry (a key with
-  // versions takes one slot): at most 3/4 of them are used.
+  // with linear probing; a slot is 0 (empty) or, for one key, its
+  // fingerprint (the top 16 bits of its XXH3-64 hash, never 0), the key-set
+  // offset of its first (newest) entry in 8-byte units, and that entry's
+  // value offset -- so a lookup fetches the value while it loads the entry
+  // instead of after. 4/3 slots per entry (a key with versions takes one
+  // slot): at most 3/4 of them are used. Blocks whose key set or value
+  // buffer the fields cannot address get no index.
   struct HashIndex {
+    static constexpr int kEntryBits = 23;  // key sets up to 64 MiB
+    static constexpr int kValueBits = 25;  // value buffers up to 32 MiB
+    static constexpr uint64_t kValueMask = (uint64_t{1} << kValueBits) - 1;
+    static constexpr uint64_t kEntryMask = (uint64_t{1} << kEntryBits) - 1;
+    static uint64_t Slot(uint32_t fingerprint, uint64_t entry_offset, uint64_t value_offset) {
+      return uint64_t{fingerprint} << (kEntryBits + kValueBits) | (entry_offset / 8) << kValueBits | value_offset;
+    }
+    static uint32_t FingerprintOf(uint64_t slot) { return static_cast<uint32_t>(slot >> (kEntryBits + kValueBits)); }
+    static uint64_t EntryOffsetOf(uint64_t slot) { return (slot >> kValueBits & kEntryMask) * 8; }
+    static uint64_t ValueOffsetOf(uint64_t slot) { return slot & kValueMask; }
+
     std::unique_ptr<uint64_t[]> slots;
     uint32_t slot_count = 0;
     uint32_t HomeSlot(uint64_t hash) const {
@@ -546,7 +560,7 @@ class Reader final : public BlockReader {
   void BuildHashIndex() const;
   // Get through the index.
   Status HashGet(const HashIndex& index, const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const;
-  static uint32_t Fingerprint(uint64_t hash) { return static_cast<uint32_t>(hash >> 32) | 1; }
+  static uint32_t Fingerprint(uint64_t hash) { return static_cast<uint32_t>(hash >> 48) | 1; }
 };
 
 Status ParseHeader(const char* base, uint64_t size, const Comparator* comparator, HeaderLayout* layout) {
@@ -722,15 +736,18 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
 
 void Reader::BuildHashIndex() const {
   const uint64_t slot_count = uint64_t{s_.count} * 4 / 3 + 1;
+  if (slot_count > 0xffffffff || s_.keyset_size > (HashIndex::kEntryMask + 1) * 8 ||
+      s_.value_buffer_size > HashIndex::kValueMask + 1) {
+    return;
+  }
   auto index = std::make_unique<HashIndex>();
-  if (slot_count > 0xffffffff || s_.keyset_size > 0xffffffff) return;
   index->slot_count = static_cast<uint32_t>(slot_count);
   index->slots.reset(new (std::nothrow) uint64_t[slot_count]());
   EntryView entry;
   Slice previous_key;
   for (uint32_t i = 0; index->slots != nullptr && i < s_.count; ++i) {
     const bool loaded = i == 0 ? s_.LoadAt(s_.SampleOffset(0), &entry) : s_.LoadNext(EntryView(entry), &entry);
-    if (!loaded) {
+    if (!loaded || entry.offset % 8 != 0) {
       index->slots.reset();
       break;
     }
@@ -739,7 +756,8 @@ void Reader::BuildHashIndex() const {
     const uint64_t hash = XXH3_64bits(entry.key.data(), entry.key.size());
     uint32_t slot = index->HomeSlot(hash);
     while (index->slots[slot] != 0) slot = slot + 1 == index->slot_count ? 0 : slot + 1;
-    index->slots[slot] = uint64_t{Fingerprint(hash)} << 32 | entry.offset;
+    index->slots[slot] = HashIndex::Slot(Fingerprint(hash), entry.offset,
+                                         static_cast<uint64_t>(entry.value.data() - s_.values));
   }
   if (index->slots == nullptr) return;  // a malformed entry, or no memory: search
   hash_index_storage_ = std::move(index);
@@ -752,10 +770,17 @@ Status Reader::HashGet(const HashIndex& index, const Slice& user_key, SequenceNu
   const uint32_t fingerprint = Fingerprint(hash);
   EntryView entry;
   for (uint32_t slot = index.HomeSlot(hash);; slot = slot + 1 == index.slot_count ? 0 : slot + 1) {
-    const uint64_t value = index.slots[slot];
-    if (value == 0) return Status::NotFound(Slice());
-    if (value >> 32 != fingerprint) continue;
-    if (!s_.LoadAt(value & 0xffffffff, &entry)) return Status::Corruption("KeySet block has a malformed entry");
+    const uint64_t found = index.slots[slot];
+    if (found == 0) return Status::NotFound(Slice());
+    if (HashIndex::FingerprintOf(found) != fingerprint) continue;
+    // The value's first lines come in while the entry does (both are
+    // inside the block: the index was built from its entries).
+    const char* value = s_.values + HashIndex::ValueOffsetOf(found);
+    __builtin_prefetch(value);
+    __builtin_prefetch(value + 64);
+    if (!s_.LoadAt(HashIndex::EntryOffsetOf(found), &entry)) {
+      return Status::Corruption("KeySet block has a malformed entry");
+    }
     if (comparator_->Compare(entry.key, user_key) == 0) break;
   }
   // Versions of a key are adjacent, newest first: the first one the

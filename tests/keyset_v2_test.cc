@@ -811,6 +811,34 @@ TEST(KeySetV2HashIndexTest, AnswersEveryLookupAsTheSearchDoes) {
   EXPECT_LE(hashed->MemoryUsage(), 8 * entries.size() * 4 / 3 + 64);
 }
 
+// A slot addresses values in the first 32 MiB of the value buffer: a block
+// with more gets no index and is searched, with the same answers; one just
+// under the bound gets one that finds values at its far end.
+TEST(KeySetV2HashIndexTest, ABlockBeyondTheSlotFieldsIsSearched) {
+  for (const size_t value_size : {size_t{1} << 20, (size_t{1} << 20) - 64}) {
+    std::vector<TestEntry> entries;
+    for (int i = 0; i < 33; ++i) {
+      char key[32];
+      std::snprintf(key, sizeof(key), "key%04d", i);
+      entries.push_back({key, static_cast<SequenceNumber>(i + 1), ValueType::kValue,
+                         std::string(value_size, static_cast<char>('a' + i % 26))});
+    }
+    AlignedBuffer buffer;
+    Slice block = Build(entries, &buffer);
+    std::unique_ptr<BlockReader> hashed;
+    ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, WithHashIndex(), &hashed).ok());
+    for (int i = 32; i >= 0; --i) {
+      BlockLookup got;
+      ASSERT_TRUE(hashed->Get(entries[i].user_key, kMaxSequenceNumber, &got).ok()) << i;
+      EXPECT_EQ(got.value.ToString(), entries[i].value) << i;
+    }
+    BlockLookup missing;
+    EXPECT_TRUE(hashed->Get("key0100", kMaxSequenceNumber, &missing).IsNotFound());
+    const bool beyond = 33 * value_size > (size_t{32} << 20);
+    EXPECT_EQ(hashed->MemoryUsage() == 0, beyond) << value_size;
+  }
+}
+
 // Readers racing to a block's first lookups: one builds the index, the
 // others search meanwhile; every answer is right (run under TSan in CI).
 TEST(KeySetV2HashIndexTest, ConcurrentFirstLookupsAgree) {
