@@ -39,5 +39,25 @@ TEST(StatusTest, CopyAndMove) {
   EXPECT_TRUE(c.IsIOError());
 }
 
+// A code without a message (a lookup's NotFound) keeps its code through
+// copies and moves; a moved-from status is OK.
+TEST(StatusTest, ACodeWithoutAMessage) {
+  Status a = Status::NotFound(Slice());
+  EXPECT_TRUE(a.IsNotFound());
+  EXPECT_FALSE(a.ok());
+  EXPECT_TRUE(a.message().empty());
+  EXPECT_EQ(a.ToString(), "NotFound: ");
+  Status b = a;
+  EXPECT_TRUE(b.IsNotFound());
+  Status c = std::move(a);
+  EXPECT_TRUE(c.IsNotFound());
+  EXPECT_TRUE(a.ok());  // NOLINT(bugprone-use-after-move): the documented moved-from state
+  c = Status::Corruption("", "detail only");
+  EXPECT_EQ(c.message(), ": detail only");
+  b = std::move(c);
+  EXPECT_TRUE(b.IsCorruption());
+  EXPECT_TRUE(c.ok());  // NOLINT(bugprone-use-after-move)
+}
+
 }  // namespace
 }  // namespace jigsaw

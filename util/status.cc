@@ -17,34 +17,36 @@ const char* CodeName(Status::Code code) {
 }
 }  // namespace
 
-Status::Status(Code code, const Slice& msg, const Slice& detail)
-    : rep_(std::make_unique<Rep>()) {
-  rep_->code = code;
-  rep_->message.assign(msg.data(), msg.size());
+Status::Status(Code code, const Slice& msg, const Slice& detail) : code_(code) {
+  if (msg.empty() && detail.empty()) return;
+  message_ = std::make_unique<std::string>(msg.data(), msg.size());
   if (!detail.empty()) {
-    rep_->message.append(": ");
-    rep_->message.append(detail.data(), detail.size());
+    message_->append(": ");
+    message_->append(detail.data(), detail.size());
   }
 }
 
 Status::Status(const Status& other)
-    : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
+    : code_(other.code_), message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
 
 Status& Status::operator=(const Status& other) {
-  if (this != &other) rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+  if (this != &other) {
+    code_ = other.code_;
+    message_ = other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr;
+  }
   return *this;
 }
 
 const std::string& Status::message() const noexcept {
   static const std::string kEmpty;
-  return rep_ ? rep_->message : kEmpty;
+  return message_ ? *message_ : kEmpty;
 }
 
 std::string Status::ToString() const {
-  if (!rep_) return "OK";
-  std::string result = CodeName(rep_->code);
+  if (ok()) return "OK";
+  std::string result = CodeName(code_);
   result.append(": ");
-  result.append(rep_->message);
+  result.append(message());
   return result;
 }
 

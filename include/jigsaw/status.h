@@ -1,7 +1,9 @@
 // Status: the result of every JigsawDB operation that can fail.
 //
 // JigsawDB never throws across its API. A Status is either OK or carries a
-// code and a human-readable message. OK is represented without allocation.
+// code and a human-readable message. OK, and any code without a message
+// (the NotFound of a lookup that found nothing), are represented without
+// allocation.
 // Status is [[nodiscard]]: ignoring a returned Status is a compile warning.
 //
 // Thread-safety: distinct Status objects may be used from different threads;
@@ -32,8 +34,18 @@ class [[nodiscard]] JIGSAW_EXPORT Status {
   Status() noexcept = default;
   Status(const Status& other);
   Status& operator=(const Status& other);
-  Status(Status&& other) noexcept = default;
-  Status& operator=(Status&& other) noexcept = default;
+  // A moved-from Status is OK.
+  Status(Status&& other) noexcept : code_(other.code_), message_(std::move(other.message_)) {
+    other.code_ = Code::kOk;
+  }
+  Status& operator=(Status&& other) noexcept {
+    if (this != &other) {
+      code_ = other.code_;
+      message_ = std::move(other.message_);
+      other.code_ = Code::kOk;
+    }
+    return *this;
+  }
   ~Status() = default;
 
   static Status OK() { return Status(); }
@@ -56,7 +68,7 @@ class [[nodiscard]] JIGSAW_EXPORT Status {
     return Status(Code::kNoSpace, msg, detail);
   }
 
-  bool ok() const noexcept { return rep_ == nullptr; }
+  bool ok() const noexcept { return code_ == Code::kOk; }
   bool IsNotFound() const noexcept { return code() == Code::kNotFound; }
   bool IsCorruption() const noexcept { return code() == Code::kCorruption; }
   bool IsNotSupported() const noexcept { return code() == Code::kNotSupported; }
@@ -64,20 +76,17 @@ class [[nodiscard]] JIGSAW_EXPORT Status {
   bool IsIOError() const noexcept { return code() == Code::kIOError; }
   bool IsNoSpace() const noexcept { return code() == Code::kNoSpace; }
 
-  Code code() const noexcept { return rep_ ? rep_->code : Code::kOk; }
+  Code code() const noexcept { return code_; }
   // The message without the code prefix; empty for OK.
   const std::string& message() const noexcept;
   // "OK" or "<Code name>: <message>".
   std::string ToString() const;
 
  private:
-  struct Rep {
-    Code code;
-    std::string message;
-  };
   Status(Code code, const Slice& msg, const Slice& detail);
 
-  std::unique_ptr<Rep> rep_;  // nullptr means OK
+  Code code_ = Code::kOk;
+  std::unique_ptr<std::string> message_;  // nullptr when the message is empty
 };
 
 }  // namespace jigsaw
