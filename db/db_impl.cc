@@ -599,6 +599,25 @@ void DBImpl::PublishReadState() {
   state->mem = mem_;
   for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) state->imm.push_back(it->mem);
   state->version = versions_->current();
+  const bool fences = ucmp_ == BytewiseComparator();
+  auto add_run = [&](std::span<const TableRef> tables) {
+    SearchRun run;
+    run.tables = tables;
+    if (fences) {
+      run.smallest.reserve(tables.size());
+      run.largest.reserve(tables.size());
+      for (const TableRef& t : tables) {
+        run.smallest.push_back(LoadKeyPrefix(t->smallest));
+        run.largest.push_back(LoadKeyPrefix(t->largest));
+      }
+    }
+    state->runs.push_back(std::move(run));
+  };
+  const auto& levels = state->version->levels;
+  for (const TableRef& t : levels[0]) add_run(std::span<const TableRef>(&t, 1));
+  for (int level = 1; level < kNumLevels; ++level) {
+    if (!levels[level].empty()) add_run(levels[level]);
+  }
   std::shared_ptr<const ReadState> published = std::move(building);
   {
     MutexLock lock(&read_state_mutex_);
@@ -624,13 +643,36 @@ bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* v
   return found;
 }
 
-std::span<const TableRef> DBImpl::Candidates(std::span<const TableRef> run, const Slice& key) const {
-  const KeyTarget target(ucmp_, key);
-  auto first = std::lower_bound(run.begin(), run.end(), key,
-                                [&](const TableRef& b, const Slice&) { return target.Compare(b->largest) < 0; });
-  auto last = first;
-  while (last != run.end() && target.Compare((*last)->smallest) <= 0) ++last;
-  return {first, last};
+std::span<const TableRef> DBImpl::Candidates(const SearchRun& run, const KeyTarget& target) const {
+  const std::span<const TableRef> tables = run.tables;
+  size_t first = 0;
+  size_t last = 0;
+  if (!run.largest.empty()) {
+    // The first table whose last key is >= the key, then those after it
+    // whose first key is <= the key.
+    for (size_t n = tables.size(); n > 0;) {
+      const size_t half = n / 2;
+      const size_t mid = first + half;
+      if (target.CompareLazily(run.largest[mid], [&] { return Slice(tables[mid]->largest); }) < 0) {
+        first = mid + 1;
+        n -= half + 1;
+      } else {
+        n = half;
+      }
+    }
+    last = first;
+    while (last < tables.size() &&
+           target.CompareLazily(run.smallest[last], [&] { return Slice(tables[last]->smallest); }) <= 0) {
+      ++last;
+    }
+  } else {
+    first = std::lower_bound(tables.begin(), tables.end(), 0,
+                             [&](const TableRef& t, int) { return target.Compare(t->largest) < 0; }) -
+            tables.begin();
+    last = first;
+    while (last < tables.size() && target.Compare(tables[last]->smallest) <= 0) ++last;
+  }
+  return tables.subspan(first, last - first);
 }
 
 Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, const Slice& key,
@@ -651,20 +693,16 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   // then each level. They are searched in batches whose candidate tables
   // are all hinted first, so that their first cache misses (a hash index
   // slot, a filter line) overlap instead of adding up.
-  const auto& levels = view.state->version->levels;
-  const size_t runs = levels[0].size() + (kNumLevels - 1);
-  auto run_at = [&](size_t r) {
-    return r < levels[0].size() ? std::span<const TableRef>(&levels[0][r], 1)
-                                : std::span<const TableRef>(levels[r - levels[0].size() + 1]);
-  };
+  const std::vector<SearchRun>& runs = view.state->runs;
+  const KeyTarget target(ucmp_, key);
   const uint64_t key_hash = XXH3_64bits(key.data(), key.size());
   constexpr size_t kBatch = 32;
   std::array<std::span<const TableRef>, kBatch> batch;
   bool done = false;
-  for (size_t next = 0; next < runs;) {
+  for (size_t next = 0; next < runs.size();) {
     size_t count = 0;
-    for (; next < runs && count < kBatch; ++next) {
-      const std::span<const TableRef> candidates = Candidates(run_at(next), key);
+    for (; next < runs.size() && count < kBatch; ++next) {
+      const std::span<const TableRef> candidates = Candidates(runs[next], target);
       if (candidates.empty()) continue;
       for (const TableRef& table : candidates) table->table->PrefetchForGet(key_hash);
       batch[count++] = candidates;
@@ -689,9 +727,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
     if (!MemTablesGet(view, keys[i], &(*values)[i], &statuses[i])) pending.push_back(i);
   }
   // Runs in the order a Get searches them: each L0 block, then each level.
-  std::vector<std::span<const TableRef>> runs;
-  for (const TableRef& block : view.state->version->levels[0]) runs.emplace_back(&block, 1);
-  for (int level = 1; level < kNumLevels; ++level) runs.emplace_back(view.state->version->levels[level]);
+  const std::vector<SearchRun>& runs = view.state->runs;
 
   // Batching reads pays only where they run in parallel; with pread a Get
   // reads the same blocks one by one anyway.
@@ -699,11 +735,10 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   std::vector<ssd::BlockFetch> fetches;
   std::vector<std::span<const TableRef>> candidates;  // per pending key
   std::vector<size_t> undecided;
-  for (std::span<const TableRef> run : runs) {
+  for (const SearchRun& run : runs) {
     if (pending.empty()) break;
-    if (run.empty()) continue;
     candidates.clear();
-    for (size_t i : pending) candidates.push_back(Candidates(run, keys[i]));
+    for (size_t i : pending) candidates.push_back(Candidates(run, KeyTarget(ucmp_, keys[i])));
     if (batch_reads) {  // one batch of reads for every SSD block this run's lookups need
       fetches.clear();
       for (size_t k = 0; k < pending.size(); ++k) {

@@ -43,6 +43,7 @@
 #include "db/wal.h"
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"
+#include "util/key_prefix.h"
 #include "util/logging.h"
 #include "util/mutex.h"
 
@@ -281,10 +282,23 @@ class DBImpl final : public DB {
   // PublishReadState, under mutex_, at every point where mem_, imm_ or the
   // current version changed and are consistent again (Commit, the end of
   // SwitchMemTable, the end of Recover); readers load it without mutex_.
+  // A sorted, disjoint run of tables a Get searches (one L0 table, or a
+  // level), with the 16-byte prefixes of each table's first and last keys
+  // side by side (bytewise comparators only; empty otherwise), so that
+  // Candidates mostly compares integers in one array instead of following
+  // each table's pointers to its keys.
+  struct SearchRun {
+    std::span<const TableRef> tables;  // into the ReadState's version
+    std::vector<KeyPrefix> smallest;
+    std::vector<KeyPrefix> largest;
+  };
   struct ReadState {
     std::shared_ptr<MemTable> mem;
     std::vector<std::shared_ptr<MemTable>> imm;  // newest first
     std::shared_ptr<const Version> version;
+    // The version's runs in search order: each L0 table newest first, then
+    // each non-empty level.
+    std::vector<SearchRun> runs;
   };
   void PublishReadState() REQUIRES(mutex_);
   // Pins everything a read needs.
@@ -299,9 +313,9 @@ class DBImpl final : public DB {
   // True if the memtables of `view` decide `key`: *status OK (value set) or
   // NotFound.
   bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const;
-  // The tables of a sorted, disjoint run (a level, or one L0 table) whose key
-  // range may hold `key` -- several when its versions span tables.
-  std::span<const TableRef> Candidates(std::span<const TableRef> run, const Slice& key) const;
+  // The tables of a run whose key range may hold `key` -- several when its
+  // versions span tables.
+  std::span<const TableRef> Candidates(const SearchRun& run, const KeyTarget& key) const;
   // Looks `key` up in one table; *done when it decides the key (OK with
   // *value, NotFound for a deletion, or an error).
   Status TableGet(const ReadOptions& options, const TableMeta& table, const Slice& key, SequenceNumber sequence,

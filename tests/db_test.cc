@@ -383,6 +383,56 @@ TEST_P(DBTest, CustomComparatorOrdersIteration) {
   EXPECT_EQ(order, "cba");
 }
 
+// A Get picks a level's candidate tables by the 16-byte prefixes of their
+// first and last keys, and by the keys themselves where prefixes tie: keys
+// that share 24 bytes, keys shorter than 16 bytes that are prefixes of
+// others, each table's first and last key and the gaps between tables are
+// all found or not as the model says -- with the bytewise order and with
+// a comparator of its own (no prefixes).
+TEST_P(DBTest, GetFindsKeysAtTableBoundariesWhateverTheirPrefixes) {
+  static ReverseComparator reverse;  // outlives the fixture's DB
+  for (const Comparator* comparator : {BytewiseComparator(), static_cast<const Comparator*>(&reverse)}) {
+    SCOPED_TRACE(comparator->Name());
+    Options options = ModeOptions();
+    options.comparator = comparator;
+    db_.reset();
+    const Status opened = DB::Open(options, dir_.path() + "/" + comparator->Name(), &db_);
+    ASSERT_TRUE(opened.ok()) << opened.ToString();
+    const std::string shared(24, 's');
+    std::map<std::string, std::string> model;
+    std::mt19937_64 rng(41);
+    for (int i = 0; i < 12000; ++i) {
+      std::string key;
+      switch (rng() % 3) {
+        case 0: key = shared + std::to_string(rng() % 5000); break;
+        case 1: key = std::string(1 + rng() % 15, 's'); break;  // prefixes of the shared part
+        default: key = "t" + std::to_string(rng() % 3000); break;
+      }
+      const std::string value(1 + rng() % 100, static_cast<char>('a' + i % 26));
+      ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+      model[key] = value;
+    }
+    ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    for (int i = 0; i < 500; ++i) {  // some in L0 and the memtable
+      const std::string key = shared + std::to_string(rng() % 6000);
+      ASSERT_TRUE(db_->Put(WriteOptions(), key, "new").ok());
+      model[key] = "new";
+    }
+    std::vector<std::string> probes;
+    for (const auto& [key, value] : model) {
+      probes.push_back(key);
+      probes.push_back(key + '\0');                       // just after it
+      probes.push_back(key.substr(0, key.size() - 1));  // just before it (or a key)
+    }
+    for (const std::string& extra : {std::string(), std::string(40, 's'), std::string("u"), shared}) probes.push_back(extra);
+    for (const std::string& key : probes) {
+      auto it = model.find(key);
+      ASSERT_EQ(Get(key), it == model.end() ? "NOT_FOUND" : it->second) << "key of " << key.size() << " bytes";
+    }
+    db_.reset();
+  }
+}
+
 TEST_P(DBTest, DestroyDBRemovesThePool) {
   Open();
   ASSERT_TRUE(db_->Put(WriteOptions(), "a", "1").ok());

@@ -70,6 +70,14 @@ class KeyTarget {
   int Compare(const Slice& key, const KeyPrefix& key_prefix) const {
     return CompareWithPrefixes(key, key_prefix, target_, prefix_);
   }
+  // The same for a key known by its prefix, fetched through key_of() only
+  // when the prefixes are equal (bytewise only).
+  template <typename KeyOf>
+  int CompareLazily(const KeyPrefix& key_prefix, KeyOf&& key_of) const {
+    if (key_prefix.high != prefix_.high) return key_prefix.high < prefix_.high ? -1 : 1;
+    if (key_prefix.low != prefix_.low) return key_prefix.low < prefix_.low ? -1 : 1;
+    return Compare(key_of(), key_prefix);
+  }
 
  private:
   const Comparator* const comparator_;
