@@ -118,14 +118,20 @@ class FaultInjectionFileSystem final : public FileSystem, public emulation::File
     return s;
   }
   // A rename is modelled as durable at once (the engine syncs the directory
-  // right after each one).
+  // right after each one): the new name survives DropUnsyncedData even if
+  // the file's creation was never synced -- the old file under that name is
+  // gone, so a model that dropped the new one would leave neither, which no
+  // real file system does (a crash between the rename and the directory
+  // sync leaves the old file or the new one).
   Status RenameFile(const std::string& from, const std::string& to) override {
     Status s = base_->RenameFile(from, to);
     std::unique_lock<std::mutex> lock(mu_);
     auto it = files_.find(from);
     if (s.ok() && it != files_.end()) {
-      files_[to] = it->second;
-      files_.erase(from);
+      FileState state = it->second;
+      if (active_) state.entry_synced = true;
+      files_.erase(it);
+      files_[to] = state;
     }
     std::string from_name, to_name;
     if (s.ok() && JournalName(from, &from_name) && JournalName(to, &to_name)) {

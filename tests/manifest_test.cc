@@ -15,6 +15,7 @@
 #include "tests/block_test_util.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
+#include "tests/forwarding_fs.h"
 
 namespace jigsaw {
 namespace {
@@ -151,6 +152,44 @@ TEST(FileManifestStoreTest, AFailedCommitLeavesTheOldManifestInForce) {
   bool exists = false;
   ASSERT_TRUE(store.Load(&loaded, &exists).ok());
   EXPECT_EQ(loaded.generation, 42u);
+}
+
+// Power fails after a commit's rename and before its directory sync: the
+// file system then holds the old manifest or the new one, never neither
+// (the crash model once dropped the renamed file, leaving no MANIFEST).
+TEST(FileManifestStoreTest, APowerFailureBeforeTheDirectorySyncLeavesAManifest) {
+  test::ScratchDir dir;
+  SyncStats stats;
+  test::FaultInjectionFileSystem faults;
+  class CrashBeforeDirectorySync final : public test::ForwardingFileSystem {
+   public:
+    explicit CrashBeforeDirectorySync(test::FaultInjectionFileSystem* faults)
+        : ForwardingFileSystem(faults), faults_(faults) {}
+    Status SyncDir(const std::string& dir) override {
+      if (armed) faults_->SetActive(false);
+      return ForwardingFileSystem::SyncDir(dir);
+    }
+    bool armed = false;
+
+   private:
+    test::FaultInjectionFileSystem* const faults_;
+  } fs(&faults);
+  FileManifestStore store(&fs, dir.path(), BytewiseComparator(), &stats);
+  ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
+  fs.armed = true;
+  ManifestState next = SampleState();
+  next.generation = 99;
+  // Renamed: the commit stands, and its failed directory sync comes later.
+  EXPECT_TRUE(store.Commit(next, {}, {}, false).ok());
+  EXPECT_FALSE(store.TakeLateError().ok());
+  faults.DropUnsyncedData();
+  faults.SetActive(true);
+  FileManifestStore reopened(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
+  ManifestState loaded;
+  bool exists = false;
+  ASSERT_TRUE(reopened.Load(&loaded, &exists).ok());
+  ASSERT_TRUE(exists);
+  EXPECT_TRUE(loaded.generation == 42u || loaded.generation == 99u) << loaded.generation;
 }
 
 std::unique_ptr<pmem::Pool> OpenPool(const std::string& path) {
