@@ -154,6 +154,8 @@ Status DBImpl::NewWalSegment(size_t min_payload, pmem::Reservation* reservation,
 
 Status DBImpl::Put(const WriteOptions& options, const Slice& key, const Slice& value) {
   WriteBatch batch;
+  // The header, the type byte, two length prefixes of up to 5 bytes each.
+  WriteBatchInternal::Reserve(&batch, WriteBatchInternal::kHeaderSize + 11 + key.size() + value.size());
   batch.Put(key, value);
   return Write(options, &batch);
 }

@@ -17,6 +17,9 @@ class WriteBatchInternal {
   static void SetSequence(WriteBatch* batch, SequenceNumber sequence);
   static uint32_t Count(const WriteBatch& batch);
   static Slice Contents(const WriteBatch& batch) { return Slice(batch.rep_); }
+  // Makes room for `bytes` of encoding in all (header included), so that
+  // the updates that follow allocate at most once.
+  static void Reserve(WriteBatch* batch, size_t bytes) { batch->rep_.reserve(bytes); }
   // Replaces the batch with an encoding read back from the WAL. Corruption
   // if it is shorter than the header.
   static Status SetContents(WriteBatch* batch, const Slice& contents);
