@@ -122,14 +122,17 @@ class FaultInjectionFileSystem final : public FileSystem, public emulation::File
   // the file's creation was never synced -- the old file under that name is
   // gone, so a model that dropped the new one would leave neither, which no
   // real file system does (a crash between the rename and the directory
-  // sync leaves the old file or the new one).
+  // sync leaves the old file or the new one). After the simulated crash
+  // (SetActive(false)) a rename fails and changes nothing: it would
+  // otherwise replace a durable file with one the crash must drop.
   Status RenameFile(const std::string& from, const std::string& to) override {
-    Status s = base_->RenameFile(from, to);
     std::unique_lock<std::mutex> lock(mu_);
+    if (!active_) return Status::IOError(to, "file system inactive (simulated crash)");
+    Status s = base_->RenameFile(from, to);
     auto it = files_.find(from);
     if (s.ok() && it != files_.end()) {
       FileState state = it->second;
-      if (active_) state.entry_synced = true;
+      state.entry_synced = true;
       files_.erase(it);
       files_[to] = state;
     }

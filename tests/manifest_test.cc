@@ -154,42 +154,53 @@ TEST(FileManifestStoreTest, AFailedCommitLeavesTheOldManifestInForce) {
   EXPECT_EQ(loaded.generation, 42u);
 }
 
-// Power fails after a commit's rename and before its directory sync: the
-// file system then holds the old manifest or the new one, never neither
-// (the crash model once dropped the renamed file, leaving no MANIFEST).
-TEST(FileManifestStoreTest, APowerFailureBeforeTheDirectorySyncLeavesAManifest) {
-  test::ScratchDir dir;
-  SyncStats stats;
-  test::FaultInjectionFileSystem faults;
-  class CrashBeforeDirectorySync final : public test::ForwardingFileSystem {
-   public:
-    explicit CrashBeforeDirectorySync(test::FaultInjectionFileSystem* faults)
-        : ForwardingFileSystem(faults), faults_(faults) {}
-    Status SyncDir(const std::string& dir) override {
-      if (armed) faults_->SetActive(false);
-      return ForwardingFileSystem::SyncDir(dir);
-    }
-    bool armed = false;
+// Power fails during a commit -- after the new manifest's sync and before
+// its rename, or after the rename and before the directory sync: the file
+// system then holds the old manifest or the new one, never neither (the
+// crash model once dropped the renamed file, leaving no MANIFEST). A commit
+// whose rename failed did not happen; one whose rename happened stands, its
+// failed directory sync reported later.
+TEST(FileManifestStoreTest, APowerFailureDuringACommitLeavesAManifest) {
+  for (const bool before_rename : {true, false}) {
+    SCOPED_TRACE(before_rename ? "before the rename" : "before the directory sync");
+    test::ScratchDir dir;
+    SyncStats stats;
+    test::FaultInjectionFileSystem faults;
+    class CrashDuringCommit final : public test::ForwardingFileSystem {
+     public:
+      CrashDuringCommit(test::FaultInjectionFileSystem* faults, bool before_rename)
+          : ForwardingFileSystem(faults), faults_(faults), before_rename_(before_rename) {}
+      Status RenameFile(const std::string& from, const std::string& to) override {
+        if (armed && before_rename_) faults_->SetActive(false);
+        return ForwardingFileSystem::RenameFile(from, to);
+      }
+      Status SyncDir(const std::string& dir) override {
+        if (armed) faults_->SetActive(false);
+        return ForwardingFileSystem::SyncDir(dir);
+      }
+      bool armed = false;
 
-   private:
-    test::FaultInjectionFileSystem* const faults_;
-  } fs(&faults);
-  FileManifestStore store(&fs, dir.path(), BytewiseComparator(), &stats);
-  ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
-  fs.armed = true;
-  ManifestState next = SampleState();
-  next.generation = 99;
-  // Renamed: the commit stands, and its failed directory sync comes later.
-  EXPECT_TRUE(store.Commit(next, {}, {}, false).ok());
-  EXPECT_FALSE(store.TakeLateError().ok());
-  faults.DropUnsyncedData();
-  faults.SetActive(true);
-  FileManifestStore reopened(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
-  ManifestState loaded;
-  bool exists = false;
-  ASSERT_TRUE(reopened.Load(&loaded, &exists).ok());
-  ASSERT_TRUE(exists);
-  EXPECT_TRUE(loaded.generation == 42u || loaded.generation == 99u) << loaded.generation;
+     private:
+      test::FaultInjectionFileSystem* const faults_;
+      const bool before_rename_;
+    } fs(&faults, before_rename);
+    FileManifestStore store(&fs, dir.path(), BytewiseComparator(), &stats);
+    ASSERT_TRUE(store.Commit(SampleState(), {}, {}, false).ok());
+    fs.armed = true;
+    ManifestState next = SampleState();
+    next.generation = 99;
+    const Status committed = store.Commit(next, {}, {}, false);
+    EXPECT_EQ(committed.ok(), !before_rename) << committed.ToString();
+    if (!before_rename) EXPECT_FALSE(store.TakeLateError().ok());
+    faults.DropUnsyncedData();
+    faults.SetActive(true);
+    FileManifestStore reopened(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
+    ManifestState loaded;
+    bool exists = false;
+    ASSERT_TRUE(reopened.Load(&loaded, &exists).ok());
+    ASSERT_TRUE(exists);
+    EXPECT_EQ(loaded.generation, before_rename ? 42u : 99u);
+  }
 }
 
 std::unique_ptr<pmem::Pool> OpenPool(const std::string& path) {
