@@ -812,12 +812,14 @@ TEST(KeySetV2HashIndexTest, AnswersEveryLookupAsTheSearchDoes) {
 }
 
 // A slot addresses values in the first 32 MiB of the value buffer: a block
-// with more gets no index and is searched, with the same answers; one just
-// under the bound gets one that finds values at its far end.
+// with more (33 values of 1 MiB) gets no index and is searched, with the
+// same answers; one just under the bound (32 values of 1 MiB less 64 bytes)
+// gets one that finds values at its far end.
 TEST(KeySetV2HashIndexTest, ABlockBeyondTheSlotFieldsIsSearched) {
-  for (const size_t value_size : {size_t{1} << 20, (size_t{1} << 20) - 64}) {
+  for (const auto& [count, value_size] : {std::pair<int, size_t>{33, size_t{1} << 20},
+                                          std::pair<int, size_t>{32, (size_t{1} << 20) - 64}}) {
     std::vector<TestEntry> entries;
-    for (int i = 0; i < 33; ++i) {
+    for (int i = 0; i < count; ++i) {
       char key[32];
       std::snprintf(key, sizeof(key), "key%04d", i);
       entries.push_back({key, static_cast<SequenceNumber>(i + 1), ValueType::kValue,
@@ -827,15 +829,15 @@ TEST(KeySetV2HashIndexTest, ABlockBeyondTheSlotFieldsIsSearched) {
     Slice block = Build(entries, &buffer);
     std::unique_ptr<BlockReader> hashed;
     ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, WithHashIndex(), &hashed).ok());
-    for (int i = 32; i >= 0; --i) {
+    for (int i = count - 1; i >= 0; --i) {
       BlockLookup got;
       ASSERT_TRUE(hashed->Get(entries[i].user_key, kMaxSequenceNumber, &got).ok()) << i;
       EXPECT_EQ(got.value.ToString(), entries[i].value) << i;
     }
     BlockLookup missing;
     EXPECT_TRUE(hashed->Get("key0100", kMaxSequenceNumber, &missing).IsNotFound());
-    const bool beyond = 33 * value_size > (size_t{32} << 20);
-    EXPECT_EQ(hashed->MemoryUsage() == 0, beyond) << value_size;
+    const bool beyond = count * value_size > (size_t{32} << 20);
+    EXPECT_EQ(hashed->MemoryUsage() == 0, beyond) << count << " values of " << value_size;
   }
 }
 
