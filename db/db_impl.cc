@@ -647,33 +647,26 @@ bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* v
 
 std::span<const TableRef> DBImpl::Candidates(const SearchRun& run, const KeyTarget& target) const {
   const std::span<const TableRef> tables = run.tables;
+  // <0, 0, >0 as table i's first or last key sorts before, with, after the
+  // key: by its prefix when the run has them.
+  auto compare = [&](size_t i, const std::vector<KeyPrefix>& prefixes, const std::string TableMeta::*bound) {
+    const std::string& key = (*tables[i]).*bound;
+    return prefixes.empty() ? target.Compare(key) : target.CompareLazily(prefixes[i], [&] { return Slice(key); });
+  };
+  // The first table whose last key is >= the key, then those after it
+  // whose first key is <= the key.
   size_t first = 0;
-  size_t last = 0;
-  if (!run.largest.empty()) {
-    // The first table whose last key is >= the key, then those after it
-    // whose first key is <= the key.
-    for (size_t n = tables.size(); n > 0;) {
-      const size_t half = n / 2;
-      const size_t mid = first + half;
-      if (target.CompareLazily(run.largest[mid], [&] { return Slice(tables[mid]->largest); }) < 0) {
-        first = mid + 1;
-        n -= half + 1;
-      } else {
-        n = half;
-      }
+  for (size_t n = tables.size(); n > 0;) {
+    const size_t half = n / 2;
+    if (compare(first + half, run.largest, &TableMeta::largest) < 0) {
+      first += half + 1;
+      n -= half + 1;
+    } else {
+      n = half;
     }
-    last = first;
-    while (last < tables.size() &&
-           target.CompareLazily(run.smallest[last], [&] { return Slice(tables[last]->smallest); }) <= 0) {
-      ++last;
-    }
-  } else {
-    first = std::lower_bound(tables.begin(), tables.end(), 0,
-                             [&](const TableRef& t, int) { return target.Compare(t->largest) < 0; }) -
-            tables.begin();
-    last = first;
-    while (last < tables.size() && target.Compare(tables[last]->smallest) <= 0) ++last;
   }
+  size_t last = first;
+  while (last < tables.size() && compare(last, run.smallest, &TableMeta::smallest) <= 0) ++last;
   return tables.subspan(first, last - first);
 }
 
