@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "git_commit.h"  // generated: JIGSAW_GIT_COMMIT
+#include "bench/bench_key.h"
 #include "bench/engines.h"
 #include "jigsaw/version.h"
 
@@ -121,12 +122,7 @@ class KeyMaker {
   }
   // The same into *key, reusing its buffer: the benchmark loops allocate
   // nothing per operation (as db_bench's key buffer).
-  void MakeInto(uint64_t n, std::string* key) const {
-    char buf[32];
-    const int length = std::snprintf(buf, sizeof(buf), "%016" PRIu64, n);
-    key->assign(buf, std::min<size_t>(static_cast<size_t>(length), key_size_));
-    if (key->size() < key_size_) key->append(key_size_ - key->size(), 'x');
-  }
+  void MakeInto(uint64_t n, std::string* key) const { MakeBenchKey(n, key_size_, key); }
 
  private:
   size_t key_size_;

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_key.h"
 #include "bench/engines.h"
 
 namespace jigsaw::bench {
@@ -69,9 +70,9 @@ struct ConfigResult {
 };
 
 std::string Key(uint64_t n) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%016" PRIu64, n);
-  return buf;
+  std::string key;
+  MakeBenchKey(n, 16, &key);
+  return key;
 }
 
 // The paper's workload on one engine; returns the total seconds. `collect`
