@@ -628,6 +628,22 @@ Status SsdTable::GetFromBlock(uint32_t i, const ReadOptions& options, const Slic
   return Status::OK();
 }
 
+const BlockReader* SsdTable::MappedReader(uint32_t i, std::unique_ptr<BlockReader>* opened, Status* s) const {
+  const BlockReader* reader = gets_readers_[i].load(std::memory_order_acquire);
+  if (reader != nullptr) return reader;
+  BlockReadOptions read_options;
+  read_options.comparator = options_.comparator;
+  read_options.verify_checksum = false;
+  *s = BlockReader::Open(format_, Slice(gets_mapping_ + index_[i].offset, index_[i].size), read_options, opened);
+  if (!s->ok()) return nullptr;
+  // The first reader published wins; a loser is freed with `opened`.
+  const BlockReader* expected = nullptr;
+  if (gets_readers_[i].compare_exchange_strong(expected, opened->get(), std::memory_order_acq_rel)) {
+    return opened->release();
+  }
+  return expected;
+}
+
 Status SsdTable::GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                                     std::string* value) const {
   // Whatever owns heap memory lives out here: a fault abandons the read
@@ -636,21 +652,8 @@ Status SsdTable::GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceN
   BlockLookup lookup;
   Status s;
   const bool read = GuardedMappedRead([&] {
-    const BlockReader* reader = gets_readers_[i].load(std::memory_order_acquire);
-    if (reader == nullptr) {
-      BlockReadOptions read_options;
-      read_options.comparator = options_.comparator;
-      read_options.verify_checksum = false;
-      s = BlockReader::Open(format_, Slice(gets_mapping_ + index_[i].offset, index_[i].size), read_options, &opened);
-      if (!s.ok()) return;
-      // The first reader published wins; a loser is freed with `opened`.
-      const BlockReader* expected = nullptr;
-      if (gets_readers_[i].compare_exchange_strong(expected, opened.get(), std::memory_order_acq_rel)) {
-        reader = opened.release();
-      } else {
-        reader = expected;
-      }
-    }
+    const BlockReader* reader = MappedReader(i, &opened, &s);
+    if (reader == nullptr) return;
     s = reader->Get(user_key, snapshot, &lookup);
     if (s.ok() && lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
   });
@@ -694,6 +697,127 @@ Status SsdTable::Validate() const {
   }
   return Status::OK();
 }
+
+// A user's iterator over a large block of a table mapped for Gets: each move
+// runs on the block's reader over the mapping, under the SIGBUS guard, and
+// copies the entry it lands on out of the mapping (no Slice it hands out
+// points into the mapping, where touching a page the kernel cannot supply
+// would raise SIGBUS unguarded). A Seek thus reads the pages it touches --
+// a few, of a block of megabytes -- instead of the whole block. After
+// kLargeBlockStepsBeforeWholeRead steps forward it is a scan: it reads the
+// block whole into a buffer of its own and goes on in place there.
+class SsdTable::MappedBlockIterator final : public InternalIterator {
+ public:
+  MappedBlockIterator(const SsdTable* table, uint32_t block) : table_(table), block_(block) {}
+
+  void SeekToFirst() override {
+    steps_ = 0;
+    Move([](InternalIterator* it) { it->SeekToFirst(); });
+  }
+  void SeekToLast() override {
+    steps_ = 0;
+    Move([](InternalIterator* it) { it->SeekToLast(); });
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    steps_ = 0;
+    Move([&](InternalIterator* it) { it->Seek(user_key, sequence); });
+  }
+  void Next() override {
+    if (whole_ == nullptr && ++steps_ >= kLargeBlockStepsBeforeWholeRead) ReadWhole();
+    Move([](InternalIterator* it) { it->Next(); });
+  }
+  void Prev() override {
+    steps_ = 0;
+    Move([](InternalIterator* it) { it->Prev(); });
+  }
+  void SkipRun(uint32_t n) override {
+    if (whole_ == nullptr) return InternalIterator::SkipRun(n);
+    Move([n](InternalIterator* it) { it->SkipRun(n); });
+  }
+  // Only once read whole: a window points into the block's bytes.
+  bool OpenWindow(BlockWindow* window) override { return whole_ != nullptr && inner_->OpenWindow(window); }
+  Status status() const override {
+    if (!status_.ok()) return status_;
+    return inner_ != nullptr ? inner_->status() : Status::OK();
+  }
+
+ private:
+  // Runs `move` on the inner iterator -- guarded, with the entry copied out,
+  // until the block is read whole -- and takes the entry it lands on.
+  template <typename Op>
+  void Move(Op&& move) {
+    valid_ = false;
+    if (!status_.ok()) return;
+    if (whole_ != nullptr) {
+      move(inner_.get());
+      if (inner_->Valid()) SetEntryFrom(*inner_);
+      valid_ = inner_->Valid();
+      return;
+    }
+    if (inner_ == nullptr) {
+      // The reader lives as long as the table; its iterator reads the
+      // mapping only when it moves.
+      std::unique_ptr<BlockReader> opened;  // out here: see mapped_read.h
+      const BlockReader* reader = nullptr;
+      Status s;
+      if (!GuardedMappedRead([&] { reader = table_->MappedReader(block_, &opened, &s); })) {
+        status_ = table_->MappingFault();
+        return;
+      }
+      if (reader == nullptr) {
+        status_ = table_->Corrupt("block " + std::to_string(block_) + ": " + s.ToString());
+        return;
+      }
+      inner_ = reader->NewIterator();
+    }
+    bool landed = false;
+    const bool read = GuardedMappedRead([&] {
+      move(inner_.get());
+      landed = inner_->Valid();
+      if (!landed) return;
+      key_.assign(inner_->user_key().data(), inner_->user_key().size());
+      value_copy_.assign(inner_->value().data(), inner_->value().size());
+    });
+    if (!read) {
+      status_ = table_->MappingFault();
+      return;
+    }
+    if (!landed) return;
+    user_key_ = Slice(key_);
+    value_ = Slice(value_copy_);
+    tag_ = inner_->tag();
+    has_key_hash_ = inner_->carries_key_hash();
+    key_hash_ = has_key_hash_ ? inner_->key_hash() : 0;
+    valid_ = true;
+  }
+  // From the mapped reader to the block read whole, at the same entry.
+  void ReadWhole() {
+    if (!valid_) return;
+    std::shared_ptr<CachedBlock> whole;
+    Status s = table_->ReadFromFile(block_, /*verify=*/false, &whole);
+    if (!s.ok()) {
+      status_ = s;
+      return;
+    }
+    auto inner = whole->reader->NewIterator();
+    inner->Seek(key_, TagSequence(tag_));  // (user key, sequence) names one entry
+    if (!inner->Valid() || inner->user_key() != Slice(key_) || inner->tag() != tag_) {
+      status_ = table_->Corrupt("block " + std::to_string(block_) + " reads differently from the file and the mapping");
+      return;
+    }
+    inner_ = std::move(inner);
+    whole_ = std::move(whole);
+    SetEntryFrom(*inner_);
+  }
+
+  const SsdTable* const table_;
+  const uint32_t block_;
+  std::shared_ptr<CachedBlock> whole_;      // once read whole (declared before inner_: outlives it)
+  std::unique_ptr<InternalIterator> inner_;  // over the mapping, or over whole_
+  std::string key_, value_copy_;             // the current entry, copied out of the mapping
+  uint32_t steps_ = 0;                       // Next calls since the last seek or step back
+  Status status_;
+};
 
 // Iteration concatenates the blocks (table/concatenating_iterator.h): this
 // source opens them, and holds the current block so that eviction cannot
@@ -740,6 +864,13 @@ class SsdTable::BlockSource {
              : own_buffer     ? OpenInWindow(block, verify_ || table_->options_.verify_checksums)
                               : table_->ReadBlock(block, verify_, &block_);
     };
+    // A large block a user's iterator seeks into: read in place from the
+    // mapping (when it is mapped for Gets and nothing asks for checksums).
+    if (!scan_ && !verify_mapped_ && !scanning && !verify_ && !table_->options_.verify_checksums &&
+        table_->gets_mapping_ != nullptr && table_->IsLarge(static_cast<uint32_t>(i))) {
+      *child = std::make_unique<MappedBlockIterator>(table_, static_cast<uint32_t>(i));
+      return Status::OK();
+    }
     Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
     if (!s.ok()) return s;
     *child = block_->reader->NewIterator();

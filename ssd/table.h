@@ -176,9 +176,15 @@ inline constexpr uint32_t kReadAheadBlocks = 8;
 // Bytes of adjacent blocks a scan iterator reads at once.
 inline constexpr uint64_t kScanWindowBytes = 256 << 10;
 // Blocks larger than this (blocks migrated from pmem) never enter the block
-// cache: a point lookup reads them in pieces (keyset::v2::PieceReader), an
-// iterator whole into a buffer of its own.
+// cache: a point lookup reads them in pieces (keyset::v2::PieceReader) or in
+// place from the mapping; an iterator in place from the mapping, copying
+// each entry out (until it has stepped kLargeBlockStepsBeforeWholeRead
+// entries forward), or whole into a buffer of its own.
 inline constexpr uint64_t kLargeBlockBytes = 64 << 10;
+// Steps forward after which an iterator reading a large block through the
+// mapping reads the rest of it whole: a scan then. Reading a 4 MiB block
+// costs about what copying a few thousand entries out one by one does.
+inline constexpr uint32_t kLargeBlockStepsBeforeWholeRead = 2048;
 
 class SsdTable final : public Table {
  public:
@@ -227,6 +233,7 @@ class SsdTable final : public Table {
  private:
   class BlockSource;
   class TableBlockScan;
+  class MappedBlockIterator;
   friend void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
   SsdTable() = default;
   bool MayContain(const Slice& user_key) const;
@@ -260,6 +267,11 @@ class SsdTable final : public Table {
   // mapping). Result as Get's.
   Status GetFromBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
                       ValueType* type, std::string* value) const;
+  // The reader of block i over the mapping (mapped_gets), opened and
+  // published by the first caller; null with *s set if the block's header is
+  // malformed. Must run inside a guarded read (it reads the mapping); a
+  // reader it opens and does not publish is left in *opened.
+  const BlockReader* MappedReader(uint32_t i, std::unique_ptr<BlockReader>* opened, Status* s) const;
   // A lookup in block i read in place from the mapping (mapped_gets), under
   // the SIGBUS guard: IOError if a page cannot be read. Result as Get's.
   Status GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
