@@ -723,7 +723,10 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
     Move([&](InternalIterator* it) { it->Seek(user_key, sequence); });
   }
   void Next() override {
-    if (whole_ == nullptr && ++steps_ >= kLargeBlockStepsBeforeWholeRead) ReadWhole();
+    if (whole_ == nullptr && ++steps_ >= (table_->IsLarge(block_) ? kLargeBlockStepsBeforeWholeRead
+                                                                  : kSmallBlockStepsBeforeWholeRead)) {
+      ReadWhole();
+    }
     Move([](InternalIterator* it) { it->Next(); });
   }
   void Prev() override {
@@ -790,15 +793,31 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
     key_hash_ = has_key_hash_ ? inner_->key_hash() : 0;
     valid_ = true;
   }
-  // From the mapped reader to the block read whole, at the same entry.
+  // From the mapped reader to the block read whole, at the same entry: a
+  // large block read from the file (most of its pages were never touched
+  // through the mapping), a small one copied from the mapping (its pages
+  // just were) and put in the block cache, as a read would be.
   void ReadWhole() {
     if (!valid_) return;
-    std::shared_ptr<CachedBlock> whole;
-    Status s = table_->ReadFromFile(block_, /*verify=*/false, &whole);
+    std::shared_ptr<CachedBlock> fresh;
+    Status s;
+    if (table_->IsLarge(block_)) {
+      s = table_->ReadFromFile(block_, /*verify=*/false, &fresh);
+    } else {
+      fresh = table_->NewBlockBuffer(block_);
+      char* dest = reinterpret_cast<char*>(fresh->buffer.get());
+      s = table_->CopyMappedBlocks(block_, fresh->size, dest);
+      if (s.ok()) {
+        s = table_->OpenReader(dest, /*verify=*/false, fresh.get());
+        if (!s.ok()) s = table_->Corrupt("block " + std::to_string(block_) + ": " + s.ToString());
+      }
+    }
     if (!s.ok()) {
       status_ = s;
       return;
     }
+    CachedBlockRef whole = std::move(fresh);
+    if (!table_->IsLarge(block_)) whole = table_->options_.cache->Insert(table_->number_, block_, std::move(whole));
     auto inner = whole->reader->NewIterator();
     inner->Seek(key_, TagSequence(tag_));  // (user key, sequence) names one entry
     if (!inner->Valid() || inner->user_key() != Slice(key_) || inner->tag() != tag_) {
@@ -812,7 +831,7 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
 
   const SsdTable* const table_;
   const uint32_t block_;
-  std::shared_ptr<CachedBlock> whole_;      // once read whole (declared before inner_: outlives it)
+  CachedBlockRef whole_;                     // once read whole (declared before inner_: outlives it)
   std::unique_ptr<InternalIterator> inner_;  // over the mapping, or over whole_
   std::string key_, value_copy_;             // the current entry, copied out of the mapping
   uint32_t steps_ = 0;                       // Next calls since the last seek or step back
@@ -845,6 +864,8 @@ class SsdTable::BlockSource {
         verify_mapped_(scan && table->options_.use_mmap),
         verify_(verify),
         decode_(decode),
+        reads_mapping_(!scan_ && !verify_mapped_ && !verify && !table->options_.verify_checksums &&
+                       table->gets_mapping_ != nullptr),
         forward_run_(scanning ? kReadAheadBlocks : 0) {}
 
   size_t num_children() const { return table_->index_.size(); }
@@ -864,11 +885,18 @@ class SsdTable::BlockSource {
              : own_buffer     ? OpenInWindow(block, verify_ || table_->options_.verify_checksums)
                               : table_->ReadBlock(block, verify_, &block_);
     };
-    // A large block a user's iterator seeks into: read in place from the
-    // mapping (when it is mapped for Gets and nothing asks for checksums).
-    if (!scan_ && !verify_mapped_ && !scanning && !verify_ && !table_->options_.verify_checksums &&
-        table_->gets_mapping_ != nullptr && table_->IsLarge(static_cast<uint32_t>(i))) {
-      *child = std::make_unique<MappedBlockIterator>(table_, static_cast<uint32_t>(i));
+    // A block a user's iterator seeks into, when the table is mapped for
+    // Gets and nothing asks for checksums: from the cache if it is there,
+    // else read in place from the mapping, as Gets read it (no read, no
+    // cache insert).
+    if (reads_mapping_ && !scanning) {
+      const auto block = static_cast<uint32_t>(i);
+      if (!table_->IsLarge(block)) block_ = table_->options_.cache->Lookup(table_->number_, block);
+      if (block_ == nullptr) {
+        *child = std::make_unique<MappedBlockIterator>(table_, block);
+        return Status::OK();
+      }
+      *child = block_->reader->NewIterator();
       return Status::OK();
     }
     Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
@@ -892,7 +920,7 @@ class SsdTable::BlockSource {
   void WillReadForwardFrom(size_t i) {
     forward_run_ = i == opened_ + 1 ? forward_run_ + 1 : 1;
     stepping_into_ = i;
-    if (!scan_ && forward_run_ < kReadAheadBlocks && i % kReadAheadBlocks == 0) {
+    if (!scan_ && !reads_mapping_ && forward_run_ < kReadAheadBlocks && i % kReadAheadBlocks == 0) {
       table_->Prefetch(static_cast<uint32_t>(i), kReadAheadBlocks);
     }
   }
@@ -959,6 +987,10 @@ class SsdTable::BlockSource {
   const bool verify_mapped_;  // scan of a mapped table
   const bool verify_;         // not a scan: ReadOptions::verify_checksums
   SampledPhase* const decode_;
+  // A user's iterator over a table mapped for Gets, verifying nothing: until
+  // it scans, blocks not in the cache are read in place from the mapping
+  // (MappedBlockIterator), with no read-ahead.
+  const bool reads_mapping_;
   // Scan: blocks [window_first_, window_end_) (end 0: none), in a window of
   // window_bytes_ (recycled, or larger for a block that outgrows one).
   BufferRecycler::Buffer window_;

@@ -185,6 +185,9 @@ inline constexpr uint64_t kLargeBlockBytes = 64 << 10;
 // mapping reads the rest of it whole: a scan then. Reading a 4 MiB block
 // costs about what copying a few thousand entries out one by one does.
 inline constexpr uint32_t kLargeBlockStepsBeforeWholeRead = 2048;
+// The same for a block that is not large: copying a few KiB costs about
+// what copying out a handful of entries does.
+inline constexpr uint32_t kSmallBlockStepsBeforeWholeRead = 8;
 
 class SsdTable final : public Table {
  public:

@@ -380,86 +380,100 @@ class CountingFile final : public RandomAccessFile {
   mutable std::atomic<uint64_t> read_bytes_{0};
 };
 
-// A user's iterator over a large block of a table mapped for Gets reads the
-// block in place, copying out each entry it lands on: a seek reads none of
-// the block through the file (it read the whole block before, megabytes
-// per seek), and every move answers as the model. Stepping forward on, it
-// reads the block whole once and goes on there; a page the mapping cannot
-// supply is an IOError.
-TEST(SsdTableWholeBlockTest, SeeksIntoAMappedLargeBlockReadOnlyWhatTheyTouch) {
+// A user's iterator over a table mapped for Gets reads a block that is not
+// in the cache in place, copying out each entry it lands on: a seek reads
+// nothing through the file (it read the block before -- megabytes for a
+// large block -- on every seek), and every move answers as the model.
+// Stepping on in one block it reads the block whole, once: a small block
+// copied from the mapping into the cache, a large one read from the file.
+// A page the mapping cannot supply is an IOError.
+TEST(SsdTableMappedIteratorTest, SeeksReadOnlyWhatTheyTouch) {
   JIGSAW_SKIP_FAULTS_UNDER_TSAN();
-  test::ScratchDir dir;
   std::mt19937_64 rng(45);
   const std::vector<TestEntry> entries = test::RandomEntries(&rng, 6000, 24, 300);
   ASSERT_GT(entries.size(), size_t{kLargeBlockStepsBeforeWholeRead} + 100);
-  test::AlignedBuffer block_buffer;
-  size_t block_size = 0;
-  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &block_buffer, &block_size).ok());
-  ASSERT_GT(block_size, kLargeBlockBytes);
-  const std::string path = dir.path() + "/000007.jst";
-  {
-    std::unique_ptr<WritableFile> file;
-    ASSERT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
-    TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get());
-    ASSERT_TRUE(builder
-                    .AddWholeBlock(Slice(block_buffer.data(), block_size), entries.front().user_key,
-                                   entries.back().user_key)
-                    .ok());
-    TableInfo info;
-    ASSERT_TRUE(builder.Finish(&info).ok());
-    ASSERT_TRUE(file->Close().ok());
-  }
-  std::unique_ptr<RandomAccessFile> base;
-  ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
-  auto counting = std::make_unique<CountingFile>(std::move(base));
-  CountingFile* const file = counting.get();
-  BlockCache cache(1 << 20);
-  SsdTableOptions options;
-  options.cache = &cache;
-  options.verify_checksums = false;
-  options.mapped_gets = true;
-  std::unique_ptr<SsdTable> table;
-  ASSERT_TRUE(SsdTable::Open(options, std::move(counting), 7, path, &table).ok());
-  const uint64_t read_at_open = file->read_bytes();
+  for (const bool large : {false, true}) {
+    SCOPED_TRACE(large ? "one large block" : "8 KiB blocks");
+    test::ScratchDir dir;
+    const std::string path = dir.path() + "/000007.jst";
+    size_t block_size = 0;
+    if (large) {
+      test::AlignedBuffer block_buffer;
+      ASSERT_TRUE(
+          test::BuildBlock(BlockFormat::kKeySet, entries, BlockBuilderOptions(), &block_buffer, &block_size).ok());
+      ASSERT_GT(block_size, kLargeBlockBytes);
+      std::unique_ptr<WritableFile> file;
+      ASSERT_TRUE(FileSystem::Default()->NewWritableFile(path, &file).ok());
+      TableBuilder builder(BlockBuilderOptions(), 8 << 10, file.get());
+      ASSERT_TRUE(builder
+                      .AddWholeBlock(Slice(block_buffer.data(), block_size), entries.front().user_key,
+                                     entries.back().user_key)
+                      .ok());
+      TableInfo info;
+      ASSERT_TRUE(builder.Finish(&info).ok());
+      ASSERT_TRUE(file->Close().ok());
+    } else {
+      BuildTable(path, entries, 8 << 10);
+    }
+    std::unique_ptr<RandomAccessFile> base;
+    ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
+    auto counting = std::make_unique<CountingFile>(std::move(base));
+    CountingFile* const file = counting.get();
+    BlockCache cache(64 << 20);
+    SsdTableOptions options;
+    options.cache = &cache;
+    options.verify_checksums = false;
+    options.mapped_gets = true;
+    std::unique_ptr<SsdTable> table;
+    ASSERT_TRUE(SsdTable::Open(options, std::move(counting), 7, path, &table).ok());
+    const uint64_t read_at_open = file->read_bytes();
 
-  for (int probe = 0; probe < 300; ++probe) {
-    std::string key = entries[rng() % entries.size()].user_key;
-    if (probe % 3 == 0) key += "x";  // between two keys
-    // The model's answer: the first entry whose user key is >= key.
-    size_t at = 0;
-    while (at < entries.size() && entries[at].user_key < key) ++at;
+    for (int probe = 0; probe < 300; ++probe) {
+      std::string key = entries[rng() % entries.size()].user_key;
+      if (probe % 3 == 0) key += "x";  // between two keys
+      // The model's answer: the first entry whose user key is >= key.
+      size_t at = 0;
+      while (at < entries.size() && entries[at].user_key < key) ++at;
+      auto it = table->NewIterator(ReadOptions());
+      it->Seek(key, kMaxSequenceNumber);
+      for (size_t step = 0; step < 5 && at + step < entries.size(); ++step) {
+        ASSERT_TRUE(it->Valid()) << key;
+        ASSERT_EQ(it->user_key().ToString(), entries[at + step].user_key);
+        ASSERT_EQ(it->sequence(), entries[at + step].sequence);
+        ASSERT_EQ(it->value().ToString(), entries[at + step].value);
+        it->Next();
+      }
+      if (at > 0 && at + 5 < entries.size()) {
+        it->Prev();
+        ASSERT_TRUE(it->Valid());
+        ASSERT_EQ(it->user_key().ToString(), entries[at + 4].user_key);
+      }
+      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    }
+    EXPECT_EQ(file->read_bytes(), read_at_open);  // nothing read through the file
+    EXPECT_EQ(cache.usage(), 0u);                 // nor put in the cache
+
+    // Whole passes, forwards and back, answer as the model. The large block
+    // is read whole once; small blocks stepped through are copied from the
+    // mapping into the cache, until the iterator scans (read windows).
     auto it = table->NewIterator(ReadOptions());
-    it->Seek(key, kMaxSequenceNumber);
-    for (size_t step = 0; step < 5 && at + step < entries.size(); ++step) {
-      ASSERT_TRUE(it->Valid()) << key;
-      ASSERT_EQ(it->user_key().ToString(), entries[at + step].user_key);
-      ASSERT_EQ(it->sequence(), entries[at + step].sequence);
-      ASSERT_EQ(it->value().ToString(), entries[at + step].value);
-      it->Next();
+    ExpectIteratesLikeTheModel(it.get(), entries);
+    if (large) {
+      EXPECT_EQ(file->read_bytes(), read_at_open + block_size);
+      EXPECT_EQ(cache.usage(), 0u);
+    } else {
+      EXPECT_GT(cache.usage(), 0u);
     }
-    if (at > 0 && at + 5 < entries.size()) {
-      it->Prev();
-      ASSERT_TRUE(it->Valid());
-      ASSERT_EQ(it->user_key().ToString(), entries[at + 4].user_key);
-    }
-    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    it.reset();
+
+    ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+    cache.EraseTable(7, table->num_blocks());
+    auto cut = table->NewIterator(ReadOptions());
+    cut->Seek(entries[entries.size() / 2].user_key, kMaxSequenceNumber);
+    EXPECT_FALSE(cut->Valid());
+    EXPECT_TRUE(cut->status().IsIOError()) << cut->status().ToString();
+    EXPECT_NE(cut->status().ToString().find(path), std::string::npos) << cut->status().ToString();
   }
-  EXPECT_EQ(file->read_bytes(), read_at_open);  // nothing of the block read through the file
-  EXPECT_EQ(cache.usage(), 0u);
-
-  // A whole pass: past kLargeBlockStepsBeforeWholeRead steps the block is
-  // read whole, once; every entry is served, forwards and back.
-  auto it = table->NewIterator(ReadOptions());
-  ExpectIteratesLikeTheModel(it.get(), entries);
-  EXPECT_EQ(file->read_bytes(), read_at_open + block_size);
-  it.reset();
-
-  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
-  auto cut = table->NewIterator(ReadOptions());
-  cut->Seek(entries[entries.size() / 2].user_key, kMaxSequenceNumber);
-  EXPECT_FALSE(cut->Valid());
-  EXPECT_TRUE(cut->status().IsIOError()) << cut->status().ToString();
-  EXPECT_NE(cut->status().ToString().find(path), std::string::npos) << cut->status().ToString();
 }
 
 TEST(SsdTableWholeBlockTest, AWholeBlockMustBeTheOnlyBlockOfAKeySetTable) {
