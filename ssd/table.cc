@@ -774,20 +774,32 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
       inner_ = reader->NewIterator();
     }
     bool landed = false;
+    const char* copy = nullptr;
+    size_t key_size = 0, value_size = 0;
     const bool read = GuardedMappedRead([&] {
       move(inner_.get());
       landed = inner_->Valid();
       if (!landed) return;
-      key_.assign(inner_->user_key().data(), inner_->user_key().size());
-      value_copy_.assign(inner_->value().data(), inner_->value().size());
+      key_size = inner_->user_key().size();
+      value_size = inner_->value().size();
+      // Into the inline buffer when the entry fits (no allocation per
+      // iterator), else into spill_.
+      char* to = inline_;
+      if (key_size + value_size > sizeof(inline_)) {
+        spill_.resize(key_size + value_size);
+        to = spill_.data();
+      }
+      std::memcpy(to, inner_->user_key().data(), key_size);
+      std::memcpy(to + key_size, inner_->value().data(), value_size);
+      copy = to;
     });
     if (!read) {
       status_ = table_->MappingFault();
       return;
     }
     if (!landed) return;
-    user_key_ = Slice(key_);
-    value_ = Slice(value_copy_);
+    user_key_ = Slice(copy, key_size);
+    value_ = Slice(copy + key_size, value_size);
     tag_ = inner_->tag();
     has_key_hash_ = inner_->carries_key_hash();
     key_hash_ = has_key_hash_ ? inner_->key_hash() : 0;
@@ -819,8 +831,8 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
     CachedBlockRef whole = std::move(fresh);
     if (!table_->IsLarge(block_)) whole = table_->options_.cache->Insert(table_->number_, block_, std::move(whole));
     auto inner = whole->reader->NewIterator();
-    inner->Seek(key_, TagSequence(tag_));  // (user key, sequence) names one entry
-    if (!inner->Valid() || inner->user_key() != Slice(key_) || inner->tag() != tag_) {
+    inner->Seek(user_key_, TagSequence(tag_));  // (user key, sequence) names one entry
+    if (!inner->Valid() || inner->user_key() != user_key_ || inner->tag() != tag_) {
       status_ = table_->Corrupt("block " + std::to_string(block_) + " reads differently from the file and the mapping");
       return;
     }
@@ -833,7 +845,10 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
   const uint32_t block_;
   CachedBlockRef whole_;                     // once read whole (declared before inner_: outlives it)
   std::unique_ptr<InternalIterator> inner_;  // over the mapping, or over whole_
-  std::string key_, value_copy_;             // the current entry, copied out of the mapping
+  // The current entry's key and value, copied out of the mapping, back to
+  // back: inline when they fit, else in spill_.
+  char inline_[240];
+  std::string spill_;
   uint32_t steps_ = 0;                       // Next calls since the last seek or step back
   Status status_;
 };

@@ -191,7 +191,9 @@ TEST(FileManifestStoreTest, APowerFailureDuringACommitLeavesAManifest) {
     next.generation = 99;
     const Status committed = store.Commit(next, {}, {}, false);
     EXPECT_EQ(committed.ok(), !before_rename) << committed.ToString();
-    if (!before_rename) EXPECT_FALSE(store.TakeLateError().ok());
+    if (!before_rename) {
+      EXPECT_FALSE(store.TakeLateError().ok());
+    }
     faults.DropUnsyncedData();
     faults.SetActive(true);
     FileManifestStore reopened(FileSystem::Default(), dir.path(), BytewiseComparator(), &stats);
