@@ -698,14 +698,17 @@ Status SsdTable::Validate() const {
   return Status::OK();
 }
 
-// A user's iterator over a large block of a table mapped for Gets: each move
-// runs on the block's reader over the mapping, under the SIGBUS guard, and
-// copies the entry it lands on out of the mapping (no Slice it hands out
-// points into the mapping, where touching a page the kernel cannot supply
-// would raise SIGBUS unguarded). A Seek thus reads the pages it touches --
-// a few, of a block of megabytes -- instead of the whole block. After
-// kLargeBlockStepsBeforeWholeRead steps forward it is a scan: it reads the
-// block whole into a buffer of its own and goes on in place there.
+// A user's iterator over a block of a table mapped for Gets, the block not
+// in the cache: each move runs on the block's reader over the mapping (the
+// one Gets use), under the SIGBUS guard, and copies the entry it lands on
+// out of the mapping (no Slice it hands out points into the mapping, where
+// touching a page the kernel cannot supply would raise SIGBUS unguarded). A
+// Seek thus reads the pages it touches -- a few, of a block of megabytes
+// for a large one -- with no system call. After kSmallBlockStepsBeforeWholeRead
+// (kLargeBlockStepsBeforeWholeRead for a large block) steps forward it reads
+// the block whole -- a small one copied from the mapping into the cache, a
+// large one from the file into a buffer of its own -- and goes on in place
+// there. Thread-safety: one thread at a time, as any iterator.
 class SsdTable::MappedBlockIterator final : public InternalIterator {
  public:
   MappedBlockIterator(const SsdTable* table, uint32_t block) : table_(table), block_(block) {}
@@ -902,8 +905,8 @@ class SsdTable::BlockSource {
     };
     // A block a user's iterator seeks into, when the table is mapped for
     // Gets and nothing asks for checksums: from the cache if it is there,
-    // else read in place from the mapping, as Gets read it (no read, no
-    // cache insert).
+    // else in place from the mapping, as Gets read it (no read-ahead; the
+    // block reaches the cache only if the iterator steps on in it).
     if (reads_mapping_ && !scanning) {
       const auto block = static_cast<uint32_t>(i);
       if (!table_->IsLarge(block)) block_ = table_->options_.cache->Lookup(table_->number_, block);
