@@ -48,8 +48,10 @@ struct BlockWindow {
 
 // An iterator over entries in internal-key order: a block's, a memtable's,
 // a table's, a level's or a merge of several. Slices returned by user_key()
-// and value() stay valid until the iterator moves or is destroyed (a KeySet
-// block's: until the block bytes are released).
+// and value() stay valid until the iterator moves or is destroyed (an
+// iterator over a KeySet block in memory: until the block bytes are
+// released; an SSD table's reading a block through the file's mapping
+// copies each entry out, and its Slices last until it moves).
 // Thread-safety: one thread at a time per iterator.
 class InternalIterator {
  public:

@@ -60,7 +60,14 @@ bool RunGuardedRead(void (*fn)(void*), void* arg) {
   }
   guarded_read = &target;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  fn(arg);
+  try {
+    fn(arg);
+  } catch (...) {
+    // An exception (std::bad_alloc of a copy, say) leaves the read: the
+    // thread must not jump back into this frame on a later SIGBUS.
+    guarded_read = outer;
+    throw;
+  }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   guarded_read = outer;
   return true;

@@ -832,13 +832,14 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
       return;
     }
     CachedBlockRef whole = std::move(fresh);
-    if (!table_->IsLarge(block_)) whole = table_->options_.cache->Insert(table_->number_, block_, std::move(whole));
     auto inner = whole->reader->NewIterator();
     inner->Seek(user_key_, TagSequence(tag_));  // (user key, sequence) names one entry
     if (!inner->Valid() || inner->user_key() != user_key_ || inner->tag() != tag_) {
       status_ = table_->Corrupt("block " + std::to_string(block_) + " reads differently from the file and the mapping");
       return;
     }
+    // Cached only once it agrees with what the mapping showed.
+    if (!table_->IsLarge(block_)) table_->options_.cache->Insert(table_->number_, block_, whole);
     inner_ = std::move(inner);
     whole_ = std::move(whole);
     SetEntryFrom(*inner_);

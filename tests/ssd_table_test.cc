@@ -392,8 +392,9 @@ TEST(SsdTableMappedIteratorTest, SeeksReadOnlyWhatTheyTouch) {
   std::mt19937_64 rng(45);
   const std::vector<TestEntry> entries = test::RandomEntries(&rng, 6000, 24, 300);
   ASSERT_GT(entries.size(), size_t{kLargeBlockStepsBeforeWholeRead} + 100);
-  for (const bool large : {false, true}) {
-    SCOPED_TRACE(large ? "one large block" : "8 KiB blocks");
+  for (const int kind : {0, 1, 2}) {  // 8 KiB KeySet blocks, 8 KiB classic blocks, one large KeySet block
+    const bool large = kind == 2;
+    SCOPED_TRACE(kind == 0 ? "8 KiB KeySet blocks" : kind == 1 ? "8 KiB classic blocks" : "one large block");
     test::ScratchDir dir;
     const std::string path = dir.path() + "/000007.jst";
     size_t block_size = 0;
@@ -413,7 +414,7 @@ TEST(SsdTableMappedIteratorTest, SeeksReadOnlyWhatTheyTouch) {
       ASSERT_TRUE(builder.Finish(&info).ok());
       ASSERT_TRUE(file->Close().ok());
     } else {
-      BuildTable(path, entries, 8 << 10);
+      BuildTable(path, entries, 8 << 10, BlockBuilderOptions(), kind == 1 ? BlockFormat::kClassic : BlockFormat::kKeySet);
     }
     std::unique_ptr<RandomAccessFile> base;
     ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
@@ -458,6 +459,16 @@ TEST(SsdTableMappedIteratorTest, SeeksReadOnlyWhatTheyTouch) {
     // mapping into the cache, until the iterator scans (read windows).
     auto it = table->NewIterator(ReadOptions());
     ExpectIteratesLikeTheModel(it.get(), entries);
+    size_t back = entries.size();
+    for (it->SeekToLast(); it->Valid(); it->Prev()) {
+      ASSERT_GT(back, 0u);
+      --back;
+      ASSERT_EQ(it->user_key().ToString(), entries[back].user_key);
+      ASSERT_EQ(it->sequence(), entries[back].sequence);
+      ASSERT_EQ(it->value().ToString(), entries[back].value);
+    }
+    EXPECT_EQ(back, 0u);
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
     if (large) {
       EXPECT_EQ(file->read_bytes(), read_at_open + block_size);
       EXPECT_EQ(cache.usage(), 0u);
