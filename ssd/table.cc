@@ -413,14 +413,14 @@ Status SsdTable::ReadBlock(uint32_t i, bool verify, CachedBlockRef* block) const
     *block = mapped_[i];
   } else if (IsLarge(i)) {
     std::shared_ptr<CachedBlock> fresh;
-    Status s = ReadFromFile(i, verify || options_.verify_checksums, &fresh);
+    Status s = ReadBlockCopy(i, verify || options_.verify_checksums, /*from_mapping=*/false, &fresh);
     if (s.ok()) *block = std::move(fresh);
     return s;
   } else {
     *block = options_.cache->Lookup(number_, i);
     if (*block == nullptr) {
       std::shared_ptr<CachedBlock> fresh;
-      Status s = ReadFromFile(i, verify || options_.verify_checksums, &fresh);
+      Status s = ReadBlockCopy(i, verify || options_.verify_checksums, /*from_mapping=*/false, &fresh);
       if (!s.ok()) return s;
       *block = options_.cache->Insert(number_, i, std::move(fresh));
       return Status::OK();
@@ -497,10 +497,10 @@ Status SsdTable::MappingFault() const {
   return Status::IOError(path_, "read fault in the file's mapping (an I/O error, or a truncated file)");
 }
 
-Status SsdTable::ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const {
+Status SsdTable::ReadBlockCopy(uint32_t i, bool verify, bool from_mapping, std::shared_ptr<CachedBlock>* block) const {
   auto fresh = NewBlockBuffer(i);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
-  Status s = ReadBlocks(i, fresh->size, dest);
+  Status s = from_mapping ? CopyMappedBlocks(i, fresh->size, dest) : ReadBlocks(i, fresh->size, dest);
   if (!s.ok()) return s;
   s = OpenReader(dest, verify, fresh.get());
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
@@ -687,7 +687,7 @@ Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const
 Status SsdTable::Validate() const {
   for (uint32_t i = 0; i < index_.size(); ++i) {
     std::shared_ptr<CachedBlock> block;  // read afresh, checksum verified
-    Status s = ReadFromFile(i, /*verify=*/true, &block);
+    Status s = ReadBlockCopy(i, /*verify=*/true, /*from_mapping=*/false, &block);
     if (!s.ok()) return s;
     s = block->reader->Validate();
     if (s.ok() && block->reader->num_entries() != index_[i].entries) {
@@ -711,7 +711,11 @@ Status SsdTable::Validate() const {
 // there. Thread-safety: one thread at a time, as any iterator.
 class SsdTable::MappedBlockIterator final : public InternalIterator {
  public:
-  MappedBlockIterator(const SsdTable* table, uint32_t block) : table_(table), block_(block) {}
+  MappedBlockIterator(const SsdTable* table, uint32_t block)
+      : table_(table),
+        block_(block),
+        large_(table->IsLarge(block)),
+        steps_before_whole_read_(large_ ? kLargeBlockStepsBeforeWholeRead : kSmallBlockStepsBeforeWholeRead) {}
 
   void SeekToFirst() override {
     steps_ = 0;
@@ -726,10 +730,7 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
     Move([&](InternalIterator* it) { it->Seek(user_key, sequence); });
   }
   void Next() override {
-    if (whole_ == nullptr && ++steps_ >= (table_->IsLarge(block_) ? kLargeBlockStepsBeforeWholeRead
-                                                                  : kSmallBlockStepsBeforeWholeRead)) {
-      ReadWhole();
-    }
+    if (whole_ == nullptr && ++steps_ >= steps_before_whole_read_) ReadWhole();
     Move([](InternalIterator* it) { it->Next(); });
   }
   void Prev() override {
@@ -815,18 +816,7 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
   void ReadWhole() {
     if (!valid_) return;
     std::shared_ptr<CachedBlock> fresh;
-    Status s;
-    if (table_->IsLarge(block_)) {
-      s = table_->ReadFromFile(block_, /*verify=*/false, &fresh);
-    } else {
-      fresh = table_->NewBlockBuffer(block_);
-      char* dest = reinterpret_cast<char*>(fresh->buffer.get());
-      s = table_->CopyMappedBlocks(block_, fresh->size, dest);
-      if (s.ok()) {
-        s = table_->OpenReader(dest, /*verify=*/false, fresh.get());
-        if (!s.ok()) s = table_->Corrupt("block " + std::to_string(block_) + ": " + s.ToString());
-      }
-    }
+    const Status s = table_->ReadBlockCopy(block_, /*verify=*/false, /*from_mapping=*/!large_, &fresh);
     if (!s.ok()) {
       status_ = s;
       return;
@@ -839,7 +829,7 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
       return;
     }
     // Cached only once it agrees with what the mapping showed.
-    if (!table_->IsLarge(block_)) table_->options_.cache->Insert(table_->number_, block_, whole);
+    if (!large_) table_->options_.cache->Insert(table_->number_, block_, whole);
     inner_ = std::move(inner);
     whole_ = std::move(whole);
     SetEntryFrom(*inner_);
@@ -847,6 +837,8 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
 
   const SsdTable* const table_;
   const uint32_t block_;
+  const bool large_;  // never cached: read from the file when read whole
+  const uint32_t steps_before_whole_read_;
   CachedBlockRef whole_;                     // once read whole (declared before inner_: outlives it)
   std::unique_ptr<InternalIterator> inner_;  // over the mapping, or over whole_
   // The current entry's key and value, copied out of the mapping, back to

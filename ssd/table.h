@@ -262,8 +262,9 @@ class SsdTable final : public Table {
   Status CopyMappedBlocks(uint32_t first, uint64_t bytes, char* dest) const;
   // IOError naming the file: a guarded read of the mapping faulted.
   Status MappingFault() const;
-  // Reads block i from the file into a new buffer with its reader.
-  Status ReadFromFile(uint32_t i, bool verify, std::shared_ptr<CachedBlock>* block) const;
+  // Block i in a new buffer with its reader: read from the file, or, with
+  // `from_mapping`, copied from the mapping (CopyMappedBlocks).
+  Status ReadBlockCopy(uint32_t i, bool verify, bool from_mapping, std::shared_ptr<CachedBlock>* block) const;
   Status Corrupt(const std::string& what) const;
   bool IsLarge(uint32_t i) const { return index_[i].size > kLargeBlockBytes; }
   // A lookup in block i, read through the block cache (or use_mmap's
