@@ -58,6 +58,7 @@ class JigsawEngine final : public Engine {
     options.ssd_mapped_gets = config.ssd_mapped_gets;
     options.reuse_log_files = config.reuse_log_files;
     options.concurrent_memtable_writes = config.concurrent_memtable_writes;
+    options.read_triggered_compactions = config.read_triggered_compactions;
     options.ssd_block_size = config.ssd_block_size;
     options.ssd_io = config.ssd_io;
     options.table_format = config.table_format;
@@ -126,16 +127,17 @@ class JigsawEngine final : public Engine {
     return s.ok() ? "" : s.ToString();
   }
   std::string Stats() override {
-    std::string levels, stalls, syncs, cache, ssd, writes;
+    std::string levels, stalls, syncs, cache, ssd, writes, read_triggered;
     db_->GetProperty("jigsaw.levels", &levels);
     db_->GetProperty("jigsaw.stalls", &stalls);
+    db_->GetProperty("jigsaw.read-triggered-compactions", &read_triggered);
     db_->GetProperty("jigsaw.write-groups", &writes);
     db_->GetProperty("jigsaw.sync-stats", &syncs);
     std::string io;
     db_->GetProperty("jigsaw.block-cache", &cache);
     db_->GetProperty("jigsaw.ssd-bytes", &ssd);
     db_->GetProperty("jigsaw.io", &io);
-    return levels + stalls + "\nwrites: " + writes + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache + "\nread-ahead: " + io;
+    return levels + stalls + " read_triggered_compactions " + read_triggered + "\nwrites: " + writes + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache + "\nread-ahead: " + io;
   }
 
   std::unique_ptr<DB> db_;

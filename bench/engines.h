@@ -30,6 +30,7 @@ struct EngineConfig {
   bool ssd_mapped_gets = true;
   bool reuse_log_files = true;                                           // JigsawDB disk: write new logs over old ones                                            // JigsawDB hybrid/disk: Get via a guarded mapping
   bool concurrent_memtable_writes = true;                                 // JigsawDB
+  bool read_triggered_compactions = true;                                 // JigsawDB
   size_t ssd_block_size = 8 << 10;                                        // JigsawDB hybrid
   size_t block_cache_capacity = size_t{64} << 20;                         // JigsawDB hybrid
   jigsaw::SsdIo ssd_io = jigsaw::SsdIo::kAuto;  // JigsawDB

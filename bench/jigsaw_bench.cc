@@ -57,6 +57,7 @@ struct Flags {
   int ssd_mapped_gets = 1;
   int reuse_log_files = 1;
   int concurrent_memtable_writes = 1;
+  int read_triggered_compactions = 1;
   size_t ssd_block_kb = 8;
   std::string table_format = "keyset";  // of SSD tables
   size_t cache_size_mb = 64;
@@ -587,6 +588,9 @@ int Main(int argc, char** argv) {
   app.add_option("--concurrent_memtable_writes", f.concurrent_memtable_writes,
                  "JigsawDB: writers of one group insert their own batches into the memtable at once (1/0; "
                  "RocksDB's allow_concurrent_memtable_write)");
+  app.add_option("--read_triggered_compactions", f.read_triggered_compactions,
+                 "JigsawDB: reads ask for L0 to be compacted below its trigger (1, default, or 0; "
+                 "Options::read_triggered_compactions)");
   app.add_option("--ssd_block_kb", f.ssd_block_kb, "hybrid: KiB per KeySet block inside SSD tables");
   app.add_option("--table_format", f.table_format,
                  "hybrid and disk: block format of SSD tables, keyset or classic (the profiler's baseline)")
@@ -674,6 +678,7 @@ int Main(int argc, char** argv) {
     config.ssd_mapped_gets = f.ssd_mapped_gets != 0;
     config.reuse_log_files = f.reuse_log_files != 0;
     config.concurrent_memtable_writes = f.concurrent_memtable_writes != 0;
+    config.read_triggered_compactions = f.read_triggered_compactions != 0;
     config.ssd_block_size = f.ssd_block_kb << 10;
     config.table_format = f.table_format == "classic" ? TableFormat::kClassic : TableFormat::kKeySet;
     config.block_cache_capacity = f.cache_size >= 0 ? static_cast<size_t>(f.cache_size) : f.cache_size_mb << 20;
@@ -745,7 +750,7 @@ int Main(int argc, char** argv) {
     out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
                       {"kernel", std::string(u.release)}};
     out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
-                     {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"table_format", f.table_format}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_mapped_gets", f.ssd_mapped_gets}, {"reuse_log_files", f.reuse_log_files}, {"ssd_io", f.ssd_io}, {"concurrent_memtable_writes", f.concurrent_memtable_writes},
+                     {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"table_format", f.table_format}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_mapped_gets", f.ssd_mapped_gets}, {"reuse_log_files", f.reuse_log_files}, {"ssd_io", f.ssd_io}, {"concurrent_memtable_writes", f.concurrent_memtable_writes}, {"read_triggered_compactions", f.read_triggered_compactions},
                      {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                      {"memtable_size", f.write_buffer_size}, {"compression", "none"}, {"bloom_bits_per_key", f.bloom_bits},
                      {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};

@@ -35,7 +35,7 @@ void WidenOverSharedBoundaries(const Comparator* ucmp, const std::vector<TableRe
 }  // namespace
 
 bool PickCompaction(const Version& version, const Options& options, std::string compact_pointers[kNumLevels],
-                    Compaction* compaction) {
+                    bool l0_wanted_by_reads, Compaction* compaction) {
   const Comparator* ucmp = options.comparator;
   // Scoring L0 like the others keeps L1 near its target, which bounds the
   // size (and the free space) an L0 compaction needs.
@@ -50,6 +50,7 @@ bool PickCompaction(const Version& version, const Options& options, std::string 
       level = l;
     }
   }
+  if (level < 0 && l0_wanted_by_reads && !version.levels[0].empty()) level = 0;
   if (level < 0) return false;
   *compaction = Compaction();
   compaction->level = level;

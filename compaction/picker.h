@@ -38,9 +38,12 @@ uint64_t MaxBytesForLevel(const Options& options, int level);
 // their target; the highest score above 1 wins. L0 takes all its tables;
 // a deeper level takes the table after compact_pointers[level] (round
 // robin over its key space, with neighbours sharing a boundary key), and
-// compact_pointers[level] moves on. False if no level needs compaction.
+// compact_pointers[level] moves on. When no level needs compaction and
+// `l0_wanted_by_reads` (reads found L0 tables in their way often enough,
+// docs/decisions.md "Compactions asked for by reads"), every L0 table goes
+// into L1 however few they are. False if nothing is to be compacted.
 bool PickCompaction(const Version& version, const Options& options, std::string compact_pointers[kNumLevels],
-                    Compaction* compaction);
+                    bool l0_wanted_by_reads, Compaction* compaction);
 
 // The next step of CompactRange([begin, end]) at `level` (null bounds are
 // open): L0 takes its oldest `l0_take` tables (all of them with SIZE_MAX --

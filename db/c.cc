@@ -549,6 +549,10 @@ void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char
   options->rep.pmem_hash_index = v != 0;
 }
 
+void jigsaw_options_set_read_triggered_compactions(jigsaw_options_t* options, unsigned char v) {
+  options->rep.read_triggered_compactions = v != 0;
+}
+
 void jigsaw_options_set_concurrent_memtable_writes(jigsaw_options_t* options, unsigned char v) {
   options->rep.concurrent_memtable_writes = v != 0;
 }

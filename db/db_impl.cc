@@ -31,6 +31,16 @@ DB::~DB() = default;
 
 namespace {
 
+// Read-triggered compaction's cost model (docs/decisions.md, "Compactions
+// asked for by reads"), from this project's measurements: a Get's search of
+// an L0 table that does not hold its key costs about what compacting 64
+// bytes does (~100 ns against ~1.5 ns per byte), and a scan pays about
+// 1/16 of such a probe per entry for each L0 table in its merge.
+constexpr uint64_t kBytesPerWastedProbe = 64;
+constexpr uint64_t kScanStepsPerProbe = 16;
+// Gets charge their waste in samples: one Get in this many, for all.
+constexpr uint32_t kReadChargeSample = 64;
+
 class SnapshotImpl final : public Snapshot {
  public:
   explicit SnapshotImpl(SequenceNumber sequence) : sequence(sequence) {}
@@ -620,6 +630,14 @@ void DBImpl::PublishReadState() {
   for (int level = 1; level < kNumLevels; ++level) {
     if (!levels[level].empty()) add_run(levels[level]);
   }
+  if (options_.read_triggered_compactions && !levels[0].empty()) {
+    // What compacting L0 would cost: its tables and their overlap in L1,
+    // each byte worth 1/kBytesPerWastedProbe of a probe.
+    Compaction l0;
+    l0.inputs[0] = levels[0];
+    AddOverlappingInputs(*state->version, ucmp_, &l0);
+    state->l0_read_budget = std::max<uint64_t>(1, l0.InputBytes() / kBytesPerWastedProbe);
+  }
   std::shared_ptr<const ReadState> published = std::move(building);
   {
     MutexLock lock(&read_state_mutex_);
@@ -693,23 +711,47 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   const uint64_t key_hash = XXH3_64bits(key.data(), key.size());
   constexpr size_t kBatch = 32;
   std::array<std::span<const TableRef>, kBatch> batch;
+  std::array<size_t, kBatch> batch_run;
+  const size_t l0_runs = view.state->version->levels[0].size();
+  size_t l0_missed = 0;  // L0 tables searched that did not decide the key
   bool done = false;
-  for (size_t next = 0; next < runs.size();) {
+  for (size_t next = 0; next < runs.size() && !done;) {
     size_t count = 0;
     for (; next < runs.size() && count < kBatch; ++next) {
       const std::span<const TableRef> candidates = Candidates(runs[next], target);
       if (candidates.empty()) continue;
       for (const TableRef& table : candidates) table->table->PrefetchForGet(key_hash);
+      batch_run[count] = next;
       batch[count++] = candidates;
     }
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < count && !done; ++i) {
       for (const TableRef& table : batch[i]) {
         s = TableGet(options, *table, key, view.sequence, value, &done);
-        if (done) return s;
+        if (done) break;
+        if (batch_run[i] < l0_runs) ++l0_missed;
       }
     }
   }
-  return Status::NotFound(Slice());
+  // One Get in kReadChargeSample charges for all of them: readers on
+  // several cores do not share a counter's cache line on every Get.
+  if (l0_missed > 0 && view.state->l0_read_budget != 0) {
+    thread_local uint32_t t_gets = 0;
+    if (++t_gets % kReadChargeSample == 0) ChargeL0Reads(*view.state, l0_missed * kReadChargeSample);
+  }
+  return done ? s : Status::NotFound(Slice());
+}
+
+void DBImpl::ChargeL0Reads(const ReadState& state, uint64_t probes) {
+  const uint64_t waste = state.l0_read_waste.fetch_add(probes, std::memory_order_relaxed) + probes;
+  if (waste < state.l0_read_budget || state.l0_compaction_asked.load(std::memory_order_relaxed) ||
+      state.l0_compaction_asked.exchange(true, std::memory_order_relaxed)) {
+    return;
+  }
+  MutexLock lock(&mutex_);
+  // A stale state (its L0 compacted since) asks for nothing.
+  if (versions_->current() != state.version || versions_->current()->levels[0].empty()) return;
+  l0_wanted_by_reads_ = true;
+  bg_cv_.Signal();
 }
 
 std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
@@ -764,6 +806,21 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   return statuses;
 }
 
+// Charges a closing iterator's merge of L0 tables to its read state: its
+// seek into each, and each step past them (kScanStepsPerProbe).
+class DBImpl::L0ScanCharge final : public IteratorObserver {
+ public:
+  L0ScanCharge(DBImpl* db, std::shared_ptr<const ReadState> state) : db_(db), state_(std::move(state)) {}
+  void Closed(uint64_t moves) override {
+    const uint64_t l0_tables = state_->version->levels[0].size();
+    db_->ChargeL0Reads(*state_, l0_tables * (1 + moves / kScanStepsPerProbe));
+  }
+
+ private:
+  DBImpl* const db_;  // outlives its iterators (DB::NewIterator)
+  const std::shared_ptr<const ReadState> state_;
+};
+
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
   // Sized once: a short scan is dominated by setting up (ycsbe).
@@ -785,7 +842,10 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     }
   }
   pins.push_back(view.state->version);
-  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins));
+  std::unique_ptr<IteratorObserver> observer;
+  if (view.state->l0_read_budget != 0) observer = std::make_unique<L0ScanCharge>(this, view.state);
+  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins),
+                       std::move(observer));
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
@@ -976,7 +1036,8 @@ std::string DBImpl::StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const {
                       {"bytes_written", compaction_bytes_written_},
                       {"split_steps", split_steps_},
                       {"entries_merged", compaction_entries_read_},
-                      {"entries_spliced", compaction_entries_spliced_}};
+                      {"entries_spliced", compaction_entries_spliced_},
+                      {"read_triggered", read_triggered_compactions_}};
   j["trivial_moves"] = {{"tables", tables_moved_}, {"bytes", bytes_moved_}};
   j["migrations"] = {{"tables", tables_migrated_}, {"bytes", bytes_migrated_}};
   j["stalls"] = {{"slowdowns", slowdowns_}, {"stops", stops_}, {"micros", stall_micros_},
@@ -1082,6 +1143,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              std::to_string(tables_->block_cache()->misses());
   } else if (p == "jigsaw.compactions") {
     *value = std::to_string(compactions_);
+  } else if (p == "jigsaw.read-triggered-compactions") {
+    *value = std::to_string(read_triggered_compactions_);
   } else if (p == "jigsaw.flushes") {
     *value = std::to_string(flushes_);
   } else if (p == "jigsaw.write-groups") {
@@ -1098,7 +1161,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
              " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes; " +
              std::to_string(split_steps_) + " split steps; " + std::to_string(compaction_entries_read_) +
              " entries merged, " + std::to_string(compaction_entries_spliced_) +
-             " of them copied as bytes in runs)\ntrivial moves: " + std::to_string(tables_moved_) +
+             " of them copied as bytes in runs; " + std::to_string(read_triggered_compactions_) +
+             " of L0 asked for by reads)\ntrivial moves: " + std::to_string(tables_moved_) +
              " tables, " + std::to_string(bytes_moved_) + " bytes moved by reference\nmigrations: " + std::to_string(tables_migrated_) + " pmem blocks, " +
              std::to_string(bytes_migrated_) + " bytes written to SSD tables as their bytes\nslowdowns " +
              std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +

@@ -299,8 +299,21 @@ class DBImpl final : public DB {
     // The version's runs in search order: each L0 table newest first, then
     // each non-empty level.
     std::vector<SearchRun> runs;
+    // Read-triggered compaction (Options::read_triggered_compactions): the
+    // cost readers have paid for this state's L0 tables, in wasted probes
+    // (ChargeL0Reads), and the charge at which they ask for L0 to go into
+    // L1 -- what that compaction would cost, in the same unit. 0: nothing
+    // to ask for (L0 empty, or the option off).
+    uint64_t l0_read_budget = 0;
+    mutable std::atomic<uint64_t> l0_read_waste{0};
+    mutable std::atomic<bool> l0_compaction_asked{false};
   };
   void PublishReadState() REQUIRES(mutex_);
+  // Charges `probes` wasted L0 probes to `state`; the charge that reaches
+  // its budget asks the background thread for an L0 compaction (taking
+  // mutex_ once per state).
+  void ChargeL0Reads(const ReadState& state, uint64_t probes) EXCLUDES(mutex_);
+  class L0ScanCharge;
   // Pins everything a read needs.
   struct ReadView {
     std::shared_ptr<const ReadState> state;
@@ -415,6 +428,8 @@ class DBImpl final : public DB {
   uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
   uint64_t tracker_rounds_ GUARDED_BY(mutex_) = 0;       // syncs-and-commit rounds of the tracker
   uint64_t tracker_compactions_ GUARDED_BY(mutex_) = 0;  // compactions they made durable
+  bool l0_wanted_by_reads_ GUARDED_BY(mutex_) = false;  // ChargeL0Reads asked; the next L0 compaction clears it
+  uint64_t read_triggered_compactions_ GUARDED_BY(mutex_) = 0;
   uint64_t tables_migrated_ GUARDED_BY(mutex_) = 0;  // pmem blocks written to SSD as bytes
   uint64_t bytes_migrated_ GUARDED_BY(mutex_) = 0;
 };

@@ -78,8 +78,17 @@ void DBImpl::BackgroundLoop() {
       }
     }
     Compaction compaction;
+    const Version& current = *versions_->current();
+    if (current.levels[0].empty()) l0_wanted_by_reads_ = false;
     if (!manual_compaction_ &&
-        PickCompaction(*versions_->current(), options_, versions_->compact_pointers(), &compaction)) {
+        PickCompaction(current, options_, versions_->compact_pointers(), l0_wanted_by_reads_, &compaction)) {
+      if (compaction.level == 0) {
+        if (l0_wanted_by_reads_ && current.levels[0].size() < static_cast<size_t>(options_.level0_compaction_trigger)) {
+          ++read_triggered_compactions_;
+          Log(info_log_, "L0 compaction asked for by reads: %zu tables", current.levels[0].size());
+        }
+        l0_wanted_by_reads_ = false;
+      }
       compaction_running_ = true;
       lock.Unlock();
       // Automatic compactions leave the standby alone: it is kept for

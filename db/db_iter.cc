@@ -16,12 +16,16 @@ namespace {
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* comparator, std::unique_ptr<InternalIterator> internal, SequenceNumber sequence,
-         std::vector<std::shared_ptr<const void>> pins)
+         std::vector<std::shared_ptr<const void>> pins, std::unique_ptr<IteratorObserver> observer)
       : comparator_(comparator),
         bytewise_(comparator == BytewiseComparator()),
         pins_(std::move(pins)),
+        observer_(std::move(observer)),
         iter_(std::move(internal)),
         sequence_(sequence) {}
+  ~DBIter() override {
+    if (observer_ != nullptr) observer_->Closed(moves_);
+  }
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return !forward_ ? Slice(saved_key_) : in_window_ ? entry_.key : iter_->user_key(); }
@@ -31,6 +35,7 @@ class DBIter final : public Iterator {
   Status status() const override { return status_.ok() ? iter_->status() : status_; }
 
   void SeekToFirst() override {
+    ++moves_;
     in_window_ = false;
     forward_ = true;
     saved_value_.clear();
@@ -38,6 +43,7 @@ class DBIter final : public Iterator {
     FindNextUserEntry(false);
   }
   void Seek(const Slice& target) override {
+    ++moves_;
     in_window_ = false;
     forward_ = true;
     saved_value_.clear();
@@ -45,6 +51,7 @@ class DBIter final : public Iterator {
     FindNextUserEntry(false);
   }
   void SeekToLast() override {
+    ++moves_;
     in_window_ = false;
     forward_ = false;
     saved_value_.clear();
@@ -54,6 +61,7 @@ class DBIter final : public Iterator {
 
   void Next() override {
     assert(valid_);
+    ++moves_;
     if (in_window_) {
       if (StepInWindow()) return;
       // iter_ past what was read in the window, then on as after any entry
@@ -85,6 +93,7 @@ class DBIter final : public Iterator {
   }
 
   void Prev() override {
+    ++moves_;
     assert(valid_);
     LeaveWindow();
     if (forward_) {
@@ -329,6 +338,8 @@ class DBIter final : public Iterator {
   // What iter_ reads (memtables, the version and its tables): declared
   // before iter_, so destroyed after it.
   std::vector<std::shared_ptr<const void>> pins_;
+  const std::unique_ptr<IteratorObserver> observer_;  // may be null
+  uint64_t moves_ = 0;                                 // seeks and steps
   std::unique_ptr<InternalIterator> iter_;
   const SequenceNumber sequence_;
   bool valid_ = false;
@@ -352,8 +363,9 @@ class DBIter final : public Iterator {
 }  // namespace
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins) {
-  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins));
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
+                                        std::unique_ptr<IteratorObserver> observer) {
+  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), std::move(observer));
 }
 
 }  // namespace jigsaw

@@ -4,6 +4,7 @@
 #ifndef JIGSAW_DB_DB_ITER_H_
 #define JIGSAW_DB_DB_ITER_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -13,12 +14,21 @@
 
 namespace jigsaw {
 
+// Told, when the iterator it watches is destroyed (on that thread), how
+// many times the user positioned it: seeks, Next and Prev calls.
+class IteratorObserver {
+ public:
+  virtual ~IteratorObserver() = default;
+  virtual void Closed(uint64_t moves) = 0;
+};
+
 // Shows the newest version visible at `sequence` of each key of `internal`
 // (entries in internal-key order, typically a merging iterator), hiding
 // deletions. `pins` keeps what `internal` reads (memtables, versions) alive
-// as long as the iterator.
+// as long as the iterator; `observer` (may be null) is told its moves.
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins);
+                                        SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
+                                        std::unique_ptr<IteratorObserver> observer = nullptr);
 
 }  // namespace jigsaw
 

@@ -338,8 +338,9 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
   }
   jigsaw_close(db);
 
-  phase = "reopen without the pmem hash index and concurrent memtable writes";
+  phase = "reopen without the pmem hash index, read-triggered compactions and concurrent memtable writes";
   jigsaw_options_set_pmem_hash_index(options, 0);
+  jigsaw_options_set_read_triggered_compactions(options, 0);
   jigsaw_options_set_concurrent_memtable_writes(options, 0);
   db = jigsaw_open(options, dbname, &err);
   CHECK_NO_ERROR(err);
@@ -350,6 +351,7 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
   CHECK_GET(db, roptions, "serial", "write");
   jigsaw_close(db);
   jigsaw_options_set_pmem_hash_index(options, 1);
+  jigsaw_options_set_read_triggered_compactions(options, 1);
   jigsaw_options_set_concurrent_memtable_writes(options, 1);
 
   phase = "copy into a disk-mode database";

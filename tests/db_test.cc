@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -698,6 +699,82 @@ TEST_P(DBTest, CompactionsCopySurvivingEntriesAsBytes) {
     for (int i = 0; i < 20000; i += 997) {
       std::snprintf(key, sizeof(key), "key%08d", i);
       EXPECT_EQ(Get(key), std::string(100, 'v'));
+    }
+  }
+}
+
+// Options::read_triggered_compactions: Gets that search L0 tables not
+// holding their keys, or scans merging L0 tables, ask for L0 to go into L1
+// although it is below its trigger; the data reads the same after. Off,
+// the same reads leave L0 alone.
+TEST_P(DBTest, ReadsAskForL0BelowItsTrigger) {
+  for (const bool enabled : {false, true}) {
+    for (const bool scans : {false, true}) {
+      SCOPED_TRACE(std::string(enabled ? "on" : "off") + (scans ? ", scans" : ", gets"));
+      db_.reset();
+      ASSERT_TRUE(DestroyDB(dir_.path(), ModeOptions()).ok());
+      Options options = ModeOptions();
+      options.level0_compaction_trigger = 8;  // the writes below leave fewer
+      options.level0_slowdown_trigger = 20;
+      options.level0_stop_trigger = 24;
+      options.read_triggered_compactions = enabled;
+      Open(options);
+      auto property = [&](const char* name) {
+        std::string value;
+        EXPECT_TRUE(db_->GetProperty(name, &value)) << name;
+        return std::stoull(value);
+      };
+      std::map<std::string, std::string> model;
+      char key[16];
+      for (int i = 0; i < 4000; ++i) {
+        std::snprintf(key, sizeof(key), "key%08d", (i * 7919) % 4000);
+        const std::string value(100, static_cast<char>('a' + i % 26));
+        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+        model[key] = value;
+      }
+      // The flushes are the background thread's: wait until the frozen
+      // memtables are in L0.
+      std::string json;
+      for (int waited = 0; waited < 3000; ++waited) {
+        ASSERT_TRUE(db_->GetProperty("jigsaw.stats-json", &json));
+        if (nlohmann::json::parse(json)["memtables"].get<int>() == 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      const uint64_t l0_before = property("jigsaw.num-blocks-at-level0");
+      ASSERT_GE(l0_before, 2u);
+      ASSERT_LT(l0_before, 8u);
+
+      // Reads until L0 empties (on), or as many as that took at most (off).
+      // The loop's bound only keeps a broken build from spinning forever.
+      int rounds = 0;
+      for (; rounds < 2000 && (!enabled || property("jigsaw.num-blocks-at-level0") > 0); ++rounds) {
+        if (scans) {
+          auto it = db_->NewIterator(ReadOptions());
+          uint64_t n = 0;
+          for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+          ASSERT_EQ(n, model.size());
+        } else {
+          std::string value;
+          for (int i = 0; i < 500; ++i) {
+            std::snprintf(key, sizeof(key), "key%08dx", i * 7);  // inside every table's range
+            ASSERT_TRUE(db_->Get(ReadOptions(), key, &value).IsNotFound());
+          }
+        }
+        if (enabled && property("jigsaw.read-triggered-compactions") > 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the compaction is under way
+        }
+        if (!enabled && rounds == 200) break;
+      }
+      if (enabled) {
+        EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), 0u);
+        EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 1u);
+      } else {
+        EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), l0_before);
+        EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 0u);
+      }
+      EXPECT_EQ(Contents(), model);
+      Open(options);
+      EXPECT_EQ(Contents(), model);
     }
   }
 }

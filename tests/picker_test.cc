@@ -55,7 +55,31 @@ TEST(PickerTest, NothingIsPickedWhileEveryLevelIsWithinItsTarget) {
   v.levels[1] = {MakeTable(4, "a", "m", 50), MakeTable(5, "n", "z", 50)};  // exactly at target
   std::string pointers[kNumLevels];
   Compaction c;
-  EXPECT_FALSE(PickCompaction(v, SmallOptions(), pointers, &c));
+  EXPECT_FALSE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
+}
+
+// Reads that keep meeting L0 tables ask for them to go down below the
+// trigger -- but a level over its target still comes first, and an empty
+// L0 gives nothing to do.
+TEST(PickerTest, ReadsAskForLevelZeroBelowItsTriggerOnlyWhenNothingElseIsDue) {
+  Version v;
+  v.levels[0] = {MakeTable(2, "c", "f", 10), MakeTable(1, "a", "d", 10)};
+  v.levels[1] = {MakeTable(4, "a", "b", 40), MakeTable(5, "e", "g", 40), MakeTable(6, "h", "k", 20)};
+  std::string pointers[kNumLevels];
+  Compaction c;
+  EXPECT_FALSE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/true, &c));
+  EXPECT_EQ(c.level, 0);
+  EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{2, 1}));
+  EXPECT_EQ(Numbers(c.inputs[1]), (std::vector<uint64_t>{4, 5}));  // [a, f]
+
+  v.levels[1].push_back(MakeTable(7, "l", "z", 100));  // L1 over its target
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/true, &c));
+  EXPECT_EQ(c.level, 1);
+
+  Version empty_l0;
+  empty_l0.levels[1] = {MakeTable(4, "a", "b", 40)};
+  EXPECT_FALSE(PickCompaction(empty_l0, SmallOptions(), pointers, /*l0_wanted_by_reads=*/true, &c));
 }
 
 TEST(PickerTest, LevelZeroAtItsTriggerTakesAllItsTablesAndTheirOverlapBelow) {
@@ -65,7 +89,7 @@ TEST(PickerTest, LevelZeroAtItsTriggerTakesAllItsTablesAndTheirOverlapBelow) {
   v.levels[1] = {MakeTable(10, "a", "b", 10), MakeTable(11, "c", "e", 10), MakeTable(12, "h", "k", 10)};
   std::string pointers[kNumLevels];
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(c.level, 0);
   EXPECT_EQ(c.output_level(), 1);
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{4, 3, 2, 1}));
@@ -81,7 +105,7 @@ TEST(PickerTest, TheLevelFurthestOverItsTargetWins) {
   v.levels[2] = {MakeTable(7, "a", "c", 1500)};                          // score 1.5
   std::string pointers[kNumLevels];
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(c.level, 1);
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{6}));
   EXPECT_EQ(Numbers(c.inputs[1]), (std::vector<uint64_t>{7}));
@@ -96,7 +120,7 @@ TEST(PickerTest, DeeperLevelsTakeTablesRoundRobinAfterTheCompactPointer) {
   std::vector<uint64_t> picked;
   for (int round = 0; round < 4; ++round) {
     Compaction c;
-    ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+    ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
     ASSERT_EQ(c.inputs[0].size(), 1u);
     picked.push_back(c.inputs[0][0]->number);
     EXPECT_EQ(pointers[1], c.inputs[0][0]->largest);
@@ -112,7 +136,7 @@ TEST(PickerTest, NeighboursSharingABoundaryKeyArePickedTogether) {
                  MakeTable(4, "h", "i", 100)};
   std::string pointers[kNumLevels];
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{1, 2, 3}));
   EXPECT_EQ(pointers[1], "g");
 }
@@ -299,14 +323,14 @@ TEST(PickerTest, LevelZeroWinsATieWithADeeperLevel) {
   v.levels[1] = {MakeTable(10, "c", "d", 200)};                                         // score 200/100 = 2
   std::string pointers[kNumLevels];
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(c.level, 0);
   EXPECT_EQ(c.inputs[0].size(), 8u);
   EXPECT_TRUE(c.inputs[1].empty());  // [a, b] does not reach [c, d]
   EXPECT_TRUE(pointers[1].empty());  // an L0 pick moves no compact pointer
 
   v.levels[1][0]->size = 201;  // now L1 is strictly further over
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(c.level, 1);
 }
 
@@ -318,14 +342,14 @@ TEST(PickerTest, LevelZeroBelowTriggerYieldsAndTheLastLevelIsNeverPicked) {
   v.levels[2] = {MakeTable(4, "a", "m", 1001)};  // target 1000
   std::string pointers[kNumLevels];
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(c.level, 2);
   EXPECT_EQ(c.output_level(), 3);
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{4}));
 
   Version last;
   last.levels[kNumLevels - 1] = {MakeTable(5, "a", "z", uint64_t{1} << 40)};
-  EXPECT_FALSE(PickCompaction(last, SmallOptions(), pointers, &c));
+  EXPECT_FALSE(PickCompaction(last, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
 }
 
 // A compact pointer that falls inside a table's range (the table it named
@@ -337,11 +361,11 @@ TEST(PickerTest, ACompactPointerInsideATablePicksThatTable) {
   std::string pointers[kNumLevels];
   pointers[1] = "e";
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{2}));
   EXPECT_EQ(pointers[1], "f");
   pointers[1] = "z";  // past every table: wraps to the first
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{1}));
 }
 
@@ -354,7 +378,7 @@ TEST(PickerTest, APickTakesTheTablesBelowThatTouchItsRange) {
                  MakeTable(8, "e", "e", 1), MakeTable(9, "ea", "h", 1)};
   std::string pointers[kNumLevels];
   Compaction c;
-  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(v, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(c.level, 1);
   EXPECT_EQ(Numbers(c.inputs[1]), (std::vector<uint64_t>{6, 7, 8}));
 }
@@ -467,7 +491,7 @@ TEST(PickerTest, TrivialMovesOfPickedCompactions) {
   Version alone;
   alone.levels[1] = {MakeTable(1, "a", "c", 300)};
   alone.levels[2] = {MakeTable(2, "d", "f", 1)};
-  ASSERT_TRUE(PickCompaction(alone, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(alone, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_TRUE(c.inputs[1].empty());
   EXPECT_TRUE(IsTrivialMove(c, kBytewise, /*output_to_ssd=*/false));
   EXPECT_FALSE(IsTrivialMove(c, kBytewise, /*output_to_ssd=*/true));  // the tier would change
@@ -476,14 +500,14 @@ TEST(PickerTest, TrivialMovesOfPickedCompactions) {
   overlapped.levels[1] = {MakeTable(1, "a", "c", 300)};
   overlapped.levels[2] = {MakeTable(2, "b", "b", 1), MakeTable(3, "c", "f", 1)};
   pointers[1].clear();
-  ASSERT_TRUE(PickCompaction(overlapped, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(overlapped, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(Numbers(c.inputs[1]), (std::vector<uint64_t>{2, 3}));
   EXPECT_FALSE(IsTrivialMove(c, kBytewise, false));
 
   Version shared;
   shared.levels[1] = {MakeTable(1, "a", "c", 150), MakeTable(2, "c", "e", 150)};
   pointers[1].clear();
-  ASSERT_TRUE(PickCompaction(shared, SmallOptions(), pointers, &c));
+  ASSERT_TRUE(PickCompaction(shared, SmallOptions(), pointers, /*l0_wanted_by_reads=*/false, &c));
   EXPECT_EQ(Numbers(c.inputs[0]), (std::vector<uint64_t>{1, 2}));
   EXPECT_TRUE(c.inputs[1].empty());
   EXPECT_FALSE(IsTrivialMove(c, kBytewise, false));

@@ -218,6 +218,7 @@ JIGSAW_EXPORT void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, un
 JIGSAW_EXPORT void jigsaw_options_set_ssd_mapped_gets(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_read_triggered_compactions(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_concurrent_memtable_writes(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_bloom_bits_per_key(jigsaw_options_t* options, int bits);
 JIGSAW_EXPORT void jigsaw_options_set_level0_compaction_trigger(jigsaw_options_t* options, int n);

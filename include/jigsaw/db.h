@@ -100,6 +100,8 @@ class JIGSAW_EXPORT DB {
   //                             and inserted beside other groups, and how
   //                             many batches their own writers inserted
   //                             (Options::concurrent_memtable_writes)
+  //   "jigsaw.read-triggered-compactions"   L0 compactions asked for by
+  //                             reads (Options::read_triggered_compactions)
   //   "jigsaw.stalls"           write slowdowns and stops, time stalled, and
   //                             flushes run between a compaction's outputs
   //   "jigsaw.sync-stats"       SSD syncs made and bytes synced; hybrid
@@ -143,8 +145,8 @@ class JIGSAW_EXPORT DB {
   //                             them were copied as bytes in runs), trivial
   //                             moves (tables and bytes moved by reference),
   //                             migrations (pmem blocks and bytes written to
-  //                             SSD as they are),
-  //                             stalls, write batches and groups, memtables
+  //                             SSD as they are), L0 compactions asked for
+  //                             by reads, stalls, write batches and groups, memtables
   //                             and the pool's standby chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 

@@ -277,6 +277,14 @@ struct JIGSAW_EXPORT Options {
 
   // Number of L0 blocks that triggers a compaction into L1. Default: 4.
   int level0_compaction_trigger = 4;
+  // Reads ask for L0 to be compacted into L1 below the trigger: when Gets
+  // searching L0 blocks that do not hold their key, and iterators merging
+  // L0 blocks into their scans, have together spent about what compacting L0
+  // would cost, and no level needs compaction, every L0 block goes into L1
+  // (LevelDB's seek compaction, for L0 only). A read-mostly phase after a
+  // burst of writes then stops paying for the blocks the burst left in L0.
+  // GetProperty("jigsaw.stats") counts these compactions. Default: true.
+  bool read_triggered_compactions = true;
   // Number of L0 blocks at which each write is delayed by 1 ms. Default: 8.
   int level0_slowdown_trigger = 8;
   // Number of L0 blocks at which writes wait for compaction. Default: 12.
