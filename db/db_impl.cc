@@ -772,7 +772,10 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   std::vector<ssd::BlockFetch> fetches;
   std::vector<std::span<const TableRef>> candidates;  // per pending key
   std::vector<size_t> undecided;
-  for (const SearchRun& run : runs) {
+  const size_t l0_runs = view.state->version->levels[0].size();
+  uint64_t l0_missed = 0;  // L0 tables searched that did not decide a key
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const SearchRun& run = runs[r];
     if (pending.empty()) break;
     candidates.clear();
     for (size_t i : pending) candidates.push_back(Candidates(run, KeyTarget(ucmp_, keys[i])));
@@ -795,6 +798,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
       for (const TableRef& block : candidates[k]) {
         statuses[i] = TableGet(options, *block, keys[i], view.sequence, &(*values)[i], &done);
         if (done) break;
+        if (r < l0_runs) ++l0_missed;
       }
       if (!done) {
         statuses[i] = Status::NotFound(Slice());
@@ -803,6 +807,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
     }
     pending.swap(undecided);
   }
+  if (l0_missed > 0 && view.state->l0_read_budget != 0) ChargeL0Reads(*view.state, l0_missed);
   return statuses;
 }
 

@@ -703,14 +703,14 @@ TEST_P(DBTest, CompactionsCopySurvivingEntriesAsBytes) {
   }
 }
 
-// Options::read_triggered_compactions: Gets that search L0 tables not
-// holding their keys, or scans merging L0 tables, ask for L0 to go into L1
+// Options::read_triggered_compactions: Gets (and MultiGets) that search L0
+// tables not holding their keys, or scans merging L0 tables, ask for L0 to go into L1
 // although it is below its trigger; the data reads the same after. Off,
 // the same reads leave L0 alone.
 TEST_P(DBTest, ReadsAskForL0BelowItsTrigger) {
   for (const bool enabled : {false, true}) {
-    for (const bool scans : {false, true}) {
-      SCOPED_TRACE(std::string(enabled ? "on" : "off") + (scans ? ", scans" : ", gets"));
+    for (const std::string reads : {"gets", "multiget", "scans"}) {
+      SCOPED_TRACE(std::string(enabled ? "on, " : "off, ") + reads);
       db_.reset();
       ASSERT_TRUE(DestroyDB(dir_.path(), ModeOptions()).ok());
       Options options = ModeOptions();
@@ -748,11 +748,21 @@ TEST_P(DBTest, ReadsAskForL0BelowItsTrigger) {
       // The loop's bound only keeps a broken build from spinning forever.
       int rounds = 0;
       for (; rounds < 2000 && (!enabled || property("jigsaw.num-blocks-at-level0") > 0); ++rounds) {
-        if (scans) {
+        if (reads == "scans") {
           auto it = db_->NewIterator(ReadOptions());
           uint64_t n = 0;
           for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
           ASSERT_EQ(n, model.size());
+        } else if (reads == "multiget") {
+          std::vector<std::string> absent;
+          for (int i = 0; i < 500; ++i) {
+            std::snprintf(key, sizeof(key), "key%08dx", i * 7);
+            absent.push_back(key);
+          }
+          std::vector<std::string> values;
+          for (const Status& s : db_->MultiGet(ReadOptions(), std::vector<Slice>(absent.begin(), absent.end()), &values)) {
+            ASSERT_TRUE(s.IsNotFound()) << s.ToString();
+          }
         } else {
           std::string value;
           for (int i = 0; i < 500; ++i) {
