@@ -639,6 +639,7 @@ void DBImpl::PublishReadState() {
     AddOverlappingInputs(*state->version, ucmp_, &l0);
     state->l0_read_budget = std::max<uint64_t>(1, l0.InputBytes() / kBytesPerWastedProbe);
   }
+  published_version_.store(state->version.get(), std::memory_order_release);
   std::shared_ptr<const ReadState> published = std::move(building);
   {
     MutexLock lock(&read_state_mutex_);
@@ -748,10 +749,11 @@ void DBImpl::ChargeL0Reads(const ReadState& state, uint64_t probes) {
       state.l0_compaction_asked.exchange(true, std::memory_order_relaxed)) {
     return;
   }
-  MutexLock lock(&mutex_);
-  // A stale state (its L0 compacted since) asks for nothing.
-  if (versions_->current() != state.version || versions_->current()->levels[0].empty()) return;
-  l0_wanted_by_reads_ = true;
+  // A stale state (its L0 compacted since, perhaps) asks for nothing.
+  if (published_version_.load(std::memory_order_acquire) != state.version.get()) return;
+  l0_wanted_by_reads_.store(true, std::memory_order_release);
+  // Without mutex_, the background thread may be about to wait and miss
+  // this; it wakes on its own within a second.
   bg_cv_.Signal();
 }
 
@@ -911,6 +913,8 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
   // not fit the pool.
   size_t l0_take = SIZE_MAX;
   for (int level = 0; level < kNumLevels - 1 && s.ok(); ++level) {
+    // What reads asked for is being done (or was, by an earlier step).
+    if (level == 0) l0_wanted_by_reads_.store(false, std::memory_order_relaxed);
     Compaction step;
     while (PickRangeStep(*versions_->current(), ucmp_, level, begin, end, l0_take, &step)) {
       const size_t take = step.inputs[0].size();

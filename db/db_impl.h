@@ -310,9 +310,9 @@ class DBImpl final : public DB {
   };
   void PublishReadState() REQUIRES(mutex_);
   // Charges `probes` wasted L0 probes to `state`; the charge that reaches
-  // its budget asks the background thread for an L0 compaction (taking
-  // mutex_ once per state).
-  void ChargeL0Reads(const ReadState& state, uint64_t probes) EXCLUDES(mutex_);
+  // its budget asks the background thread for an L0 compaction (once per
+  // state; takes no lock).
+  void ChargeL0Reads(const ReadState& state, uint64_t probes);
   class L0ScanCharge;
   // Pins everything a read needs.
   struct ReadView {
@@ -428,8 +428,15 @@ class DBImpl final : public DB {
   uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
   uint64_t tracker_rounds_ GUARDED_BY(mutex_) = 0;       // syncs-and-commit rounds of the tracker
   uint64_t tracker_compactions_ GUARDED_BY(mutex_) = 0;  // compactions they made durable
-  bool l0_wanted_by_reads_ GUARDED_BY(mutex_) = false;  // ChargeL0Reads asked; the next L0 compaction clears it
-  uint64_t read_triggered_compactions_ GUARDED_BY(mutex_) = 0;
+  // Set by the reader whose charge reached its state's budget
+  // (ChargeL0Reads, without mutex_); cleared by the next L0 compaction of
+  // any cause, and when L0 is found empty.
+  std::atomic<bool> l0_wanted_by_reads_{false};
+  // The version of the last published read state: a reader holding an
+  // older one asks for nothing (its L0 may be gone). Compared, never
+  // dereferenced.
+  std::atomic<const Version*> published_version_{nullptr};
+  uint64_t read_triggered_compactions_ GUARDED_BY(mutex_) = 0;  // started
   uint64_t tables_migrated_ GUARDED_BY(mutex_) = 0;  // pmem blocks written to SSD as bytes
   uint64_t bytes_migrated_ GUARDED_BY(mutex_) = 0;
 };

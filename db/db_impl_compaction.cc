@@ -79,15 +79,19 @@ void DBImpl::BackgroundLoop() {
     }
     Compaction compaction;
     const Version& current = *versions_->current();
-    if (current.levels[0].empty()) l0_wanted_by_reads_ = false;
+    if (current.levels[0].empty()) l0_wanted_by_reads_.store(false, std::memory_order_relaxed);
+    const bool wanted_by_reads = l0_wanted_by_reads_.load(std::memory_order_acquire);
+    bool read_triggered = false;  // a compaction nothing but reads asked for
     if (!manual_compaction_ &&
-        PickCompaction(current, options_, versions_->compact_pointers(), l0_wanted_by_reads_, &compaction)) {
+        PickCompaction(current, options_, versions_->compact_pointers(), wanted_by_reads, &compaction)) {
       if (compaction.level == 0) {
-        if (l0_wanted_by_reads_ && current.levels[0].size() < static_cast<size_t>(options_.level0_compaction_trigger)) {
+        read_triggered =
+            wanted_by_reads && current.levels[0].size() < static_cast<size_t>(options_.level0_compaction_trigger);
+        if (read_triggered) {
           ++read_triggered_compactions_;
           Log(info_log_, "L0 compaction asked for by reads: %zu tables", current.levels[0].size());
         }
-        l0_wanted_by_reads_ = false;
+        l0_wanted_by_reads_.store(false, std::memory_order_relaxed);
       }
       compaction_running_ = true;
       lock.Unlock();
@@ -98,7 +102,10 @@ void DBImpl::BackgroundLoop() {
       lock.Lock();
       compaction_running_ = false;
       if (pool() != nullptr) tables_->space()->Refill();
-      if (s.IsNoSpace()) {
+      if (s.IsNoSpace() && read_triggered) {
+        // Optional work: no room for it says nothing about room for writes.
+        Log(info_log_, "No room for an L0 compaction asked for by reads: %s", s.ToString().c_str());
+      } else if (s.IsNoSpace()) {
         if (!pool_full_) Log(info_log_, "No room for a compaction: %s", s.ToString().c_str());
         pool_full_ = true;  // writers waiting for compaction get NoSpace
         space_error_ = s;
@@ -107,7 +114,7 @@ void DBImpl::BackgroundLoop() {
         bg_error_ = s;
       }
       done_cv_.SignalAll();
-      if (s.ok()) continue;
+      if (s.ok() || (s.IsNoSpace() && read_triggered)) continue;
     }
     bg_cv_.WaitFor(std::chrono::milliseconds(pool_full_ ? 100 : 1000));
   }

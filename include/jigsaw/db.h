@@ -100,8 +100,9 @@ class JIGSAW_EXPORT DB {
   //                             and inserted beside other groups, and how
   //                             many batches their own writers inserted
   //                             (Options::concurrent_memtable_writes)
-  //   "jigsaw.read-triggered-compactions"   L0 compactions asked for by
-  //                             reads (Options::read_triggered_compactions)
+  //   "jigsaw.read-triggered-compactions"   L0 compactions started because
+  //                             reads asked for them below the trigger
+  //                             (Options::read_triggered_compactions)
   //   "jigsaw.stalls"           write slowdowns and stops, time stalled, and
   //                             flushes run between a compaction's outputs
   //   "jigsaw.sync-stats"       SSD syncs made and bytes synced; hybrid

@@ -278,12 +278,16 @@ struct JIGSAW_EXPORT Options {
   // Number of L0 blocks that triggers a compaction into L1. Default: 4.
   int level0_compaction_trigger = 4;
   // Reads ask for L0 to be compacted into L1 below the trigger: when Gets
-  // searching L0 blocks that do not hold their key, and iterators merging
-  // L0 blocks into their scans, have together spent about what compacting L0
-  // would cost, and no level needs compaction, every L0 block goes into L1
-  // (LevelDB's seek compaction, for L0 only). A read-mostly phase after a
-  // burst of writes then stops paying for the blocks the burst left in L0.
-  // GetProperty("jigsaw.stats") counts these compactions. Default: true.
+  // and MultiGets searching L0 blocks that do not hold their key (counted
+  // in samples, one Get in 64 per thread), and iterators that merged L0
+  // blocks into their scans (counted when destroyed), have spent about what
+  // compacting L0 would cost since L0 or the memtable last changed, and no
+  // level needs compaction, every L0 block goes into L1 (LevelDB's seek
+  // compaction, for L0 only; in hybrid mode L1 may be SSD tables). A
+  // read-mostly phase after a burst of writes then stops paying for the
+  // blocks the burst left in L0; a workload that keeps writing rarely asks.
+  // GetProperty("jigsaw.read-triggered-compactions") counts these
+  // compactions. Default: true.
   bool read_triggered_compactions = true;
   // Number of L0 blocks at which each write is delayed by 1 ms. Default: 8.
   int level0_slowdown_trigger = 8;
