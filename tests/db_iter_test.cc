@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <random>
+#include <vector>
 
 #include "table/merging_iterator.h"
 #include "tests/block_test_util.h"
@@ -263,6 +265,36 @@ TEST(DBIterPinTest, KeepsItsPinsUntilDestroyed) {
   EXPECT_FALSE(watch.expired());
   it.reset();
   EXPECT_TRUE(watch.expired());
+}
+
+// The observer hears, once and at destruction, every positioning call:
+// seeks, steps forward (also the ones served in a block's window) and back.
+TEST(DBIterObserverTest, IsToldTheMovesWhenTheIteratorIsDestroyed) {
+  class Recorder final : public IteratorObserver {
+   public:
+    explicit Recorder(std::vector<uint64_t>* closed) : closed_(closed) {}
+    void Closed(uint64_t moves) override { closed_->push_back(moves); }
+
+   private:
+    std::vector<uint64_t>* const closed_;
+  };
+  std::vector<TestEntry> entries;
+  for (int i = 0; i < 100; ++i) entries.push_back({"key" + std::to_string(1000 + i), 1, ValueType::kValue, "v"});
+  test::AlignedBuffer buffer;
+  const std::unique_ptr<BlockReader> reader = BuildAndOpen(BlockFormat::kKeySet, entries, &buffer);
+  ASSERT_NE(reader, nullptr);
+  std::vector<uint64_t> closed;
+  auto it = NewDBIterator(BytewiseComparator(), reader->NewIterator(), kMaxSequenceNumber, {},
+                          std::make_unique<Recorder>(&closed));
+  uint64_t seen = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++seen;  // 1 + 100 moves
+  EXPECT_EQ(seen, 100u);
+  it->Seek("key1050");
+  it->Prev();
+  it->SeekToLast();
+  EXPECT_TRUE(closed.empty());
+  it.reset();
+  EXPECT_EQ(closed, std::vector<uint64_t>{104});
 }
 
 }  // namespace
