@@ -472,6 +472,70 @@ INSTANTIATE_TEST_SUITE_P(OnAndOff, DBConcurrentMemtableWritesTest, ::testing::Bo
                            return std::string(info.param ? "Concurrent" : "LeaderInserts");
                          });
 
+// Read-triggered compaction (Options::read_triggered_compactions) with
+// readers on several threads: Gets and scans charge one read state at once,
+// one of them asks, L0 goes into L1 exactly once while they read, and every
+// read answers as before.
+TEST_P(DBConcurrencyTest, ReadersOnSeveralThreadsAskForL0Once) {
+  test::ScratchDir dir;
+  std::unique_ptr<DB> db;
+  Options options = test::SmallOptions();
+  options.storage_mode = GetParam();
+  options.pmem_budget = 2 << 20;
+  options.level0_compaction_trigger = 8;  // the writes below leave fewer
+  options.level0_slowdown_trigger = 20;
+  options.level0_stop_trigger = 24;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  auto property = [&](const char* name) {
+    std::string value;
+    EXPECT_TRUE(db->GetProperty(name, &value)) << name;
+    return std::stoull(value);
+  };
+  char key[16];
+  for (int i = 0; i < 4000; ++i) {
+    std::snprintf(key, sizeof(key), "key%08d", (i * 7919) % 4000);
+    ASSERT_TRUE(db->Put(WriteOptions(), key, std::string(100, 'v')).ok());
+  }
+  for (int waited = 0; waited < 3000 && property("jigsaw.num-blocks-at-level0") < 2; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(property("jigsaw.num-blocks-at-level0"), 2u);
+
+  std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      char k[16];
+      std::string value;
+      for (int i = 0; !stop && !failed; ++i) {
+        const int n = (i * 13 + t) % 4000;
+        std::snprintf(k, sizeof(k), "key%08d", n);
+        if (!db->Get(ReadOptions(), k, &value).ok() || value != std::string(100, 'v')) failed = true;
+        std::snprintf(k, sizeof(k), "key%08dx", n);  // absent, inside every table's range
+        if (!db->Get(ReadOptions(), k, &value).IsNotFound()) failed = true;
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    while (!stop && !failed) {
+      auto it = db->NewIterator(ReadOptions());
+      int n = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+      if (n != 4000 || !it->status().ok()) failed = true;
+    }
+  });
+  // The bound only keeps a broken build from hanging the suite.
+  for (int waited = 0; waited < 6000 && !failed && property("jigsaw.num-blocks-at-level0") > 0; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(failed);
+  EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), 0u);
+  EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          test::ModeName);
 
