@@ -34,9 +34,9 @@ namespace {
 // Read-triggered compaction's cost model (docs/decisions.md, "Compactions
 // asked for by reads"), from this project's measurements: a Get's search of
 // an L0 table that does not hold its key costs about what compacting 64
-// bytes does (~35 ns; an L0 compaction into pmem ~0.45 ns per byte, into
-// SSD tables ~1 ns), and a scan pays about 1/16 of such a probe per entry
-// for each L0 table in its merge.
+// bytes of pmem tables does (~35 ns; an L0 compaction into pmem ~0.45 ns
+// per byte, into SSD tables ~1 ns: their bytes count twice), and a scan
+// pays about 1/16 of such a probe per entry for each L0 table in its merge.
 constexpr uint64_t kBytesPerWastedProbe = 64;
 constexpr uint64_t kScanStepsPerProbe = 16;
 // Gets charge their waste in samples: one Get in this many, for all.
@@ -633,11 +633,16 @@ void DBImpl::PublishReadState() {
   }
   if (options_.read_triggered_compactions && !levels[0].empty()) {
     // What compacting L0 would cost: its tables and their overlap in L1,
-    // each byte worth 1/kBytesPerWastedProbe of a probe.
+    // each byte worth 1/kBytesPerWastedProbe of a probe -- twice that for
+    // an SSD table, whose merge writes a file and syncs it.
     Compaction l0;
     l0.inputs[0] = levels[0];
     AddOverlappingInputs(*state->version, ucmp_, &l0);
-    state->l0_read_budget = std::max<uint64_t>(1, l0.InputBytes() / kBytesPerWastedProbe);
+    uint64_t bytes = 0;
+    for (const auto& tables : l0.inputs) {
+      for (const TableRef& t : tables) bytes += t->residence == Residence::kSsd ? 2 * t->size : t->size;
+    }
+    state->l0_read_budget = std::max<uint64_t>(1, bytes / kBytesPerWastedProbe);
   }
   published_version_.store(state->version.get(), std::memory_order_release);
   std::shared_ptr<const ReadState> published = std::move(building);
