@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -144,6 +145,14 @@ class MappedReadDeathTest : public ::testing::Test {
   MappedReadDeathTest() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 };
 
+// A death test's statement runs in a child process that never returns to
+// destroy its ScratchDir: the child removes the directory once its file is
+// open and mapped (the mapping keeps the file).
+void LeaveNoDirectory(const test::ScratchDir& dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir.path(), ec);
+}
+
 volatile sig_atomic_t guarded_read_returned = 0;
 void ExitOnSigbus(int) { _exit(guarded_read_returned ? 42 : 43); }
 
@@ -154,6 +163,7 @@ TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadReachesTheHandlerFoundBefo
   EXPECT_EXIT(
       {
         MappedFile file(path);
+        LeaveNoDirectory(dir);
         file.Truncate();
         std::signal(SIGBUS, ExitOnSigbus);  // the application's own handler
         if (GuardedMappedRead([&] { SumPages(file.data()); })) _exit(1);  // must fault
@@ -171,6 +181,7 @@ TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadStillEndsTheProcess) {
   EXPECT_DEATH(
       {
         MappedFile file(path);
+        LeaveNoDirectory(dir);
         file.Truncate();
         if (GuardedMappedRead([&] { SumPages(file.data()); })) _exit(0);
         std::fprintf(stderr, "the guarded read returned\n");
@@ -192,6 +203,7 @@ TEST_F(MappedReadDeathTest, ASentSigbusStillEndsTheProcess) {
   EXPECT_DEATH(
       {
         MappedFile file(path);
+        LeaveNoDirectory(dir);
         if (!GuardedMappedRead([&] { SumPages(file.data()); })) _exit(0);  // installs the guard
         GuardedMappedRead([] { std::raise(SIGBUS); });
         _exit(0);  // not reached
@@ -208,6 +220,7 @@ TEST_F(MappedReadDeathTest, ASentSigbusTheApplicationIgnoresIsIgnored) {
       {
         std::signal(SIGBUS, SIG_IGN);
         MappedFile file(path);
+        LeaveNoDirectory(dir);
         if (!GuardedMappedRead([&] { SumPages(file.data()); })) _exit(1);
         std::raise(SIGBUS);
         std::raise(SIGBUS);  // and again: nothing was reset to the default
