@@ -609,6 +609,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
 void DBImpl::PublishReadState() {
   std::shared_ptr<ReadState> building = std::make_shared<ReadState>();
   ReadState* state = building.get();
+  state->db = this;
   state->mem = mem_;
   for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) state->imm.push_back(it->mem);
   state->version = versions_->current();
@@ -819,20 +820,9 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   return statuses;
 }
 
-// Charges a closing iterator's merge of L0 tables to its read state: its
-// seek into each, and each step past them (kScanStepsPerProbe).
-class DBImpl::L0ScanCharge final : public IteratorObserver {
- public:
-  L0ScanCharge(DBImpl* db, std::shared_ptr<const ReadState> state) : db_(db), state_(std::move(state)) {}
-  void Closed(uint64_t moves) override {
-    const uint64_t l0_tables = state_->version->levels[0].size();
-    db_->ChargeL0Reads(*state_, l0_tables * (1 + moves / kScanStepsPerProbe));
-  }
-
- private:
-  DBImpl* const db_;  // outlives its iterators (DB::NewIterator)
-  const std::shared_ptr<const ReadState> state_;
-};
+void DBImpl::ReadState::Closed(uint64_t moves) const {
+  db->ChargeL0Reads(*this, version->levels[0].size() * (1 + moves / kScanStepsPerProbe));
+}
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
@@ -840,25 +830,17 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   const Version& version = *view.state->version;
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.reserve(1 + view.state->imm.size() + version.levels[0].size() + kNumLevels - 1);
-  std::vector<std::shared_ptr<const void>> pins;
-  pins.reserve(2 + view.state->imm.size());
   children.push_back(view.state->mem->NewIterator());
-  pins.push_back(view.state->mem);
-  for (const auto& imm : view.state->imm) {
-    children.push_back(imm->NewIterator());
-    pins.push_back(imm);
-  }
+  for (const auto& imm : view.state->imm) children.push_back(imm->NewIterator());
   for (const TableRef& block : version.levels[0]) children.push_back(block->table->NewIterator(options));
   for (int level = 1; level < kNumLevels; ++level) {
     if (!version.levels[level].empty()) {
       children.push_back(NewLevelIterator(ucmp_, version.levels[level], options));
     }
   }
-  pins.push_back(view.state->version);
-  std::unique_ptr<IteratorObserver> observer;
-  if (view.state->l0_read_budget != 0) observer = std::make_unique<L0ScanCharge>(this, view.state);
-  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, std::move(pins),
-                       std::move(observer));
+  // The read state pins the memtables and the version the children read.
+  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state.get() : nullptr;
+  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, {view.state}, observer);
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

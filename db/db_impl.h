@@ -37,6 +37,7 @@
 #include "compaction/compaction_profile.h"
 #include "compaction/durability_tracker.h"
 #include "compaction/picker.h"
+#include "db/db_iter.h"
 #include "db/memtable.h"
 #include "version/table_store.h"
 #include "version/version_set.h"
@@ -292,7 +293,10 @@ class DBImpl final : public DB {
     std::vector<KeyPrefix> smallest;
     std::vector<KeyPrefix> largest;
   };
-  struct ReadState {
+  // Also the observer of the iterators made from it (pinned by them), which
+  // charge their L0 merges to it when destroyed.
+  struct ReadState final : IteratorObserver {
+    DBImpl* db = nullptr;  // outlives its iterators (DB::NewIterator)
     std::shared_ptr<MemTable> mem;
     std::vector<std::shared_ptr<MemTable>> imm;  // newest first
     std::shared_ptr<const Version> version;
@@ -307,13 +311,16 @@ class DBImpl final : public DB {
     uint64_t l0_read_budget = 0;
     mutable std::atomic<uint64_t> l0_read_waste{0};
     mutable std::atomic<bool> l0_compaction_asked{false};
+
+    // An iterator's seek into each L0 table, and each step past them
+    // (kScanStepsPerProbe), as wasted probes.
+    void Closed(uint64_t moves) const override;
   };
   void PublishReadState() REQUIRES(mutex_);
   // Charges `probes` wasted L0 probes to `state`; the charge that reaches
   // its budget asks the background thread for an L0 compaction (once per
   // state; takes no lock).
   void ChargeL0Reads(const ReadState& state, uint64_t probes);
-  class L0ScanCharge;
   // Pins everything a read needs.
   struct ReadView {
     std::shared_ptr<const ReadState> state;

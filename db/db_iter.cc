@@ -16,11 +16,11 @@ namespace {
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* comparator, std::unique_ptr<InternalIterator> internal, SequenceNumber sequence,
-         std::vector<std::shared_ptr<const void>> pins, std::unique_ptr<IteratorObserver> observer)
+         std::vector<std::shared_ptr<const void>> pins, const IteratorObserver* observer)
       : comparator_(comparator),
         bytewise_(comparator == BytewiseComparator()),
         pins_(std::move(pins)),
-        observer_(std::move(observer)),
+        observer_(observer),
         iter_(std::move(internal)),
         sequence_(sequence) {}
   ~DBIter() override {
@@ -338,8 +338,8 @@ class DBIter final : public Iterator {
   // What iter_ reads (memtables, the version and its tables): declared
   // before iter_, so destroyed after it.
   std::vector<std::shared_ptr<const void>> pins_;
-  const std::unique_ptr<IteratorObserver> observer_;  // may be null
-  uint64_t moves_ = 0;                                 // seeks and steps
+  const IteratorObserver* const observer_;  // may be null; kept alive by pins_
+  uint64_t moves_ = 0;                      // seeks and steps
   std::unique_ptr<InternalIterator> iter_;
   const SequenceNumber sequence_;
   bool valid_ = false;
@@ -364,8 +364,8 @@ class DBIter final : public Iterator {
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
-                                        std::unique_ptr<IteratorObserver> observer) {
-  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), std::move(observer));
+                                        const IteratorObserver* observer) {
+  return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), observer);
 }
 
 }  // namespace jigsaw

@@ -18,17 +18,20 @@ namespace jigsaw {
 // many times the user positioned it: seeks, Next and Prev calls.
 class IteratorObserver {
  public:
-  virtual ~IteratorObserver() = default;
-  virtual void Closed(uint64_t moves) = 0;
+  virtual void Closed(uint64_t moves) const = 0;
+
+ protected:
+  ~IteratorObserver() = default;
 };
 
 // Shows the newest version visible at `sequence` of each key of `internal`
 // (entries in internal-key order, typically a merging iterator), hiding
 // deletions. `pins` keeps what `internal` reads (memtables, versions) alive
-// as long as the iterator; `observer` (may be null) is told its moves.
+// as long as the iterator; `observer` (may be null; not owned -- keep it
+// alive through `pins`) is told its moves.
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
-                                        std::unique_ptr<IteratorObserver> observer = nullptr);
+                                        const IteratorObserver* observer = nullptr);
 
 }  // namespace jigsaw
 

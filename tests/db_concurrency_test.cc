@@ -32,14 +32,21 @@ uint64_t Counter(const std::string& value) { return std::stoull(value.substr(0, 
 
 // In every storage mode (hybrid and disk-only add SSD tables, the block
 // cache and the durability tracker thread).
-class DBConcurrencyTest : public ::testing::TestWithParam<StorageMode> {};
+class DBConcurrencyTest : public ::testing::TestWithParam<StorageMode> {
+ protected:
+  // SmallOptions in this test's mode, with SSD levels in hybrid mode.
+  Options ModeOptions() const {
+    Options options = test::SmallOptions();
+    options.storage_mode = GetParam();
+    options.pmem_budget = 2 << 20;
+    return options;
+  }
+};
 
 TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun) {
   test::ScratchDir dir;
   std::unique_ptr<DB> db;
-  Options options = test::SmallOptions();
-  options.storage_mode = GetParam();
-  options.pmem_budget = 2 << 20;
+  Options options = ModeOptions();
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   std::atomic<int> writers_done{0};
   std::atomic<bool> failed{false};
@@ -479,9 +486,7 @@ INSTANTIATE_TEST_SUITE_P(OnAndOff, DBConcurrentMemtableWritesTest, ::testing::Bo
 TEST_P(DBConcurrencyTest, ReadersOnSeveralThreadsAskForL0Once) {
   test::ScratchDir dir;
   std::unique_ptr<DB> db;
-  Options options = test::SmallOptions();
-  options.storage_mode = GetParam();
-  options.pmem_budget = 2 << 20;
+  Options options = ModeOptions();
   options.level0_compaction_trigger = 8;  // the writes below leave fewer
   options.level0_slowdown_trigger = 20;
   options.level0_stop_trigger = 24;

@@ -273,7 +273,7 @@ TEST(DBIterObserverTest, IsToldTheMovesWhenTheIteratorIsDestroyed) {
   class Recorder final : public IteratorObserver {
    public:
     explicit Recorder(std::vector<uint64_t>* closed) : closed_(closed) {}
-    void Closed(uint64_t moves) override { closed_->push_back(moves); }
+    void Closed(uint64_t moves) const override { closed_->push_back(moves); }
 
    private:
     std::vector<uint64_t>* const closed_;
@@ -284,8 +284,8 @@ TEST(DBIterObserverTest, IsToldTheMovesWhenTheIteratorIsDestroyed) {
   const std::unique_ptr<BlockReader> reader = BuildAndOpen(BlockFormat::kKeySet, entries, &buffer);
   ASSERT_NE(reader, nullptr);
   std::vector<uint64_t> closed;
-  auto it = NewDBIterator(BytewiseComparator(), reader->NewIterator(), kMaxSequenceNumber, {},
-                          std::make_unique<Recorder>(&closed));
+  const Recorder recorder(&closed);
+  auto it = NewDBIterator(BytewiseComparator(), reader->NewIterator(), kMaxSequenceNumber, {}, &recorder);
   uint64_t seen = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++seen;  // 1 + 100 moves
   EXPECT_EQ(seen, 100u);
