@@ -519,6 +519,9 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     }
     return mapping_;
   }
+  bool PopulateMapping() override {
+    return mapping_ != nullptr && PopulateForRead(mapping_, size_);
+  }
   int fd() const override { return fd_; }
 
  private:

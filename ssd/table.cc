@@ -478,10 +478,24 @@ Status SsdTable::ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const {
 
 bool SsdTable::WarmInMapping(uint32_t first, uint32_t end) const {
   if (gets_mapping_ == nullptr) return false;
+  if (mapping_state_.load(std::memory_order_relaxed) == kMappingPopulated) return true;
   for (uint32_t i = first; i < end; ++i) {
     if (IsLarge(i) || gets_readers_[i].load(std::memory_order_relaxed) == nullptr) return false;
   }
   return true;
+}
+
+void SsdTable::NoteUserScan() const {
+  if (gets_mapping_ == nullptr) return;
+  // Scans entering at once may both count as the first, or both populate:
+  // harmless.
+  const uint8_t state = mapping_state_.load(std::memory_order_relaxed);
+  if (state == kMappingCold) {
+    mapping_state_.store(kMappingScannedOnce, std::memory_order_relaxed);
+  } else if (state == kMappingScannedOnce) {
+    mapping_state_.store(file_->PopulateMapping() ? kMappingPopulated : kMappingNotPopulated,
+                         std::memory_order_relaxed);
+  }
 }
 
 Status SsdTable::CopyMappedBlocks(uint32_t first, uint64_t bytes, char* dest) const {
@@ -952,6 +966,12 @@ class SsdTable::BlockSource {
         window_ = ScanWindows().Take(bytes);
         window_bytes_ = std::max<uint64_t>(bytes, ScanWindows().buffer_bytes());
       }
+      // A user's scan counts toward populating the table's mapping; a
+      // compaction's reads a table about to be deleted and does not.
+      if (!scan_ && !noted_user_scan_) {
+        noted_user_scan_ = true;
+        table_->NoteUserScan();
+      }
       Status s = table_->WarmInMapping(i, end) ? table_->CopyMappedBlocks(i, bytes, WindowData())
                                                : table_->ReadBlocks(i, bytes, WindowData());
       if (!s.ok()) return s;
@@ -1012,6 +1032,7 @@ class SsdTable::BlockSource {
   size_t forward_run_;
   size_t stepping_into_ = SIZE_MAX;
   size_t opened_ = SIZE_MAX;
+  bool noted_user_scan_ = false;  // told the table (NoteUserScan)
   CachedBlockRef block_;  // the current block; declared after window_: released before it
   Slice block_bytes_;     // its bytes, when opened by OpenVerified
 };

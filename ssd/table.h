@@ -256,6 +256,14 @@ class SsdTable final : public Table {
   // touch of a mapped page costs more than reading it) and not a large one
   // (Gets read those in pieces).
   bool WarmInMapping(uint32_t first, uint32_t end) const;
+  // A user's scan reads its first window of the table. The second scan
+  // to do so maps every page of the table's mapping (mapped for Gets) into
+  // this process at once, so that windows are copied from the mapping
+  // (WarmInMapping then answers true for every block): one madvise per
+  // table, tried once. The first scan reads with pread: a table scanned
+  // once (a scan that stops early, a table soon compacted away) is not
+  // worth the call.
+  void NoteUserScan() const;
   // As ReadBlocks, copied from the mapping under the SIGBUS guard: no system
   // call, no page-cache lookup per page. MappingFault() if a page cannot be
   // read.
@@ -302,6 +310,10 @@ class SsdTable final : public Table {
   // first Get (made at open, they would read every block's first page) and
   // owned by the table.
   std::unique_ptr<std::atomic<const BlockReader*>[]> gets_readers_;
+  // NoteUserScan's progress: no scan yet, one scan, then populated or not
+  // (the call failed).
+  enum : uint8_t { kMappingCold, kMappingScannedOnce, kMappingPopulated, kMappingNotPopulated };
+  mutable std::atomic<uint8_t> mapping_state_{kMappingCold};
   // Per block: the outline of a large KeySet block read by pread, for
   // lookups in pieces (nullptr for the others, and for large blocks that
   // cannot be read in pieces).

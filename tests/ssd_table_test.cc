@@ -363,20 +363,25 @@ TEST_P(SsdTableTest, AWholeLargeBlockServesLikeTheModelWithoutTheCache) {
 }
 
 // A file that counts the bytes read through Read (not through its mapping).
+// `populates`: whether PopulateMapping reaches the real file (or fails, as
+// on a kernel without MADV_POPULATE_READ).
 class CountingFile final : public RandomAccessFile {
  public:
-  explicit CountingFile(std::unique_ptr<RandomAccessFile> base) : base_(std::move(base)) {}
+  explicit CountingFile(std::unique_ptr<RandomAccessFile> base, bool populates = true)
+      : base_(std::move(base)), populates_(populates) {}
   Status Read(uint64_t offset, size_t n, char* scratch, Slice* result) const override {
     read_bytes_ += n;
     return base_->Read(offset, n, scratch, result);
   }
   uint64_t Size() const override { return base_->Size(); }
   const char* Mapping() override { return base_->Mapping(); }
+  bool PopulateMapping() override { return populates_ && base_->PopulateMapping(); }
   int fd() const override { return base_->fd(); }
   uint64_t read_bytes() const { return read_bytes_; }
 
  private:
   std::unique_ptr<RandomAccessFile> base_;
+  const bool populates_;
   mutable std::atomic<uint64_t> read_bytes_{0};
 };
 
@@ -769,6 +774,50 @@ TEST(SsdTableScanTest, AWarmTableCopiesItsWindowsFromTheMapping) {
       EXPECT_TRUE(is_warm ? s.IsIOError() : s.IsCorruption()) << s.ToString();
       EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
     }
+  }
+}
+
+// The second user's scan to enter a table mapped for Gets maps the whole
+// table at once, and from then on windows are copied from the mapping:
+// nothing is read through the file, even in a table no Get has touched. The
+// first user's scan, a compaction's scan of an untouched table, and every
+// scan where the mapping cannot be populated read windows from the file.
+// Every pass serves the model.
+TEST(SsdTableScanTest, AUserScanPopulatesTheMappingOnceAndCopiesFromIt) {
+  test::ScratchDir dir;
+  std::mt19937_64 rng(12);
+  const std::vector<TestEntry> entries = test::RandomEntries(&rng, 4000, 24, 600);
+  const std::string path = dir.path() + "/000012.jst";
+  const TableInfo info = BuildTable(path, entries, 8 << 10);
+  ASSERT_GT(info.file_size, 3 * kScanWindowBytes);
+  for (const bool populates : {true, false}) {
+    SCOPED_TRACE(populates ? "the mapping populates" : "the mapping cannot be populated");
+    std::unique_ptr<RandomAccessFile> base;
+    ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
+    auto counting = std::make_unique<CountingFile>(std::move(base), populates);
+    CountingFile* const file = counting.get();
+    BlockCache cache(64 << 20);
+    SsdTableOptions options;
+    options.cache = &cache;
+    options.verify_checksums = false;
+    options.mapped_gets = true;
+    std::unique_ptr<SsdTable> table;
+    ASSERT_TRUE(SsdTable::Open(options, std::move(counting), 12, path, &table).ok());
+    uint64_t before = file->read_bytes();
+    auto scan = table->NewScanIterator(/*decode=*/nullptr);
+    ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(scan.get(), entries));
+    EXPECT_GE(file->read_bytes() - before, info.file_size / 2);
+    for (int pass = 0; pass < 3; ++pass) {
+      before = file->read_bytes();
+      auto sequential = table->NewSequentialIterator(ReadOptions());
+      ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(sequential.get(), entries));
+      if (populates && pass > 0) {
+        EXPECT_EQ(file->read_bytes(), before);
+      } else {
+        EXPECT_GE(file->read_bytes() - before, info.file_size / 2);
+      }
+    }
+    EXPECT_EQ(cache.usage(), 0u);
   }
 }
 

@@ -43,6 +43,12 @@ class JIGSAW_EXPORT RandomAccessFile {
   // The whole file mapped read-only, or nullptr if this file cannot be
   // mapped. Valid while the file object lives.
   virtual const char* Mapping() { return nullptr; }
+  // Maps every page of the mapping Mapping() returned into this process now,
+  // with one call, instead of a page fault at each first touch. True if
+  // every page is mapped; false if it cannot be done (Mapping() not called
+  // or null, an old kernel, a page that cannot be read): reads of the
+  // mapping still work, faulting. May be called concurrently with reads.
+  virtual bool PopulateMapping() { return false; }
   // The descriptor for asynchronous I/O (io_uring), or -1.
   virtual int fd() const { return -1; }
 };
