@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "format/keyset_v2.h"
 #include "util/key_prefix.h"
@@ -63,15 +64,15 @@ class DBIter final : public Iterator {
     assert(valid_);
     ++moves_;
     if (in_window_) {
-      if (StepInWindow()) return;
-      // iter_ past what was read in the window, then on as after any entry
+      if (StepInWindows()) return;
+      // iter_ past what was read in the windows, then on as after any entry
       // of the current key.
       in_window_ = false;
       saved_key_.assign(entry_.key.data(), entry_.key.size());
       saved_hash_known_ = false;
-      iter_->SkipRun(taken_ + 1);
+      iter_->SkipRuns(taken_);
       FindNextUserEntry(true);
-      OpenWindow();
+      OpenWindows();
       return;
     }
     if (!forward_) {
@@ -89,7 +90,7 @@ class DBIter final : public Iterator {
       iter_->Next();
     }
     FindNextUserEntry(true);
-    OpenWindow();
+    OpenWindows();
   }
 
   void Prev() override {
@@ -122,64 +123,130 @@ class DBIter final : public Iterator {
  private:
   static constexpr int kMaxSequentialSkips = 8;
 
-  // Forward scans read the entries of a KeySet block in place while they
-  // are what the merge below would return (InternalIterator::OpenWindow):
-  // each one right after the last, before every other source's next
-  // entry, a value visible at sequence_, of a key other than the last. A
-  // step then loads one entry from the block and compares its key twice,
-  // instead of passing through every layer of iterators; iter_ stays at
-  // the entry the window opened on and catches up (SkipRun) when the
-  // window closes. Windows open after a Next, so a Seek followed by a read
-  // or two costs nothing more.
-  void OpenWindow() {
-    if (!valid_ || !iter_->OpenWindow(&window_)) return;
-    sections_.values = window_.values;
-    sections_.value_buffer_size = window_.value_buffer_size;
-    sections_.keyset = window_.keyset;
-    sections_.keyset_size = window_.keyset_size;
-    if (!sections_.LoadAt(window_.offset, &entry_)) return;
-    if (bytewise_) {
-      prefix_ = LoadKeyPrefix(entry_.key);
-      if (window_.limited) limit_prefix_ = LoadKeyPrefix(window_.limit_key);
+  // Forward scans read the entries of KeySet blocks in place while they are
+  // what the merge below would return (InternalIterator::OpenWindows): a
+  // window on each source, from its current entry on, as long as the
+  // sources in the order of their entries offer one. A step takes the
+  // smallest next entry of the windows (each window's entries one right
+  // after the other in its block, before the window's limit) -- a value
+  // visible at sequence_; an older version of the current key is passed --
+  // instead of passing through every layer of iterators; iter_ stays where
+  // the windows opened and catches up (SkipRuns) when they close: at a
+  // window's end, an entry the reader does not see, a deletion, a limit.
+  // Windows open after a Next, so a Seek followed by a read or two costs
+  // nothing more.
+  static constexpr size_t kMaxWindows = 8;
+  struct Window {
+    BlockWindow block;
+    keyset::v2::Sections sections;
+    keyset::v2::EntryView next;  // the first entry not taken
+    KeyPrefix next_prefix;       // of next.key, when bytewise
+    KeyPrefix limit_prefix;      // of block.limit_key, when bytewise and limited
+    bool has_next = false;       // false: the window is spent (its source's next entry is unknown)
+  };
+
+  void OpenWindows() {
+    if (!valid_) return;
+    BlockWindow blocks[kMaxWindows];
+    window_count_ = iter_->OpenWindows(blocks, kMaxWindows);
+    for (size_t k = 0; k < window_count_; ++k) {
+      Window& w = windows_[k];
+      w.block = blocks[k];
+      w.sections.values = w.block.values;
+      w.sections.value_buffer_size = w.block.value_buffer_size;
+      w.sections.keyset = w.block.keyset;
+      w.sections.keyset_size = w.block.keyset_size;
+      if (!w.sections.LoadAt(w.block.offset, &w.next)) return;  // damaged: the merge reports it when it gets there
+      w.has_next = true;
+      if (bytewise_) {
+        w.next_prefix = LoadKeyPrefix(w.next.key);
+        if (w.block.limited) w.limit_prefix = LoadKeyPrefix(w.block.limit_key);
+      }
+      taken_[k] = 0;
+      window_order_[k] = static_cast<uint8_t>(k);
     }
-    taken_ = 0;
+    if (window_count_ == 0) return;
+    // Window 0's first entry is the current one.
+    TakeAsCurrent(0);
     in_window_ = true;
   }
-  // Moves to the window's next entry if the merge would return it next.
-  bool StepInWindow() {
-    namespace v2 = keyset::v2;
-    if (window_.remaining == 0 || entry_.next != v2::EntrySize(entry_.height, entry_.key.size())) return false;
-    v2::EntryView next;
-    if (!sections_.LoadNext(entry_, &next) || TagType(next.tag) != ValueType::kValue ||
-        TagSequence(next.tag) > sequence_) {
-      return false;
-    }
-    if (bytewise_) {
-      const KeyPrefix next_prefix = LoadKeyPrefix(next.key);
-      // Sorted after the current entry: a key that is not greater is equal.
-      if (CompareWithPrefixes(next.key, next_prefix, entry_.key, prefix_) <= 0) return false;
-      if (window_.limited) {
-        const int r = CompareWithPrefixes(next.key, next_prefix, window_.limit_key, limit_prefix_);
-        if (r > 0 || (r == 0 && next.tag <= window_.limit_tag)) return false;
-      }
-      prefix_ = next_prefix;
-    } else {
-      if (comparator_->Compare(next.key, entry_.key) <= 0) return false;
-      if (window_.limited &&
-          CompareInternal(comparator_, next.key, next.tag, window_.limit_key, window_.limit_tag) >= 0) {
-        return false;
-      }
-    }
-    entry_ = next;
-    --window_.remaining;
-    ++taken_;
-    return true;
+  // Window k's next entry becomes the current one.
+  void TakeAsCurrent(size_t k) {
+    entry_ = windows_[k].next;
+    if (bytewise_) prefix_ = windows_[k].next_prefix;
+    current_window_ = k;
+    Advance(k);
   }
-  // Moves iter_ to the window's current entry and closes the window.
+  // Window k (first in window_order_) moves past its next entry, which was
+  // taken, and sinks to its place in window_order_.
+  void Advance(size_t k) {
+    namespace v2 = keyset::v2;
+    Window& w = windows_[k];
+    ++taken_[k];
+    const v2::EntryView taken = w.next;
+    if (w.block.remaining == 0 || taken.next != v2::EntrySize(taken.height, taken.key.size()) ||
+        !w.sections.LoadNext(taken, &w.next)) {
+      w.has_next = false;
+      return;
+    }
+    --w.block.remaining;
+    if (bytewise_) w.next_prefix = LoadKeyPrefix(w.next.key);
+    for (size_t i = 0; i + 1 < window_count_ && SortsAfter(window_order_[i], window_order_[i + 1]); ++i) {
+      std::swap(window_order_[i], window_order_[i + 1]);
+    }
+  }
+  // Whether window a's next entry sorts after window b's. A spent window
+  // sorts first: it closes the windows at the next step anyway.
+  bool SortsAfter(size_t a, size_t b) const {
+    const Window& x = windows_[a];
+    const Window& y = windows_[b];
+    if (!x.has_next || !y.has_next) return !y.has_next;
+    const int r = bytewise_ ? CompareWithPrefixes(x.next.key, x.next_prefix, y.next.key, y.next_prefix)
+                            : comparator_->Compare(x.next.key, y.next.key);
+    return r > 0 || (r == 0 && x.next.tag < y.next.tag);  // newer first
+  }
+  // Moves to the windows' smallest next entry if the merge would return it
+  // next, as the first entry of a new key: older versions of the current key
+  // are passed. False where the windows cannot tell (a spent window: its
+  // source's next entry is unread) or the slow path decides (an entry past
+  // its window's limit, newer than the reader, or a deletion).
+  bool StepInWindows() {
+    for (;;) {
+      const size_t k = window_order_[0];
+      const Window& w = windows_[k];
+      if (!w.has_next) return false;  // spent windows sort first
+      const keyset::v2::EntryView& next = w.next;
+      int versus_current;
+      if (bytewise_) {
+        if (w.block.limited) {
+          const int r = CompareWithPrefixes(next.key, w.next_prefix, w.block.limit_key, w.limit_prefix);
+          if (r > 0 || (r == 0 && next.tag <= w.block.limit_tag)) return false;
+        }
+        versus_current = CompareWithPrefixes(next.key, w.next_prefix, entry_.key, prefix_);
+      } else {
+        if (w.block.limited &&
+            CompareInternal(comparator_, next.key, next.tag, w.block.limit_key, w.block.limit_tag) >= 0) {
+          return false;
+        }
+        versus_current = comparator_->Compare(next.key, entry_.key);
+      }
+      if (TagSequence(next.tag) > sequence_) return false;
+      if (versus_current <= 0) {  // sorted after the current entry: an older version of its key
+        Advance(k);
+        continue;
+      }
+      if (TagType(next.tag) != ValueType::kValue) return false;
+      TakeAsCurrent(k);
+      return true;
+    }
+  }
+  // Moves iter_ to the current entry (the last one taken) and closes the
+  // windows.
   void LeaveWindow() {
     if (!in_window_) return;
     in_window_ = false;
-    if (taken_ > 0) iter_->SkipRun(taken_);
+    --taken_[current_window_];
+    iter_->SkipRuns(taken_);
   }
 
   // Forward: iter_'s key becomes the one whose older versions are skipped.
@@ -350,14 +417,15 @@ class DBIter final : public Iterator {
   std::string saved_value_;  // reverse: current value
   std::string seek_key_;     // a key whose versions are passed (by a seek past kMaxSequentialSkips)
   Status status_;
-  // The window (see OpenWindow); its fields are meaningful while in_window_.
+  // The windows (see OpenWindows); meaningful while in_window_.
   bool in_window_ = false;
-  BlockWindow window_;
-  keyset::v2::Sections sections_;
-  keyset::v2::EntryView entry_;  // the current entry, read in the window
-  KeyPrefix prefix_;             // of its key, when bytewise_
-  KeyPrefix limit_prefix_;       // of window_.limit_key, when bytewise_
-  uint32_t taken_ = 0;           // entries read in the window after the one it opened on
+  size_t window_count_ = 0;
+  Window windows_[kMaxWindows];
+  uint32_t taken_[kMaxWindows] = {};      // entries taken from each window (the current one included)
+  uint8_t window_order_[kMaxWindows] = {};  // windows by their next entries, smallest first
+  size_t current_window_ = 0;              // the window of the current entry
+  keyset::v2::EntryView entry_;            // the current entry, read in a window
+  KeyPrefix prefix_;                       // of its key, when bytewise_
 };
 
 }  // namespace

@@ -109,6 +109,26 @@ class InternalIterator {
     (void)window;
     return false;
   }
+  // Scans (DBIter; forward iteration): OpenWindow for each source of a
+  // merge. Fills windows[0, n) and returns n (at most `capacity`): window 0
+  // opens on the current entry (that of the source it lies in), window k on
+  // the current entry of the source with the k-th smallest one, for as long
+  // as the sources in that order offer windows; every window is limited by
+  // the smallest current entry of a source without one. 0 when the current
+  // entry's source offers none. The reader may take entries from the
+  // windows in internal-key order, as the merge would return them -- each
+  // window's current entry first, then the ones after it, as OpenWindow
+  // says -- and then move past everything it took with SkipRuns(taken),
+  // taken[k] the entries taken from window k (window 0's current entry
+  // counts; as SkipRun(taken[k]) on its source, nothing where taken[k] is
+  // 0). The windows stay valid until this iterator moves. Requires Valid().
+  // By default the iterator is one source: OpenWindow and SkipRun.
+  virtual size_t OpenWindows(BlockWindow* windows, size_t capacity) {
+    return capacity > 0 && OpenWindow(windows) ? 1 : 0;
+  }
+  virtual void SkipRuns(const uint32_t* taken) {
+    if (taken[0] > 0) SkipRun(taken[0]);
+  }
 
  protected:
   // Copies the current entry of `source` (which must be Valid()): for

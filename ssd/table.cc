@@ -493,8 +493,10 @@ void SsdTable::NoteUserScan() const {
   if (state == kMappingCold) {
     mapping_state_.store(kMappingScannedOnce, std::memory_order_relaxed);
   } else if (state == kMappingScannedOnce) {
-    mapping_state_.store(file_->PopulateMapping() ? kMappingPopulated : kMappingNotPopulated,
-                         std::memory_order_relaxed);
+    // Gets may have mapped every block already: then the call would only
+    // walk the page tables.
+    const bool mapped = WarmInMapping(0, static_cast<uint32_t>(index_.size())) || file_->PopulateMapping();
+    mapping_state_.store(mapped ? kMappingPopulated : kMappingNotPopulated, std::memory_order_relaxed);
   }
 }
 

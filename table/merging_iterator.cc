@@ -106,26 +106,50 @@ class MergingIterator final : public InternalIterator {
     const bool limited = runner_up != nullptr || limit_key != nullptr;
     return children_[current_]->PeekRun(limited ? &limit : nullptr, tag, max_entries, run);
   }
-  // The current child's window, limited by the next smallest child.
-  bool OpenWindow(BlockWindow* window) override {
-    assert(Valid());
-    if (!forward_ || !order_known_ || !children_[current_]->OpenWindow(window)) return false;
-    if (order_.size() > 1) {
-      const InternalIterator* runner_up = children_[order_[1]].get();
-      if (!window->limited || CompareInternal(comparator_, runner_up->user_key(), runner_up->tag(), window->limit_key,
-                                              window->limit_tag) < 0) {
-        window->limited = true;
-        window->limit_key = runner_up->user_key();
-        window->limit_tag = runner_up->tag();
-      }
-    }
-    return true;
-  }
   void SkipRun(uint32_t n) override {
     assert(Valid() && forward_ && order_known_);
     children_[current_]->SkipRun(n);
     UpdateHead(current_);
     Resort();
+  }
+  // Windows on the children in the order of their current entries, up to
+  // the first that has none: it limits them all, and the children after it
+  // (whose entries all come after its own) need none.
+  size_t OpenWindows(BlockWindow* windows, size_t capacity) override {
+    assert(Valid());
+    window_children_.clear();
+    if (!forward_ || !order_known_) return 0;
+    const InternalIterator* limit = nullptr;
+    for (size_t position = 0; position < order_.size(); ++position) {
+      InternalIterator* child = children_[order_[position]].get();
+      if (position == capacity || !child->OpenWindow(&windows[position])) {
+        limit = child;
+        break;
+      }
+      window_children_.push_back(order_[position]);
+    }
+    if (limit != nullptr) {
+      for (size_t k = 0; k < window_children_.size(); ++k) {
+        BlockWindow& window = windows[k];
+        if (!window.limited ||
+            CompareInternal(comparator_, limit->user_key(), limit->tag(), window.limit_key, window.limit_tag) < 0) {
+          window.limited = true;
+          window.limit_key = limit->user_key();
+          window.limit_tag = limit->tag();
+        }
+      }
+    }
+    return window_children_.size();
+  }
+  void SkipRuns(const uint32_t* taken) override {
+    assert(Valid() && forward_ && order_known_);
+    for (size_t k = 0; k < window_children_.size(); ++k) {
+      if (taken[k] == 0) continue;
+      children_[window_children_[k]]->SkipRun(taken[k]);
+      UpdateHead(window_children_[k]);
+    }
+    window_children_.clear();
+    FindSmallest();
   }
   Status status() const override {
     for (const auto& child : children_) {
@@ -201,6 +225,7 @@ class MergingIterator final : public InternalIterator {
   std::vector<KeyPrefix> heads_;  // heads_[i]: prefix of child i's key while it is Valid()
   size_t current_ = kNone;
   std::vector<size_t> order_;  // forward: the valid children, smallest entry first
+  std::vector<size_t> window_children_;  // the child of each window OpenWindows opened
   bool order_known_ = false;   // order_ is up to date
   bool forward_ = true;
 };

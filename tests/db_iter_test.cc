@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
@@ -179,10 +181,14 @@ class CountingIterator final : public InternalIterator {
   }
   Status status() const override { return base_->status(); }
   bool OpenWindow(BlockWindow* window) override { return base_->OpenWindow(window); }
-  void SkipRun(uint32_t n) override { Moved([&] { base_->SkipRun(n); }); }
+  void SkipRun(uint32_t n) override {
+    ++skip_runs;
+    Moved([&] { base_->SkipRun(n); });
+  }
 
   uint64_t nexts = 0;
   uint64_t prevs = 0;
+  uint64_t skip_runs = 0;
 
  private:
   template <typename F>
@@ -246,6 +252,93 @@ TEST(DBIterSkipTest, ManyVersionsOfOneKeyArePassedBySeeking) {
         ASSERT_TRUE(it->Valid() && it->key().ToString() == here) << context << " at " << here;
       }
     }
+  }
+}
+
+// Keys dealt to three KeySet blocks in turn, some with an older version in
+// the next block, one a deletion: a forward scan takes each entry from the
+// window of the block it lies in (InternalIterator::OpenWindows), passing
+// older versions, and moves the blocks' iterators only where a window ends
+// or a deletion is met -- not once per entry, as a single window would,
+// each one closing at the next key of another block. A classic block among
+// them (no window) limits the windows to the entries before its own.
+TEST(DBIterWindowsTest, InterleavedBlocksAreReadInTheirWindows) {
+  for (const bool with_classic : {false, true}) {
+    SCOPED_TRACE(with_classic ? "a classic block among them" : "KeySet blocks");
+    constexpr int kBlocks = 3;
+    std::vector<TestEntry> parts[kBlocks + 1];
+    std::vector<TestEntry> entries;
+    SequenceNumber sequence = 1;
+    for (int i = 0; i < 3000; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof(key), "key%06d", i);
+      const int block = i % kBlocks;
+      const bool deleted = i == 1500;
+      TestEntry newest{key, 100000 + sequence++, deleted ? ValueType::kDeletion : ValueType::kValue,
+                       deleted ? "" : "v" + std::to_string(i)};
+      parts[block].push_back(newest);
+      entries.push_back(newest);
+      if (i % 7 == 0) {  // an older version, in the next block
+        TestEntry older{key, sequence++, ValueType::kValue, "old" + std::to_string(i)};
+        parts[(block + 1) % kBlocks].push_back(older);
+        entries.push_back(older);
+      }
+    }
+    const std::string classic_key = "key002000x";  // between two keys: one entry
+    if (with_classic) {
+      TestEntry e{classic_key, 100000 + sequence++, ValueType::kValue, "classic"};
+      parts[kBlocks].push_back(e);
+      entries.push_back(e);
+    }
+    // Each part in internal-key order (an older version may follow a newer
+    // key of its block).
+    for (auto& part : parts) {
+      std::sort(part.begin(), part.end(), [](const TestEntry& a, const TestEntry& b) {
+        return a.user_key != b.user_key ? a.user_key < b.user_key : a.sequence > b.sequence;
+      });
+    }
+    std::sort(entries.begin(), entries.end(), [](const TestEntry& a, const TestEntry& b) {
+      return a.user_key != b.user_key ? a.user_key < b.user_key : a.sequence > b.sequence;
+    });
+    test::AlignedBuffer buffers[kBlocks + 1];
+    std::unique_ptr<BlockReader> readers[kBlocks + 1];
+    std::vector<std::unique_ptr<InternalIterator>> children;
+    std::vector<CountingIterator*> counters;
+    for (int b = 0; b < kBlocks + (with_classic ? 1 : 0); ++b) {
+      readers[b] = BuildAndOpen(b < kBlocks ? BlockFormat::kKeySet : BlockFormat::kClassic, parts[b], &buffers[b]);
+      ASSERT_NE(readers[b], nullptr);
+      auto counting = std::make_unique<CountingIterator>(readers[b]->NewIterator());
+      counters.push_back(counting.get());
+      children.push_back(std::move(counting));
+    }
+    auto it = NewDBIterator(BytewiseComparator(), NewMergingIterator(BytewiseComparator(), std::move(children)),
+                            kMaxSequenceNumber, {});
+    const auto model = Visible(entries, kMaxSequenceNumber);
+    size_t seen = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++seen) {
+      ASSERT_LT(seen, model.size());
+      ASSERT_EQ(it->key().ToString(), model[seen].first);
+      ASSERT_EQ(it->value().ToString(), model[seen].second);
+    }
+    ASSERT_TRUE(it->status().ok());
+    EXPECT_EQ(seen, model.size());
+    uint64_t moves = 0;
+    for (const CountingIterator* c : counters) moves += c->nexts + c->skip_runs;
+    EXPECT_LT(moves, 40u);
+
+    // A step back from the middle of the windows finds the merge where the
+    // windows left it.
+    it->Seek("key000100");
+    for (int i = 0; i < 10; ++i) it->Next();
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), "key000110");
+    it->Prev();
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), "key000109");
+    it->Next();
+    it->Next();
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), "key000111");
   }
 }
 
