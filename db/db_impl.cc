@@ -718,8 +718,13 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
   const KeyTarget target(ucmp_, key);
   const uint64_t key_hash = XXH3_64bits(key.data(), key.size());
   constexpr size_t kBatch = 32;
-  std::array<std::span<const TableRef>, kBatch> batch;
-  std::array<size_t, kBatch> batch_run;
+  // Trivially constructed: a Get does not zero 768 bytes of stack.
+  struct Batched {
+    const TableRef* tables;
+    size_t count;
+    size_t run;
+  };
+  Batched batch[kBatch];
   const size_t l0_runs = view.state->version->levels[0].size();
   size_t l0_missed = 0;  // L0 tables searched that did not decide the key
   bool done = false;
@@ -729,14 +734,13 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
       const std::span<const TableRef> candidates = Candidates(runs[next], target);
       if (candidates.empty()) continue;
       for (const TableRef& table : candidates) table->table->PrefetchForGet(key_hash);
-      batch_run[count] = next;
-      batch[count++] = candidates;
+      batch[count++] = {candidates.data(), candidates.size(), next};
     }
     for (size_t i = 0; i < count && !done; ++i) {
-      for (const TableRef& table : batch[i]) {
+      for (const TableRef& table : std::span<const TableRef>(batch[i].tables, batch[i].count)) {
         s = TableGet(options, *table, key, view.sequence, value, &done);
         if (done) break;
-        if (batch_run[i] < l0_runs) ++l0_missed;
+        if (batch[i].run < l0_runs) ++l0_missed;
       }
     }
   }

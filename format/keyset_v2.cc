@@ -11,6 +11,7 @@
 
 #include "util/checksum.h"
 #include "util/coding.h"
+#include "util/index_memory.h"
 #include "util/key_prefix.h"
 
 namespace jigsaw::keyset::v2 {
@@ -542,7 +543,7 @@ class Reader final : public BlockReader {
     static uint64_t EntryOffsetOf(uint64_t slot) { return (slot >> kValueBits & kEntryMask) * 8; }
     static uint64_t ValueOffsetOf(uint64_t slot) { return slot & kValueMask; }
 
-    std::unique_ptr<uint64_t[]> slots;
+    IndexWords slots;  // on huge pages where the kernel gives them: a probe takes no TLB miss
     uint32_t slot_count = 0;
     uint32_t HomeSlot(uint64_t hash) const {
       return static_cast<uint32_t>((uint64_t{static_cast<uint32_t>(hash)} * slot_count) >> 32);
@@ -742,7 +743,7 @@ void Reader::BuildHashIndex() const {
   }
   auto index = std::make_unique<HashIndex>();
   index->slot_count = static_cast<uint32_t>(slot_count);
-  index->slots.reset(new (std::nothrow) uint64_t[slot_count]());
+  index->slots = AllocateIndexWords(slot_count);
   EntryView entry;
   Slice previous_key;
   for (uint32_t i = 0; index->slots != nullptr && i < s_.count; ++i) {
