@@ -102,7 +102,8 @@ class DBIter final : public Iterator {
       // first entry past kMaxSequentialSkips of them).
       saved_key_.assign(iter_->user_key().data(), iter_->user_key().size());
       for (int steps = 1;; ++steps) {
-        if (steps > kMaxSequentialSkips) {
+        const bool sought = steps > kMaxSequentialSkips;
+        if (sought) {
           iter_->Seek(saved_key_, kMaxSequenceNumber);
           steps = 0;
         }
@@ -114,6 +115,7 @@ class DBIter final : public Iterator {
           return;
         }
         if (comparator_->Compare(iter_->user_key(), saved_key_) < 0) break;
+        if (sought) return StopOutOfOrder();  // before the key's first entry, yet not before the key
       }
       forward_ = false;
     }
@@ -286,6 +288,11 @@ class DBIter final : public Iterator {
           skipped = 0;
           seek_key_.assign(iter_->user_key().data(), iter_->user_key().size());
           iter_->Seek(seek_key_, sequence_);
+          // At a version the reader sees, or past the key.
+          if (iter_->Valid()) {
+            const int c = comparator_->Compare(iter_->user_key(), seek_key_);
+            if (c < 0 || (c == 0 && iter_->sequence() > sequence_)) return StopOutOfOrder();
+          }
         } else {
           iter_->Next();
         }
@@ -294,7 +301,8 @@ class DBIter final : public Iterator {
       if (skipping && IsKeyToSkip()) {
         if (++skipped > kMaxSequentialSkips) {
           skipped = 0;
-          iter_->Seek(saved_key_, 0);  // its oldest possible version
+          iter_->Seek(saved_key_, 0);  // past its oldest possible version
+          if (iter_->Valid() && comparator_->Compare(iter_->user_key(), saved_key_) <= 0) return StopOutOfOrder();
         } else {
           iter_->Next();
         }
@@ -333,7 +341,7 @@ class DBIter final : public Iterator {
         if (++invisible_run > kMaxSequentialSkips) {
           // The entries of `key` before this one are newer still.
           seek_key_.assign(key.data(), key.size());
-          StepBeforeKey(seek_key_);
+          if (!StepBeforeKey(seek_key_)) return;
           invisible_run = 0;
         } else {
           iter_->Prev();
@@ -346,7 +354,7 @@ class DBIter final : public Iterator {
           seek_key_ = saved_key_;
           type = NewestVisibleVersionOf(seek_key_);
           have_key = type != ValueType::kDeletion;
-          StepBeforeKey(seek_key_);
+          if (!StepBeforeKey(seek_key_)) return;
           visible_run = 0;
           continue;
         }
@@ -379,9 +387,25 @@ class DBIter final : public Iterator {
     return comparator_->Compare(a, b) == 0;
   }
   // Backward: iter_ to the last entry before `key`'s entries (which it has).
-  void StepBeforeKey(const std::string& key) {
+  // False (the scan stopped, StopOutOfOrder) if it is not before them.
+  bool StepBeforeKey(const std::string& key) {
     iter_->Seek(key, kMaxSequenceNumber);
     if (iter_->Valid()) iter_->Prev();
+    if (iter_->Valid() && comparator_->Compare(iter_->user_key(), key) >= 0) {
+      StopOutOfOrder();
+      return false;
+    }
+    return true;
+  }
+  // A seek that did not move past what the scan had passed: the sources'
+  // entries are out of order (a damaged block read without its checksum).
+  // Stepping on could loop forever; the iterator stops with Corruption.
+  void StopOutOfOrder() {
+    status_ = Status::Corruption("entries out of order (a damaged block read without its checksum?)");
+    valid_ = false;
+    forward_ = true;
+    saved_key_.clear();
+    saved_value_.clear();
   }
   // Backward: the type of `key`'s newest version visible at sequence_
   // (kDeletion if none), found by a forward seek, with saved_key_ and
