@@ -138,31 +138,31 @@ class DBIter final : public Iterator {
   // Windows open after a Next, so a Seek followed by a read or two costs
   // nothing more.
   static constexpr size_t kMaxWindows = 8;
+  // Window k is blocks_[k], as the merge opened it (its `remaining` counts
+  // down as entries are taken), and what the steps keep of it here.
   struct Window {
-    BlockWindow block;
     keyset::v2::Sections sections;
     keyset::v2::EntryView next;  // the first entry not taken
     KeyPrefix next_prefix;       // of next.key, when bytewise
-    KeyPrefix limit_prefix;      // of block.limit_key, when bytewise and limited
+    KeyPrefix limit_prefix;      // of the block window's limit_key, when bytewise and limited
     bool has_next = false;       // false: the window is spent (its source's next entry is unknown)
   };
 
   void OpenWindows() {
     if (!valid_) return;
-    BlockWindow blocks[kMaxWindows];
-    window_count_ = iter_->OpenWindows(blocks, kMaxWindows);
+    window_count_ = iter_->OpenWindows(blocks_, kMaxWindows);
     for (size_t k = 0; k < window_count_; ++k) {
       Window& w = windows_[k];
-      w.block = blocks[k];
-      w.sections.values = w.block.values;
-      w.sections.value_buffer_size = w.block.value_buffer_size;
-      w.sections.keyset = w.block.keyset;
-      w.sections.keyset_size = w.block.keyset_size;
-      if (!w.sections.LoadAt(w.block.offset, &w.next)) return;  // damaged: the merge reports it when it gets there
+      const BlockWindow& block = blocks_[k];
+      w.sections.values = block.values;
+      w.sections.value_buffer_size = block.value_buffer_size;
+      w.sections.keyset = block.keyset;
+      w.sections.keyset_size = block.keyset_size;
+      if (!w.sections.LoadAt(block.offset, &w.next)) return;  // damaged: the merge reports it when it gets there
       w.has_next = true;
       if (bytewise_) {
         w.next_prefix = LoadKeyPrefix(w.next.key);
-        if (w.block.limited) w.limit_prefix = LoadKeyPrefix(w.block.limit_key);
+        if (block.limited) w.limit_prefix = LoadKeyPrefix(block.limit_key);
       }
       taken_[k] = 0;
       window_order_[k] = static_cast<uint8_t>(k);
@@ -184,14 +184,15 @@ class DBIter final : public Iterator {
   void Advance(size_t k) {
     namespace v2 = keyset::v2;
     Window& w = windows_[k];
+    BlockWindow& block = blocks_[k];
     ++taken_[k];
     const v2::EntryView taken = w.next;
-    if (w.block.remaining == 0 || taken.next != v2::EntrySize(taken.height, taken.key.size()) ||
+    if (block.remaining == 0 || taken.next != v2::EntrySize(taken.height, taken.key.size()) ||
         !w.sections.LoadNext(taken, &w.next)) {
       w.has_next = false;
       return;
     }
-    --w.block.remaining;
+    --block.remaining;
     if (bytewise_) w.next_prefix = LoadKeyPrefix(w.next.key);
     for (size_t i = 0; i + 1 < window_count_ && SortsAfter(window_order_[i], window_order_[i + 1]); ++i) {
       std::swap(window_order_[i], window_order_[i + 1]);
@@ -216,18 +217,19 @@ class DBIter final : public Iterator {
     for (;;) {
       const size_t k = window_order_[0];
       const Window& w = windows_[k];
+      const BlockWindow& block = blocks_[k];
       if (!w.has_next) return false;  // spent windows sort first
       const keyset::v2::EntryView& next = w.next;
       int versus_current;
       if (bytewise_) {
-        if (w.block.limited) {
-          const int r = CompareWithPrefixes(next.key, w.next_prefix, w.block.limit_key, w.limit_prefix);
-          if (r > 0 || (r == 0 && next.tag <= w.block.limit_tag)) return false;
+        if (block.limited) {
+          const int r = CompareWithPrefixes(next.key, w.next_prefix, block.limit_key, w.limit_prefix);
+          if (r > 0 || (r == 0 && next.tag <= block.limit_tag)) return false;
         }
         versus_current = CompareWithPrefixes(next.key, w.next_prefix, entry_.key, prefix_);
       } else {
-        if (w.block.limited &&
-            CompareInternal(comparator_, next.key, next.tag, w.block.limit_key, w.block.limit_tag) >= 0) {
+        if (block.limited &&
+            CompareInternal(comparator_, next.key, next.tag, block.limit_key, block.limit_tag) >= 0) {
           return false;
         }
         versus_current = comparator_->Compare(next.key, entry_.key);
@@ -444,6 +446,7 @@ class DBIter final : public Iterator {
   // The windows (see OpenWindows); meaningful while in_window_.
   bool in_window_ = false;
   size_t window_count_ = 0;
+  BlockWindow blocks_[kMaxWindows];
   Window windows_[kMaxWindows];
   uint32_t taken_[kMaxWindows] = {};      // entries taken from each window (the current one included)
   uint8_t window_order_[kMaxWindows] = {};  // windows by their next entries, smallest first

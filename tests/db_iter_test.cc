@@ -377,33 +377,25 @@ TEST(DBIterDamageTest, ASeekThatGoesBackStopsTheScanWithCorruption) {
   std::vector<TestEntry> entries = {{"a", 1, ValueType::kValue, "a1"}};
   for (SequenceNumber s = 100; s > 80; --s) entries.push_back({"b", s, ValueType::kValue, "b" + std::to_string(s)});
   entries.push_back({"c", 2, ValueType::kValue, "c2"});
+  struct Case {
+    SequenceNumber sequence;
+    bool backward;
+  };
   // Forward over versions the reader does not see (snapshot 50), and past
   // the versions of a key just shown (every version visible): the seek
-  // lands back at "a".
-  for (const SequenceNumber sequence : {SequenceNumber{50}, kMaxSequenceNumber}) {
-    auto it = NewDBIterator(BytewiseComparator(), std::make_unique<MisseekingIterator>(entries, false), sequence, {});
-    it->SeekToFirst();
-    int steps = 0;
-    while (it->Valid() && steps < 100) {
-      it->Next();
-      ++steps;
-    }
-    EXPECT_FALSE(it->Valid()) << "sequence " << sequence;
-    EXPECT_TRUE(it->status().IsCorruption()) << "sequence " << sequence << ": " << it->status().ToString();
-  }
-  // Backward from the newest version of "b" the reader sees (snapshot 85:
-  // fifteen newer ones before it), and from "c" over all twenty: the seek
-  // lands at "c", after the key.
-  for (const SequenceNumber sequence : {SequenceNumber{85}, kMaxSequenceNumber}) {
-    auto it = NewDBIterator(BytewiseComparator(), std::make_unique<MisseekingIterator>(entries, true), sequence, {});
-    it->SeekToLast();
-    int steps = 0;
-    while (it->Valid() && steps < 100) {
-      it->Prev();
-      ++steps;
-    }
-    EXPECT_FALSE(it->Valid()) << "sequence " << sequence;
-    EXPECT_TRUE(it->status().IsCorruption()) << "sequence " << sequence << ": " << it->status().ToString();
+  // lands back at "a". Backward from the newest version of "b" the reader
+  // sees (snapshot 85: fifteen newer ones before it), and from "c" over all
+  // twenty: the seek lands at "c", after the key.
+  for (const Case c : {Case{50, false}, Case{kMaxSequenceNumber, false}, Case{85, true},
+                       Case{kMaxSequenceNumber, true}}) {
+    const std::string context =
+        std::string(c.backward ? "backward" : "forward") + " at sequence " + std::to_string(c.sequence);
+    auto it = NewDBIterator(BytewiseComparator(), std::make_unique<MisseekingIterator>(entries, c.backward),
+                            c.sequence, {});
+    c.backward ? it->SeekToLast() : it->SeekToFirst();
+    for (int steps = 0; it->Valid() && steps < 100; ++steps) c.backward ? it->Prev() : it->Next();
+    EXPECT_FALSE(it->Valid()) << context;
+    EXPECT_TRUE(it->status().IsCorruption()) << context << ": " << it->status().ToString();
   }
 }
 

@@ -385,6 +385,21 @@ class CountingFile final : public RandomAccessFile {
   mutable std::atomic<uint64_t> read_bytes_{0};
 };
 
+// Opens the table at `path` mapped for Gets, without checksums, through a
+// CountingFile (*file, owned by the table).
+void OpenCountedTable(const std::string& path, uint64_t number, BlockCache* cache, bool populates,
+                      CountingFile** file, std::unique_ptr<SsdTable>* table) {
+  std::unique_ptr<RandomAccessFile> base;
+  ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
+  auto counting = std::make_unique<CountingFile>(std::move(base), populates);
+  *file = counting.get();
+  SsdTableOptions options;
+  options.cache = cache;
+  options.verify_checksums = false;
+  options.mapped_gets = true;
+  ASSERT_TRUE(SsdTable::Open(options, std::move(counting), number, path, table).ok());
+}
+
 // A user's iterator over a table mapped for Gets reads a block that is not
 // in the cache in place, copying out each entry it lands on: a seek reads
 // nothing through the file (it read the block before -- megabytes for a
@@ -421,17 +436,10 @@ TEST(SsdTableMappedIteratorTest, SeeksReadOnlyWhatTheyTouch) {
     } else {
       BuildTable(path, entries, 8 << 10, BlockBuilderOptions(), kind == 1 ? BlockFormat::kClassic : BlockFormat::kKeySet);
     }
-    std::unique_ptr<RandomAccessFile> base;
-    ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
-    auto counting = std::make_unique<CountingFile>(std::move(base));
-    CountingFile* const file = counting.get();
     BlockCache cache(64 << 20);
-    SsdTableOptions options;
-    options.cache = &cache;
-    options.verify_checksums = false;
-    options.mapped_gets = true;
+    CountingFile* file = nullptr;
     std::unique_ptr<SsdTable> table;
-    ASSERT_TRUE(SsdTable::Open(options, std::move(counting), 7, path, &table).ok());
+    ASSERT_NO_FATAL_FAILURE(OpenCountedTable(path, 7, &cache, /*populates=*/true, &file, &table));
     const uint64_t read_at_open = file->read_bytes();
 
     for (int probe = 0; probe < 300; ++probe) {
@@ -792,17 +800,10 @@ TEST(SsdTableScanTest, AUserScanPopulatesTheMappingOnceAndCopiesFromIt) {
   ASSERT_GT(info.file_size, 3 * kScanWindowBytes);
   for (const bool populates : {true, false}) {
     SCOPED_TRACE(populates ? "the mapping populates" : "the mapping cannot be populated");
-    std::unique_ptr<RandomAccessFile> base;
-    ASSERT_TRUE(FileSystem::Default()->NewRandomAccessFile(path, &base).ok());
-    auto counting = std::make_unique<CountingFile>(std::move(base), populates);
-    CountingFile* const file = counting.get();
     BlockCache cache(64 << 20);
-    SsdTableOptions options;
-    options.cache = &cache;
-    options.verify_checksums = false;
-    options.mapped_gets = true;
+    CountingFile* file = nullptr;
     std::unique_ptr<SsdTable> table;
-    ASSERT_TRUE(SsdTable::Open(options, std::move(counting), 12, path, &table).ok());
+    ASSERT_NO_FATAL_FAILURE(OpenCountedTable(path, 12, &cache, populates, &file, &table));
     uint64_t before = file->read_bytes();
     auto scan = table->NewScanIterator(/*decode=*/nullptr);
     ASSERT_NO_FATAL_FAILURE(ExpectForwardPassLikeTheModel(scan.get(), entries));

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <bit>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -32,18 +33,26 @@ char* MapAligned(size_t bytes) {
   return memory;
 }
 
+// An allocation above one slab: its own mapping of whole slabs.
+size_t LargeMappingBytes(size_t bytes) { return (bytes + kSlabBytes - 1) & ~(kSlabBytes - 1); }
+// An allocation within a slab: its units, as a bitmap run from bit 0.
+uint32_t UnitRun(size_t bytes) {
+  const auto units = static_cast<uint32_t>((bytes + kUnitBytes - 1) / kUnitBytes);
+  return units == kUnitsPerSlab ? ~uint32_t{0} : (uint32_t{1} << units) - 1;
+}
+
 class IndexMemory {
  public:
   char* Allocate(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes > kSlabBytes) {
-      const size_t mapped = (bytes + kSlabBytes - 1) & ~(kSlabBytes - 1);
+      const size_t mapped = LargeMappingBytes(bytes);
       char* memory = MapAligned(mapped);
       if (memory != nullptr) mapped_bytes_ += mapped;
       return memory;  // fresh anonymous memory is zero
     }
-    const uint32_t units = static_cast<uint32_t>((bytes + kUnitBytes - 1) / kUnitBytes);
-    const uint32_t run = units == 32 ? ~uint32_t{0} : ((uint32_t{1} << units) - 1);
+    const uint32_t run = UnitRun(bytes);
+    const auto units = static_cast<uint32_t>(std::popcount(run));
     for (auto& [base, used] : slabs_) {
       for (uint32_t first = 0; first + units <= kUnitsPerSlab; ++first) {
         if ((used & (run << first)) == 0) {
@@ -64,16 +73,14 @@ class IndexMemory {
   void Free(char* memory, size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes > kSlabBytes) {
-      const size_t mapped = (bytes + kSlabBytes - 1) & ~(kSlabBytes - 1);
-      ::munmap(memory, mapped);
-      mapped_bytes_ -= mapped;
+      ::munmap(memory, LargeMappingBytes(bytes));
+      mapped_bytes_ -= LargeMappingBytes(bytes);
       return;
     }
     const auto address = reinterpret_cast<uintptr_t>(memory);
     auto slab = slabs_.find(address & ~(kSlabBytes - 1));
     if (slab == slabs_.end()) return;  // not ours: cannot happen
-    const uint32_t units = static_cast<uint32_t>((bytes + kUnitBytes - 1) / kUnitBytes);
-    const uint32_t run = units == 32 ? ~uint32_t{0} : ((uint32_t{1} << units) - 1);
+    const uint32_t run = UnitRun(bytes);
     const auto first = static_cast<uint32_t>((address - slab->first) / kUnitBytes);
     slab->second &= ~(run << first);
     if (slab->second == 0) {

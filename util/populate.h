@@ -18,18 +18,32 @@
 
 namespace jigsaw {
 
+namespace populate_internal {
+
+constexpr uintptr_t kPage = 4096;
+#ifdef MADV_POPULATE_READ
+constexpr int kPopulateRead = MADV_POPULATE_READ;
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateRead = 22;  // Linux 5.14's values; older kernels answer EINVAL
+constexpr int kPopulateWrite = 23;
+#endif
+
+// madvise(advice) over the pages [begin, end) (page-aligned addresses):
+// true if it succeeded or the range is empty.
+inline bool AdvisePages(uintptr_t begin, uintptr_t end, int advice) {
+  return end <= begin || ::madvise(reinterpret_cast<void*>(begin), end - begin, advice) == 0;
+}
+
+}  // namespace populate_internal
+
 // Populates the whole pages inside [data, data + size) (a partial page at
 // either end is left to fault).
 inline void PopulateForWrite(void* data, size_t size) {
-#ifdef MADV_POPULATE_WRITE
-  constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
-#else
-  constexpr int kPopulateWrite = 23;  // Linux 5.14's value; older kernels answer EINVAL
-#endif
-  constexpr uintptr_t kPage = 4096;
+  constexpr uintptr_t kPage = populate_internal::kPage;
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kPage - 1);
-  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateWrite);
+  (void)populate_internal::AdvisePages(begin, end, populate_internal::kPopulateWrite);
 }
 
 // Maps the pages of [data, data + size) for reading ahead of the reads, with
@@ -38,15 +52,10 @@ inline void PopulateForWrite(void* data, size_t size) {
 // every page is mapped; false if the kernel lacks the call (before 5.14) or
 // a page could not be read (an I/O error, a range past the end of the file).
 inline bool PopulateForRead(const void* data, size_t size) {
-#ifdef MADV_POPULATE_READ
-  constexpr int kPopulateRead = MADV_POPULATE_READ;
-#else
-  constexpr int kPopulateRead = 22;  // Linux 5.14's value; older kernels answer EINVAL
-#endif
-  constexpr uintptr_t kPage = 4096;
+  constexpr uintptr_t kPage = populate_internal::kPage;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(data) & ~(kPage - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size + kPage - 1) & ~(kPage - 1);
-  return end == begin || ::madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateRead) == 0;
+  return populate_internal::AdvisePages(begin, end, populate_internal::kPopulateRead);
 }
 
 }  // namespace jigsaw
