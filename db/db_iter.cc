@@ -70,7 +70,7 @@ class DBIter final : public Iterator {
       in_window_ = false;
       saved_key_.assign(entry_.key.data(), entry_.key.size());
       saved_hash_known_ = false;
-      iter_->SkipRuns(taken_);
+      iter_->SkipRuns(window_set_->taken);
       FindNextUserEntry(true);
       OpenWindows();
       return;
@@ -138,7 +138,7 @@ class DBIter final : public Iterator {
   // Windows open after a Next, so a Seek followed by a read or two costs
   // nothing more.
   static constexpr size_t kMaxWindows = 8;
-  // Window k is blocks_[k], as the merge opened it (its `remaining` counts
+  // Window k is window_set_->blocks[k], as the merge opened it (its `remaining` counts
   // down as entries are taken), and what the steps keep of it here.
   struct Window {
     keyset::v2::Sections sections;
@@ -150,10 +150,11 @@ class DBIter final : public Iterator {
 
   void OpenWindows() {
     if (!valid_) return;
-    window_count_ = iter_->OpenWindows(blocks_, kMaxWindows);
+    if (window_set_ == nullptr) window_set_ = std::make_unique<WindowSet>();
+    window_count_ = iter_->OpenWindows(window_set_->blocks, kMaxWindows);
     for (size_t k = 0; k < window_count_; ++k) {
-      Window& w = windows_[k];
-      const BlockWindow& block = blocks_[k];
+      Window& w = window_set_->windows[k];
+      const BlockWindow& block = window_set_->blocks[k];
       w.sections.values = block.values;
       w.sections.value_buffer_size = block.value_buffer_size;
       w.sections.keyset = block.keyset;
@@ -164,8 +165,8 @@ class DBIter final : public Iterator {
         w.next_prefix = LoadKeyPrefix(w.next.key);
         if (block.limited) w.limit_prefix = LoadKeyPrefix(block.limit_key);
       }
-      taken_[k] = 0;
-      window_order_[k] = static_cast<uint8_t>(k);
+      window_set_->taken[k] = 0;
+      window_set_->order[k] = static_cast<uint8_t>(k);
     }
     if (window_count_ == 0) return;
     // Window 0's first entry is the current one.
@@ -174,18 +175,18 @@ class DBIter final : public Iterator {
   }
   // Window k's next entry becomes the current one.
   void TakeAsCurrent(size_t k) {
-    entry_ = windows_[k].next;
-    if (bytewise_) prefix_ = windows_[k].next_prefix;
+    entry_ = window_set_->windows[k].next;
+    if (bytewise_) prefix_ = window_set_->windows[k].next_prefix;
     current_window_ = k;
     Advance(k);
   }
-  // Window k (first in window_order_) moves past its next entry, which was
-  // taken, and sinks to its place in window_order_.
+  // Window k (first in the window order) moves past its next entry, which
+  // was taken, and sinks to its place in the order.
   void Advance(size_t k) {
     namespace v2 = keyset::v2;
-    Window& w = windows_[k];
-    BlockWindow& block = blocks_[k];
-    ++taken_[k];
+    Window& w = window_set_->windows[k];
+    BlockWindow& block = window_set_->blocks[k];
+    ++window_set_->taken[k];
     const v2::EntryView taken = w.next;
     if (block.remaining == 0 || taken.next != v2::EntrySize(taken.height, taken.key.size()) ||
         !w.sections.LoadNext(taken, &w.next)) {
@@ -194,15 +195,15 @@ class DBIter final : public Iterator {
     }
     --block.remaining;
     if (bytewise_) w.next_prefix = LoadKeyPrefix(w.next.key);
-    for (size_t i = 0; i + 1 < window_count_ && SortsAfter(window_order_[i], window_order_[i + 1]); ++i) {
-      std::swap(window_order_[i], window_order_[i + 1]);
+    for (size_t i = 0; i + 1 < window_count_ && SortsAfter(window_set_->order[i], window_set_->order[i + 1]); ++i) {
+      std::swap(window_set_->order[i], window_set_->order[i + 1]);
     }
   }
   // Whether window a's next entry sorts after window b's. A spent window
   // sorts first: it closes the windows at the next step anyway.
   bool SortsAfter(size_t a, size_t b) const {
-    const Window& x = windows_[a];
-    const Window& y = windows_[b];
+    const Window& x = window_set_->windows[a];
+    const Window& y = window_set_->windows[b];
     if (!x.has_next || !y.has_next) return !y.has_next;
     const int r = bytewise_ ? CompareWithPrefixes(x.next.key, x.next_prefix, y.next.key, y.next_prefix)
                             : comparator_->Compare(x.next.key, y.next.key);
@@ -215,9 +216,9 @@ class DBIter final : public Iterator {
   // its window's limit, newer than the reader, or a deletion).
   bool StepInWindows() {
     for (;;) {
-      const size_t k = window_order_[0];
-      const Window& w = windows_[k];
-      const BlockWindow& block = blocks_[k];
+      const size_t k = window_set_->order[0];
+      const Window& w = window_set_->windows[k];
+      const BlockWindow& block = window_set_->blocks[k];
       if (!w.has_next) return false;  // spent windows sort first
       const keyset::v2::EntryView& next = w.next;
       int versus_current;
@@ -249,8 +250,8 @@ class DBIter final : public Iterator {
   void LeaveWindow() {
     if (!in_window_) return;
     in_window_ = false;
-    --taken_[current_window_];
-    iter_->SkipRuns(taken_);
+    --window_set_->taken[current_window_];
+    iter_->SkipRuns(window_set_->taken);
   }
 
   // Forward: iter_'s key becomes the one whose older versions are skipped.
@@ -443,13 +444,19 @@ class DBIter final : public Iterator {
   std::string saved_value_;  // reverse: current value
   std::string seek_key_;     // a key whose versions are passed (by a seek past kMaxSequentialSkips)
   Status status_;
-  // The windows (see OpenWindows); meaningful while in_window_.
+  // The windows (see OpenWindows); meaningful while in_window_. Made by the
+  // first OpenWindows: an iterator that only seeks (and reads an entry or
+  // two) does not allocate their ~1.5 KiB -- which would also keep the
+  // iterator itself out of malloc's per-thread cache of small blocks.
+  struct WindowSet {
+    BlockWindow blocks[kMaxWindows];
+    Window windows[kMaxWindows];
+    uint32_t taken[kMaxWindows] = {};  // entries taken from each window (the current one included)
+    uint8_t order[kMaxWindows] = {};   // windows by their next entries, smallest first
+  };
   bool in_window_ = false;
   size_t window_count_ = 0;
-  BlockWindow blocks_[kMaxWindows];
-  Window windows_[kMaxWindows];
-  uint32_t taken_[kMaxWindows] = {};      // entries taken from each window (the current one included)
-  uint8_t window_order_[kMaxWindows] = {};  // windows by their next entries, smallest first
+  std::unique_ptr<WindowSet> window_set_;
   size_t current_window_ = 0;              // the window of the current entry
   keyset::v2::EntryView entry_;            // the current entry, read in a window
   KeyPrefix prefix_;                       // of its key, when bytewise_
