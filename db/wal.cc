@@ -234,7 +234,10 @@ std::string CheckRecordAt(const char* segment, uint64_t limit, uint64_t number, 
     }
     return crc == 0 ? "record header of zeros, with nonzero bytes after it" : "record length 0";
   }
-  if (length > limit - offset - kWalRecordHeaderSize) {
+  // Whole, with its padding: a log file torn inside a record's padding ends
+  // there (its payload may be intact, but the record was never written
+  // whole, so never acknowledged), and the next record starts past it.
+  if (WalRecordSize(length) > limit - offset) {
     return "record length " + std::to_string(length) + " runs past the end of the log";
   }
   if (crc != RecordCrc(number, length, segment + offset + kWalRecordHeaderSize)) return "bad CRC";
@@ -254,7 +257,9 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
   if (version != kWalVersion && version != kOldBytesMayFollowVersion) {
     return Status::NotSupported(name, "unknown version");
   }
-  if (DecodeFixed64(segment + kNumberOffset) != number || DecodeFixed64(segment + kCapacityOffset) > capacity) {
+  const uint64_t capacity_field = DecodeFixed64(segment + kCapacityOffset);
+  if (DecodeFixed64(segment + kNumberOffset) != number || capacity_field > capacity ||
+      (capacity_field != 0 && capacity_field < kWalHeaderSize)) {
     return Status::Corruption(name, "header does not match the manifest");
   }
   // Earlier bytes -- an earlier log's file, or whatever the pool object's
@@ -266,11 +271,9 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
   // the writer clears a record's header position before anything after it,
   // so only a power failure can leave records of this log after such a
   // header, and those were never durable.
-  const bool segment_ends_at_zeros =
-      old_bytes_may_follow && DecodeFixed64(segment + kCapacityOffset) != 0;
+  const bool segment_ends_at_zeros = old_bytes_may_follow && capacity_field != 0;
   // Capacity 0: a log file, whose records run to its end.
-  const uint64_t limit = DecodeFixed64(segment + kCapacityOffset) == 0 ? capacity
-                                                                       : DecodeFixed64(segment + kCapacityOffset);
+  const uint64_t limit = capacity_field == 0 ? capacity : capacity_field;
   const uint64_t durable_end = DecodeFixed64(segment + kDurableEndOffset);
   if (durable_end != 0 && (durable_end < kWalHeaderSize || durable_end > limit || durable_end % 8 != 0)) {
     return Status::Corruption(name, "durable end " + std::to_string(durable_end) + " outside the segment");

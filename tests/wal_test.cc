@@ -368,6 +368,53 @@ TEST(WalTest, LogFileAppendsSyncsAndReadsBackUpToATornTail) {
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
 
+// A log file torn inside the zero padding of its last record (found by
+// tests/fuzz/db_files_fuzzer.cc): the record was never written whole, so it
+// is a torn tail like any other, and the read stays inside the file. The
+// reader used to accept the record and then read the log's end past the
+// file's last byte.
+TEST(WalTest, ALogFileTornInsideTheLastRecordsPaddingEndsBeforeIt) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/000005.log";
+  std::unique_ptr<FileWalWriter> writer;
+  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), path, 5, /*reuse=*/"", &writer).ok());
+  std::vector<std::string> written;
+  for (int i = 0; i < 5; ++i) {
+    written.push_back(BatchPayload(i + 1, 8 * static_cast<size_t>(i) + 5));  // 17 + 8i bytes: 7 of padding
+    ASSERT_TRUE(writer->Append(written.back(), /*sync=*/true).ok());
+  }
+  writer.reset();
+  const std::vector<uint64_t> at = RecordOffsets(written);
+  ASSERT_EQ(std::filesystem::file_size(path), at.back());
+  for (uint64_t cut : {1, 3, 7}) {
+    std::filesystem::resize_file(path, at.back() - cut);
+    Status s;
+    WalReadResult read;
+    EXPECT_EQ(ReadAllFromFile(path, 5, &s, &read), std::vector<std::string>(written.begin(), written.end() - 1))
+        << "cut " << cut;
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(read.damaged) << "cut " << cut;
+    EXPECT_EQ(read.damage_offset, at[written.size() - 1]);
+    EXPECT_EQ(read.end, at[written.size() - 1]);
+    EXPECT_TRUE(WalDamageIsTornTail(read, /*newest_log=*/true)) << DescribeWalDamage(read);
+  }
+}
+
+// A segment header whose capacity is smaller than the header itself is
+// Corruption, not a read before the segment's records.
+TEST(WalTest, ACapacitySmallerThanTheHeaderIsCorruption) {
+  const uint64_t capacity = 4096;
+  test::AlignedBuffer segment(capacity);
+  CountingRegion region;
+  WalWriter::Format(&region, segment.data(), capacity, 9);
+  for (uint64_t field : {uint64_t{1}, uint64_t{kWalHeaderSize - 8}}) {
+    EncodeFixed64(segment.data() + 24, field);  // the capacity (docs/wal.md)
+    Status s;
+    EXPECT_TRUE(ReadAll(segment.data(), capacity, 9, &s).empty());
+    EXPECT_TRUE(s.IsCorruption()) << field << ": " << s.ToString();
+  }
+}
+
 // A log written over an older log's file (header version 2): it ends at the
 // zero record header after its last record although the old log's records
 // follow; a record of this log after that header is damage, as in any log.
