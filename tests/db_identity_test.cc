@@ -25,6 +25,7 @@
 #include "jigsaw/file_system.h"
 #include "tests/db_test_util.h"
 #include "tests/forwarding_fs.h"
+#include "version/manifest.h"
 
 namespace jigsaw {
 namespace {
@@ -424,6 +425,34 @@ TEST(DiskShapeTest, EveryBadManifestTableOrIdentityIsAStatusAndStaysUntouched) {
     }
     WriteFile(c.path, c.original);
   }
+  ExpectIntact(options, db, 3000);
+}
+
+// A disk-only database's MANIFEST whose record is intact (its CRC verifies)
+// but names a pmem block -- only damage can make one -- is Corruption, not
+// a call into a pool the database does not have (found by
+// tests/fuzz/db_files_fuzzer.cc: a null pointer before).
+TEST(DiskShapeTest, AManifestNamingAPmemBlockIsCorruption) {
+  ScratchDir dir;
+  const std::string db = dir.path() + "/db";
+  const Options options = ModeOptions(StorageMode::kDisk, "");
+  Populate(options, db, 3000);
+  const std::string original = ReadFile(db + "/MANIFEST");
+  constexpr size_t kRecord = 256;  // docs/manifest.md: the record after the file header
+  ManifestState state;
+  ASSERT_TRUE(DecodeManifest(original.data() + kRecord, original.size() - kRecord, &state).ok());
+  ASSERT_FALSE(state.blocks.empty());
+  state.blocks.front().residence = Residence::kPmem;
+  std::string damaged = original;
+  ASSERT_EQ(kRecord + ManifestSize(state), damaged.size());
+  EncodeManifest(state, damaged.data() + kRecord);
+  WriteFile(db + "/MANIFEST", damaged);
+  std::unique_ptr<DB> opened;
+  Status s = DB::Open(options, db, &opened);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("without a pool"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(ReadFile(db + "/MANIFEST") == damaged) << "the file was changed";
+  WriteFile(db + "/MANIFEST", original);
   ExpectIntact(options, db, 3000);
 }
 

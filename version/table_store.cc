@@ -47,6 +47,10 @@ BlockBuilderOptions TableStore::block_builder_options() const {
 }
 
 Status TableStore::OpenPmem(uint64_t number, uint64_t offset, uint64_t size, bool verify_checksum, TableRef* table) {
+  if (pool_ == nullptr) {
+    // A manifest of a disk-only database that names a pmem block: damaged.
+    return Status::Corruption("block " + std::to_string(number), "a pmem block in a database without a pool");
+  }
   Status s = OpenPmemTable(pool_.get(), options_.comparator, number, offset, size, verify_checksum,
                            options_.pmem_hash_index, table);
   if (s.ok()) (*table)->disposer = this;
