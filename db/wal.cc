@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "format/dbformat.h"
 #include "util/checksum.h"
 #include "util/coding.h"
 #include "util/persist_bug.h"
@@ -196,7 +197,13 @@ bool IntactRecordAt(const char* segment, uint64_t limit, uint64_t number, uint64
   const uint32_t n = DecodeFixed32(segment + offset + 4);
   if (n < 12 || n > limit - offset - kWalRecordHeaderSize) return false;
   const char* payload = segment + offset + kWalRecordHeaderSize;
-  if (DecodeFixed32(payload + 8) == 0) return false;
+  // What every batch the writer logs satisfies, checked before the CRC so
+  // that old bytes (a reused file or segment) rarely cost a checksum: a
+  // sequence below 2^56, a nonzero count of updates of at least 2 bytes
+  // each (type, key length), the first one's type a Put or a Delete.
+  const uint32_t count = DecodeFixed32(payload + 8);
+  if (count == 0 || count > (n - 12) / 2 || DecodeFixed64(payload) > kMaxSequenceNumber) return false;
+  if (static_cast<uint8_t>(payload[12]) > kMaxValueTypeByte) return false;
   const uint64_t padded = (uint64_t{n} + 7) & ~uint64_t{7};
   if (offset + kWalRecordHeaderSize + padded > limit) return false;
   for (uint64_t i = n; i < padded; ++i) {
