@@ -5,7 +5,8 @@
 #      used through find_package and pkg-config)
 #   2. the same tests built with clang under AddressSanitizer + UBSan
 #   3. the concurrency tests under ThreadSanitizer (gcc)
-#   4. a short libFuzzer run of both block readers (the clang build of step 2)
+#   4. short libFuzzer runs (the clang build of step 2): both block readers,
+#      then the engine over damaged database files (tests/fuzz/)
 #   and, first, scripts/check-layering.sh (the folders' include rule)
 # Installs missing Debian packages first (needs root or sudo).
 # Environment: JIGSAW_FUZZ_SECONDS (default 60), JIGSAW_JOBS (default nproc).
@@ -61,6 +62,19 @@ if ! build/asan/tests/block_fuzzer -max_total_time="$fuzz_seconds" -max_len=8192
 fi
 grep -E "^(stat::number_of_executed_units|Done)" build/asan/fuzz.log || true
 
+section "libFuzzer: the engine over damaged database files for ${fuzz_seconds}s"
+db_corpus=build/asan/db-files-corpus
+mkdir -p "$db_corpus"
+db_fuzz_status=passed
+if ! ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      build/asan/tests/db_files_fuzzer -max_total_time="$fuzz_seconds" -timeout=60 -max_len=128 -len_control=0 \
+      -print_final_stats=1 -artifact_prefix=build/asan/ "$db_corpus" 2>build/asan/db-files-fuzz.log; then
+  db_fuzz_status=failed
+  tail -n 60 build/asan/db-files-fuzz.log
+fi
+grep -E "^(db_files_fuzzer|stat::number_of_executed_units|Done)" build/asan/db-files-fuzz.log || true
+
 # One closing line for the whole suite.
 passed=0
 failed=0
@@ -69,7 +83,7 @@ while read -r _ _ _ f _ _ _ _ total; do
   failed=$((failed + f))
 done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
-for status in "$fuzz_status" "$layering_status"; do
+for status in "$fuzz_status" "$db_fuzz_status" "$layering_status"; do
   if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 echo
