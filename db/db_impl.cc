@@ -955,21 +955,15 @@ Status DBImpl::VerifyIntegrity() {
     version = versions_->current();
   }
   for (int level = 0; level < kNumLevels; ++level) {
-    const auto& blocks = version->levels[level];
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      const TableMeta& b = *blocks[i];
-      const std::string where = "block " + std::to_string(b.number) + " at level " + std::to_string(level);
-      Status s = VerifyTable(b);
-      if (!s.ok()) return Status::Corruption(where, s.ToString());
-      if (b.entries == 0 || ucmp_->Compare(b.smallest, b.largest) > 0) {
-        return Status::Corruption(where, "empty or inverted key range");
-      }
-      if (level > 0 && i > 0 && ucmp_->Compare(blocks[i - 1]->largest, b.smallest) > 0) {
-        return Status::Corruption(where, "overlaps the previous block of its level");
+    for (const TableRef& table : version->levels[level]) {
+      Status s = VerifyTable(*table);
+      if (!s.ok()) {
+        return Status::Corruption("block " + std::to_string(table->number) + " at level " + std::to_string(level),
+                                  s.ToString());
       }
     }
   }
-  return Status::OK();
+  return CheckLevelShape(*version, ucmp_);
 }
 
 Slice DBImpl::PmemBlockContents(const TableMeta& table) const {

@@ -112,7 +112,10 @@ class DBImpl final : public DB {
   // --- open and recovery (db_impl_open.cc): Recover holds mutex_ throughout
   // (no other thread runs before StartBackgroundThreads) ---
   Status OpenStorage(RecoveryState* state) REQUIRES(mutex_);
+  // Opens every table the manifest names into state->version, and checks
+  // the levels' shape (CheckLevelShape) before anything is swept or freed.
   Status LoadVersion(RecoveryState* state) REQUIRES(mutex_);
+  void SortDeeperLevels(Version* version) const;  // levels >= 1 by smallest key
   void SweepOrphanFiles(RecoveryState* state) REQUIRES(mutex_);
   Status ReplayWal(RecoveryState* state) REQUIRES(mutex_);
   void FreeUnreferencedObjects(const RecoveryState& state) REQUIRES(mutex_);

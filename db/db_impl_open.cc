@@ -375,10 +375,7 @@ Status DBImpl::RecoverSteps() {
   // L0 stays in the manifest's order, newest first: table numbers do not
   // give the age of L0 data (a split step's remainder is older than tables
   // flushed while it ran, and numbered after them).
-  for (int level = 1; level < kNumLevels; ++level) {
-    std::sort(state.version->levels[level].begin(), state.version->levels[level].end(),
-              [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
-  }
+  SortDeeperLevels(state.version.get());  // again: redone compactions add tables
   versions_->SetCurrent(state.version);
   mem_ = NewMemTable();
   s = CommitRecovery(&state);
@@ -421,11 +418,24 @@ Status DBImpl::OpenStorage(RecoveryState* state) {
   return s;
 }
 
+void DBImpl::SortDeeperLevels(Version* version) const {
+  for (int level = 1; level < kNumLevels; ++level) {
+    std::sort(version->levels[level].begin(), version->levels[level].end(),
+              [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+  }
+}
+
 Status DBImpl::LoadVersion(RecoveryState* state) {
   const ManifestState& manifest = state->manifest;
   std::set<uint64_t> pending_outputs;
   for (const auto& p : manifest.pending) pending_outputs.insert(p.outputs.begin(), p.outputs.end());
+  std::set<uint64_t> block_objects;
   for (const auto& entry : manifest.blocks) {
+    // Only damage lists a table twice, or two blocks in one pool object.
+    if (state->loaded.count(entry.number) > 0 ||
+        (entry.residence == Residence::kPmem && !block_objects.insert(entry.offset).second)) {
+      return Status::Corruption("manifest", "block " + std::to_string(entry.number) + " listed twice");
+    }
     TableRef table;
     Status s;
     if (entry.residence == Residence::kPmem) {
@@ -452,7 +462,10 @@ Status DBImpl::LoadVersion(RecoveryState* state) {
     }
   }
   for (const WalSegmentMeta& w : manifest.wal_segments) state->live_logs.insert(w.number);
-  return Status::OK();
+  // Checked before anything is swept or freed on the word of this manifest.
+  SortDeeperLevels(state->version.get());
+  Status s = CheckLevelShape(*state->version, ucmp_);
+  return s.ok() ? s : Status::Corruption("manifest", s.ToString());
 }
 
 void DBImpl::SweepOrphanFiles(RecoveryState* state) {

@@ -91,6 +91,23 @@ std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit,
   return version;
 }
 
+Status CheckLevelShape(const Version& version, const Comparator* ucmp) {
+  for (int level = 0; level < kNumLevels; ++level) {
+    const auto& tables = version.levels[level];
+    for (size_t i = 0; i < tables.size(); ++i) {
+      const TableMeta& t = *tables[i];
+      const std::string where = "table " + std::to_string(t.number) + " at level " + std::to_string(level);
+      if (t.entries == 0 || ucmp->Compare(t.smallest, t.largest) > 0) {
+        return Status::Corruption(where, "empty or inverted key range");
+      }
+      if (level > 0 && i > 0 && ucmp->Compare(tables[i - 1]->largest, t.smallest) > 0) {
+        return Status::Corruption(where, "overlaps the table before it in its level");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 uint64_t Version::LevelBytes(int level) const {
   uint64_t bytes = 0;
   for (const TableRef& b : levels[level]) bytes += b->size;

@@ -100,6 +100,15 @@ struct VersionEdit {
 // `base` changed by `edit`; levels >= 1 come out sorted by smallest key.
 std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit, const Comparator* ucmp);
 
+// The shape every version has: each table holds entries, its smallest key
+// not after its largest; in L1 and deeper (sorted by smallest key) each
+// table starts at or after the end of the one before it (a key's versions
+// may continue into the next table). Only damage makes a manifest describe
+// anything else -- and a merge over overlapping tables of one level would
+// write outputs out of order -- so recovery and VerifyIntegrity check it.
+// Corruption naming the first table that breaks it.
+Status CheckLevelShape(const Version& version, const Comparator* ucmp);
+
 
 }  // namespace jigsaw
 

@@ -1,18 +1,20 @@
-// libFuzzer target for the engine's reading of its own files: a disk-mode
-// database (MANIFEST, WAL log files, SSD tables of KeySet or classic
-// blocks) is made once, then every input damages one of its files and the
-// engine opens the result and uses it -- recovery, reads, scans both ways, a
-// write, a compaction over the damaged tables, VerifyIntegrity. Whatever
-// the damage, each call must return (an error Status is fine); a crash, a
-// hang, a sanitizer report or a leak is a bug.
+// libFuzzer target for the engine's reading of its own files: small
+// databases are made once -- disk mode (MANIFEST, WAL log files, SSD tables
+// of KeySet or of classic blocks) and hybrid mode (a pmem pool holding the
+// manifest, WAL segments and upper levels; SSD tables below) -- then every
+// input damages one file of one of them and the engine opens the result
+// and uses it: recovery, reads, scans both ways, a write, a compaction over
+// the damaged tables, VerifyIntegrity. Whatever the damage, each call must
+// return (an error Status is fine); a crash, a hang, a sanitizer report or
+// a leak is a bug.
 //
 // Input:
-//   byte 0  bit 0: which database (KeySet or classic SSD tables);
-//           bits 1-2: wal_recovery_mode; bit 3: paranoid_checks;
-//           bit 4: reads verify checksums; bit 5: the MANIFEST's record
-//           checksum is recomputed after the damage (so that what is
-//           inside the record is checked, not only its CRC)
-//   byte 1  which file (index modulo the number of files)
+//   byte 0  which database (modulo the number made)
+//   byte 1  bits 0-1: wal_recovery_mode; bit 2: paranoid_checks; bit 3:
+//           reads verify checksums; bit 4: the MANIFEST file's record
+//           checksum is recomputed after the damage (so that what is inside
+//           the record is checked, not only its CRC)
+//   byte 2  which file (index modulo the number of files)
 //   then    edits of 6 bytes each: kind, a 32-bit offset (modulo the file
 //           size), a byte. kind % 4: 0 set the byte, 1 flip bits (xor),
 //           2 truncate the file there, 3 copy the 8 bytes at another
@@ -96,11 +98,14 @@ std::string Key(int i) {
 }
 
 constexpr int kKeys = 4000;
+constexpr const char* kPoolName = "pool";  // inside the database's directory
 
-Options BaseOptions(jigsaw::TableFormat format) {
+Options BaseOptions(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
   Options options;
-  options.storage_mode = jigsaw::StorageMode::kDisk;
+  options.storage_mode = mode;
   options.table_format = format;
+  options.pmem_pool_size = uint64_t{16} << 20;  // the smallest pool
+  options.pmem_budget = 1 << 20;                // hybrid: L2 on SSD
   options.memtable_size = 64 << 10;
   options.block_size = 64 << 10;
   options.level1_size = 1 << 20;
@@ -112,12 +117,13 @@ Options BaseOptions(jigsaw::TableFormat format) {
 // A database with tables in L0 and deeper, overwritten and deleted keys,
 // and writes left in its log; its files' bytes, the lock and the info log
 // left out.
-Template MakeTemplate(jigsaw::TableFormat format) {
+Template MakeTemplate(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
   Template t;
-  t.options = BaseOptions(format);
+  t.options = BaseOptions(mode, format);
   const std::string dir = MakeScratchDir("dbfuzz-template");
   Options create = t.options;
   create.create_if_missing = true;
+  if (mode != jigsaw::StorageMode::kDisk) create.pmem_path = dir + "/" + kPoolName;
   std::unique_ptr<DB> db;
   Status s = DB::Open(create, dir, &db);
   if (!s.ok()) {
@@ -141,7 +147,8 @@ Template MakeTemplate(jigsaw::TableFormat format) {
   }
   RemoveFiles(dir);
   rmdir(dir.c_str());
-  std::fprintf(stderr, "db_files_fuzzer: %s template:", format == jigsaw::TableFormat::kKeySet ? "KeySet" : "classic");
+  std::fprintf(stderr, "db_files_fuzzer: %s, %s tables:", mode == jigsaw::StorageMode::kDisk ? "disk" : "hybrid",
+               format == jigsaw::TableFormat::kKeySet ? "KeySet" : "classic");
   for (const File& f : t.files) std::fprintf(stderr, " %s (%zu bytes)", f.name.c_str(), f.bytes.size());
   std::fprintf(stderr, "\n");
   return t;
@@ -237,32 +244,34 @@ void CleanUp() {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   templates = new std::vector<Template>;
-  templates->push_back(MakeTemplate(jigsaw::TableFormat::kKeySet));
-  templates->push_back(MakeTemplate(jigsaw::TableFormat::kClassic));
+  templates->push_back(MakeTemplate(jigsaw::StorageMode::kDisk, jigsaw::TableFormat::kKeySet));
+  templates->push_back(MakeTemplate(jigsaw::StorageMode::kDisk, jigsaw::TableFormat::kClassic));
+  templates->push_back(MakeTemplate(jigsaw::StorageMode::kHybrid, jigsaw::TableFormat::kKeySet));
   work_dir = new std::string(MakeScratchDir("dbfuzz"));
   std::atexit(CleanUp);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 2) return 0;
-  const uint8_t flags = data[0];
-  const Template& t = (*templates)[flags & 1];
+  if (size < 3) return 0;
+  const Template& t = (*templates)[data[0] % templates->size()];
+  const uint8_t flags = data[1];
   if (t.files.empty()) return 0;
-  const size_t damaged = data[1] % t.files.size();
+  const size_t damaged = data[2] % t.files.size();
   RemoveFiles(*work_dir);
   for (size_t i = 0; i < t.files.size(); ++i) {
     std::string bytes = t.files[i].bytes;
     if (i == damaged) {
-      Damage(data + 2, size - 2, &bytes);
-      if ((flags & 32) != 0 && t.files[i].name == "MANIFEST") FixManifestChecksum(&bytes);
+      Damage(data + 3, size - 3, &bytes);
+      if ((flags & 16) != 0 && t.files[i].name == "MANIFEST") FixManifestChecksum(&bytes);
     }
     WriteWhole(*work_dir + "/" + t.files[i].name, bytes);
   }
   Options options = t.options;
-  options.wal_recovery_mode = static_cast<jigsaw::WalRecoveryMode>((flags >> 1) & 3);
-  options.paranoid_checks = (flags & 8) != 0;
+  if (options.storage_mode != jigsaw::StorageMode::kDisk) options.pmem_path = *work_dir + "/" + kPoolName;
+  options.wal_recovery_mode = static_cast<jigsaw::WalRecoveryMode>(flags & 3);
+  options.paranoid_checks = (flags & 4) != 0;
   std::unique_ptr<DB> db;
-  if (DB::Open(options, *work_dir, &db).ok()) Use(db.get(), (flags & 16) != 0);
+  if (DB::Open(options, *work_dir, &db).ok()) Use(db.get(), (flags & 8) != 0);
   return 0;
 }
