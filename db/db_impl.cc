@@ -656,10 +656,15 @@ void DBImpl::PublishReadState() {
 
 DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
   ReadView view;
+  {
+    MutexLock lock(&read_state_mutex_);
+    view.state = read_state_;
+  }
+  // The sequence after the state: a compaction in the state dropped only
+  // versions shadowed at or below a sequence visible before it was
+  // published, so none that this sequence still needs.
   view.sequence = options.snapshot != nullptr ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence
                                               : visible_sequence_.load(std::memory_order_acquire);
-  MutexLock lock(&read_state_mutex_);
-  view.state = read_state_;
   return view;
 }
 

@@ -329,9 +329,13 @@ class DBImpl final : public DB {
     std::shared_ptr<const ReadState> state;
     SequenceNumber sequence;
   };
-  // Takes no lock: the sequence first (acquire), then the read state, so
-  // that every write up to that sequence is in the state's memtables or
-  // version (a memtable is published before any write goes into it).
+  // Takes no DB mutex: the read state first, then the sequence (acquire).
+  // Not the other way round: a reader that loaded an old sequence could
+  // meet a state whose compactions dropped versions that sequence sees
+  // (shadowed below the last sequence when they started), and read an
+  // older value, or one deleted, instead. Writes up to the sequence that
+  // the state lacks went into a memtable switched in after it: all newer
+  // than everything the state holds, so the view is still a prefix.
   ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
   // True if the memtables of `view` decide `key`: *status OK (value set) or
   // NotFound.

@@ -42,12 +42,14 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target db_concurrency_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test
 # ssd_tier_test: the durability tracker's thread against compactions;
 # keyset_v2_test: readers racing to build a block's hash index.
 # buffer_recycler_test: scan windows taken and returned on several threads.
+# db_read_lifetime_test: readers holding blocks and tables that compactions
+# replace.
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
-  -R "Concurrency|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
+  -R "Concurrency|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
   --output-on-failure | tee -a "$log"
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"
