@@ -35,12 +35,7 @@ uint64_t Counter(const std::string& value) { return std::stoull(value.substr(0, 
 class DBConcurrencyTest : public ::testing::TestWithParam<StorageMode> {
  protected:
   // SmallOptions in this test's mode, with SSD levels in hybrid mode.
-  Options ModeOptions() const {
-    Options options = test::SmallOptions();
-    options.storage_mode = GetParam();
-    options.pmem_budget = 2 << 20;
-    return options;
-  }
+  Options ModeOptions() const { return test::SmallModeOptions(GetParam()); }
 };
 
 TEST_P(DBConcurrencyTest, ReadersSeeMonotonicValuesWhileWritersAndCompactionsRun) {

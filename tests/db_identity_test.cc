@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -428,39 +429,61 @@ TEST(DiskShapeTest, EveryBadManifestTableOrIdentityIsAStatusAndStaysUntouched) {
   ExpectIntact(options, db, 3000);
 }
 
-// A disk-only database's MANIFEST whose record is intact (its CRC verifies)
-// but names a pmem block -- only damage can make one -- is Corruption, not
-// a call into a pool the database does not have (found by
+// Rewrites the record of the disk-mode database's MANIFEST with `change`
+// applied (its CRC recomputed: only damage or a bug makes such a record),
+// expects DB::Open to refuse it with Corruption mentioning `expected`,
+// adding or removing no file, then puts the original back and expects every
+// key of Populate(`keys`).
+void ExpectChangedManifestIsCorruption(const Options& options, const std::string& db, int keys,
+                                       const std::function<void(ManifestState*)>& change, const std::string& expected) {
+  const std::string original = ReadFile(db + "/MANIFEST");
+  constexpr size_t kRecord = 256;  // docs/manifest.md: the record after the file header
+  ManifestState state;
+  ASSERT_TRUE(DecodeManifest(original.data() + kRecord, original.size() - kRecord, &state).ok());
+  change(&state);
+  std::string damaged = original;
+  ASSERT_EQ(kRecord + ManifestSize(state), damaged.size());
+  EncodeManifest(state, damaged.data() + kRecord);
+  WriteFile(db + "/MANIFEST", damaged);
+  // The database's files; an open rotates the info log (LOG, LOG.old).
+  const auto data_files = [&] {
+    std::set<std::string> files = Listing(db);
+    std::erase_if(files, [](const std::string& name) { return name.starts_with("LOG"); });
+    return files;
+  };
+  const std::set<std::string> files = data_files();
+  std::unique_ptr<DB> opened;
+  Status s = DB::Open(options, db, &opened);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(expected), std::string::npos) << s.ToString();
+  EXPECT_EQ(data_files(), files) << "a file was removed or added";
+  EXPECT_TRUE(ReadFile(db + "/MANIFEST") == damaged) << "the file was changed";
+  WriteFile(db + "/MANIFEST", original);
+  ExpectIntact(options, db, keys);
+}
+
+// A disk-only database's MANIFEST that names a pmem block is Corruption,
+// not a call into a pool the database does not have (found by
 // tests/fuzz/db_files_fuzzer.cc: a null pointer before).
 TEST(DiskShapeTest, AManifestNamingAPmemBlockIsCorruption) {
   ScratchDir dir;
   const std::string db = dir.path() + "/db";
   const Options options = ModeOptions(StorageMode::kDisk, "");
   Populate(options, db, 3000);
-  const std::string original = ReadFile(db + "/MANIFEST");
-  constexpr size_t kRecord = 256;  // docs/manifest.md: the record after the file header
-  ManifestState state;
-  ASSERT_TRUE(DecodeManifest(original.data() + kRecord, original.size() - kRecord, &state).ok());
-  ASSERT_FALSE(state.blocks.empty());
-  state.blocks.front().residence = Residence::kPmem;
-  std::string damaged = original;
-  ASSERT_EQ(kRecord + ManifestSize(state), damaged.size());
-  EncodeManifest(state, damaged.data() + kRecord);
-  WriteFile(db + "/MANIFEST", damaged);
-  std::unique_ptr<DB> opened;
-  Status s = DB::Open(options, db, &opened);
-  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find("without a pool"), std::string::npos) << s.ToString();
-  EXPECT_TRUE(ReadFile(db + "/MANIFEST") == damaged) << "the file was changed";
-  WriteFile(db + "/MANIFEST", original);
-  ExpectIntact(options, db, 3000);
+  ExpectChangedManifestIsCorruption(
+      options, db, 3000,
+      [](ManifestState* state) {
+        ASSERT_FALSE(state->blocks.empty());
+        state->blocks.front().residence = Residence::kPmem;
+      },
+      "without a pool");
 }
 
-// A MANIFEST whose record verifies but puts a table where it overlaps
-// another of its level (only damage can) is Corruption before recovery
-// sweeps or frees anything on its word; a merge over such a level would
-// write its outputs out of order (found by tests/fuzz/db_files_fuzzer.cc:
-// an assertion in the block builder, in a debug build).
+// A MANIFEST that puts a table where it overlaps another of its level is
+// Corruption before recovery sweeps or frees anything on its word; a merge
+// over such a level would write its outputs out of order (found by
+// tests/fuzz/db_files_fuzzer.cc: an assertion in the block builder, in a
+// debug build).
 TEST(DiskShapeTest, AManifestWhoseLevelOverlapsItselfIsCorruptionAndRemovesNothing) {
   ScratchDir dir;
   const std::string db = dir.path() + "/db";
@@ -471,31 +494,20 @@ TEST(DiskShapeTest, AManifestWhoseLevelOverlapsItselfIsCorruptionAndRemovesNothi
     ASSERT_TRUE(DB::Open(options, db, &opened).ok());
     for (int i = 0; i < 3000; ++i) ASSERT_TRUE(opened->Put(WriteOptions(), Key(i), Value(i)).ok());
   }
-  const std::string original = ReadFile(db + "/MANIFEST");
-  constexpr size_t kRecord = 256;  // docs/manifest.md: the record after the file header
-  ManifestState state;
-  ASSERT_TRUE(DecodeManifest(original.data() + kRecord, original.size() - kRecord, &state).ok());
-  int deepest = 0;
-  ManifestState::BlockEntry* in_l0 = nullptr;
-  for (ManifestState::BlockEntry& b : state.blocks) {
-    deepest = std::max(deepest, b.level);
-    if (b.level == 0) in_l0 = &b;
-  }
-  ASSERT_NE(in_l0, nullptr) << "the rewrite left no L0 table";
-  ASSERT_GT(deepest, 0);
-  in_l0->level = deepest;  // beside the tables that already cover every key
-  std::string damaged = original;
-  EncodeManifest(state, damaged.data() + kRecord);
-  WriteFile(db + "/MANIFEST", damaged);
-  const std::set<std::string> files = Listing(db);
-  std::unique_ptr<DB> opened;
-  Status s = DB::Open(options, db, &opened);
-  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find("overlaps"), std::string::npos) << s.ToString();
-  EXPECT_EQ(Listing(db), files) << "a file was removed or added";
-  EXPECT_TRUE(ReadFile(db + "/MANIFEST") == damaged) << "the file was changed";
-  WriteFile(db + "/MANIFEST", original);
-  ExpectIntact(options, db, 3000);
+  ExpectChangedManifestIsCorruption(
+      options, db, 3000,
+      [](ManifestState* state) {
+        int deepest = 0;
+        ManifestState::BlockEntry* in_l0 = nullptr;
+        for (ManifestState::BlockEntry& b : state->blocks) {
+          deepest = std::max(deepest, b.level);
+          if (b.level == 0) in_l0 = &b;
+        }
+        ASSERT_NE(in_l0, nullptr) << "the rewrite left no L0 table";
+        ASSERT_GT(deepest, 0);
+        in_l0->level = deepest;  // beside the tables that already cover every key
+      },
+      "overlaps");
 }
 
 // A pool on a read-only file system is an IOError: the pool is fine.

@@ -27,12 +27,7 @@ std::string V(int i, int gen) { return "g" + std::to_string(gen) + "|" + K(i) + 
 
 class ReadLifetimeTest : public ::testing::TestWithParam<StorageMode> {
  protected:
-  Options ModeOptions() const {
-    Options options = test::SmallOptions();
-    options.storage_mode = GetParam();
-    options.pmem_budget = 2 << 20;
-    return options;
-  }
+  Options ModeOptions() const { return test::SmallModeOptions(GetParam()); }
   uint64_t Property(DB* db, const char* name) {
     std::string v;
     EXPECT_TRUE(db->GetProperty(name, &v)) << name;

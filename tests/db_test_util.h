@@ -67,6 +67,15 @@ inline Options SmallOptions() {
   return options;
 }
 
+// SmallOptions in `mode`, with SSD levels below 2 MiB of pmem in hybrid
+// mode.
+inline Options SmallModeOptions(StorageMode mode) {
+  Options options = SmallOptions();
+  options.storage_mode = mode;
+  options.pmem_budget = 2 << 20;
+  return options;
+}
+
 // The smallest pool and memtables: crash simulations whose every persist
 // point is checked stay short, yet flush and compact.
 inline Options TinyPoolOptions() {

@@ -419,6 +419,15 @@ TEST(WalRecoveryTwoLogsTest, SkipAnyReplaysTheNewerLogAroundTheHole) {
   }
 }
 
+// The number of the newest log file in `dir`.
+uint64_t NewestLogNumber(const std::string& dir) {
+  uint64_t newest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".log") newest = std::max<uint64_t>(newest, std::stoull(entry.path().stem().string()));
+  }
+  return newest;
+}
+
 // Disk-only mode writes each new log over the last log no longer needed
 // (Options::reuse_log_files): after a crash, the newest log ends at a zero
 // record header with the old log's bytes after it. That is a clean end, not
@@ -429,13 +438,7 @@ TEST(ReusedLogFilesTest, AKillLeavesAReusedLogThatOpensInEveryModeWithEveryWrite
   const std::string path = dir.path() + "/db";
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kDisk;
-  auto newest_log_number = [&] {
-    uint64_t newest = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(path)) {
-      if (entry.path().extension() == ".log") newest = std::max<uint64_t>(newest, std::stoull(entry.path().stem().string()));
-    }
-    return newest;
-  };
+  auto newest_log_number = [&] { return NewestLogNumber(path); };
   const std::string count_file = dir.path() + "/written";
   const pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -556,13 +559,7 @@ TEST(ReusedLogFilesTest, AKillOverALogOfBinaryValuesOpens) {
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kDisk;
   options.memtable_size = 16 << 20;
-  auto newest_log_number = [&] {
-    uint64_t newest = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(path)) {
-      if (entry.path().extension() == ".log") newest = std::max<uint64_t>(newest, std::stoull(entry.path().stem().string()));
-    }
-    return newest;
-  };
+  auto newest_log_number = [&] { return NewestLogNumber(path); };
   auto binary_value = [](int i) {
     std::string v(128, '\0');
     uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1);
