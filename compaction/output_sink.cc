@@ -66,7 +66,14 @@ Status PmemBlockSink::Add(const InternalIterator& entry) {
   };
   Status s = Sampled(phases_, &OutputPhases::encode, add);
   if (s.IsNoSpace()) {  // one key's versions overflowed the buffer
-    s = FinishBlock();
+    // An empty block (AppendRun opened it for a run whose first entry it
+    // could not take) is only replaced by a larger one: no empty output.
+    if (builder_->num_entries() > 0) {
+      s = FinishBlock();
+    } else {
+      builder_.reset();
+      s = Status::OK();
+    }
     if (s.ok()) {
       StartBlock(footprint);
       s = add();

@@ -128,7 +128,26 @@ void AddOverlappingInputs(const Version& version, const Comparator* ucmp, Compac
   std::string smallest, largest;
   bool any = false;
   ExtendRange(ucmp, compaction->inputs[0], &smallest, &largest, &any);
-  if (any) compaction->inputs[1] = version.Overlapping(ucmp, compaction->level + 1, smallest, largest);
+  compaction->inputs[1].clear();
+  if (!any) return;
+  // The overlapping tables, and the later neighbours that share a boundary
+  // key with the last of them: they hold that key's older versions, at the
+  // output level itself, where IsBaseLevelForKey does not look -- left out,
+  // a tombstone above them could be dropped and an older value come back.
+  // (An earlier neighbour holds newer versions: leaving it is safe.)
+  const auto& tables = version.levels[compaction->level + 1];
+  size_t first = tables.size(), last = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (ucmp->Compare(tables[i]->largest, smallest) >= 0 && ucmp->Compare(tables[i]->smallest, largest) <= 0) {
+      if (first == tables.size()) first = i;
+      last = i;
+    }
+  }
+  if (first == tables.size()) return;
+  size_t ignored_first = first;
+  WidenOverSharedBoundaries(ucmp, tables, &ignored_first, &last);
+  compaction->inputs[1].assign(tables.begin() + static_cast<std::ptrdiff_t>(first),
+                               tables.begin() + static_cast<std::ptrdiff_t>(last) + 1);
 }
 
 bool IsBaseLevelForKey(const Version& version, const Comparator* ucmp, int level, const Slice& user_key) {

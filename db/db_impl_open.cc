@@ -420,8 +420,9 @@ Status DBImpl::OpenStorage(RecoveryState* state) {
 
 void DBImpl::SortDeeperLevels(Version* version) const {
   for (int level = 1; level < kNumLevels; ++level) {
-    std::sort(version->levels[level].begin(), version->levels[level].end(),
-              [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
+    // Stable: the manifest lists tables that share a boundary key in order.
+    std::stable_sort(version->levels[level].begin(), version->levels[level].end(),
+                     [&](const TableRef& a, const TableRef& b) { return ucmp_->Compare(a->smallest, b->smallest) < 0; });
   }
 }
 

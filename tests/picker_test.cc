@@ -383,6 +383,20 @@ TEST(PickerTest, APickTakesTheTablesBelowThatTouchItsRange) {
   EXPECT_EQ(Numbers(c.inputs[1]), (std::vector<uint64_t>{6, 7, 8}));
 }
 
+// A table below that ends in a key shared with the next one holds that key's
+// newer versions; the next one, its older versions, is taken with it (the
+// output level is not searched for a tombstone's base, IsBaseLevelForKey).
+TEST(PickerTest, TablesBelowSharingTheLastOverlappedKeyComeAlong) {
+  Version v;
+  v.levels[2] = {MakeTable(5, "a", "m", 1), MakeTable(6, "m", "m", 1), MakeTable(7, "m", "p", 1),
+                 MakeTable(8, "q", "r", 1)};
+  Compaction c;
+  c.level = 1;
+  c.inputs[0] = {MakeTable(1, "b", "c", 1)};
+  AddOverlappingInputs(v, kBytewise, &c);
+  EXPECT_EQ(Numbers(c.inputs[1]), (std::vector<uint64_t>{5, 6, 7}));
+}
+
 // Overlap is computed over the whole range the inputs span, so a table
 // below that lies between two inputs (and overlaps neither) is taken too.
 TEST(PickerTest, OverlapCoversTheGapBetweenInputs) {

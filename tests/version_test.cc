@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "tests/block_test_util.h"
@@ -59,6 +60,31 @@ TEST(VersionTest, ApplyEditKeepsDeeperLevelsSorted) {
 
 // A removal takes out exactly the named tables, from whatever level holds
 // them; a number no table has changes nothing.
+// Tables that share a boundary key (one key's versions overflowed a block)
+// hold that key's versions newest first: a sort by smallest key alone must
+// not swap them, however many tables the level holds.
+TEST(VersionTest, ApplyEditKeepsTablesSharingABoundaryKeyInOrder) {
+  Version base;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; ++i) keys.push_back("k" + std::to_string(100 + i));
+  uint64_t number = 1;
+  for (int i = 0; i < 40; ++i) {
+    // Every fourth key spans three tables: [k, k], [k, k], [k, k'].
+    if (i % 4 == 0) {
+      base.levels[1].push_back(Table(number++, keys[i].c_str(), keys[i].c_str()));
+      base.levels[1].push_back(Table(number++, keys[i].c_str(), keys[i].c_str()));
+    }
+    base.levels[1].push_back(Table(number++, keys[i].c_str(), (keys[i] + "z").c_str()));
+  }
+  const std::vector<uint64_t> before = Numbers(base.levels[1]);
+  VersionEdit edit;
+  edit.Add(1, Table(number, "a", "a"));
+  auto v = ApplyEdit(base, edit, BytewiseComparator());
+  std::vector<uint64_t> expected{number};
+  expected.insert(expected.end(), before.begin(), before.end());
+  EXPECT_EQ(Numbers(v->levels[1]), expected);
+}
+
 TEST(VersionTest, ApplyEditRemovesExactlyTheNamedTables) {
   Version base;
   base.levels[0] = {Table(9, "a", "z"), Table(8, "a", "z"), Table(7, "a", "z")};

@@ -85,8 +85,10 @@ std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit,
   l0.insert(edit.l0_added_are_oldest ? l0.end() : l0.begin(), new_l0.begin(), new_l0.end());
   for (int level = 1; level < kNumLevels; ++level) {
     if (!touched[level]) continue;
-    std::sort(version->levels[level].begin(), version->levels[level].end(),
-              [&](const TableRef& a, const TableRef& b) { return ucmp->Compare(a->smallest, b->smallest) < 0; });
+    // Stable: tables that share a boundary key (one key's versions overflowed
+    // a block) keep their order, newer versions first.
+    std::stable_sort(version->levels[level].begin(), version->levels[level].end(),
+                     [&](const TableRef& a, const TableRef& b) { return ucmp->Compare(a->smallest, b->smallest) < 0; });
   }
   return version;
 }
