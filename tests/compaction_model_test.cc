@@ -196,11 +196,16 @@ INSTANTIATE_TEST_SUITE_P(Modes, CompactionModelTest,
                          ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          test::ModeName);
 
-}  // namespace
-}  // namespace jigsaw
 
-namespace jigsaw {
-namespace {
+// Pmem mode with 64 KiB output blocks, so that a 130 KiB value cannot share
+// one with other entries.
+Options BoundaryOptions() {
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kPmem;
+  options.memtable_size = 256 << 10;
+  options.block_size = 64 << 10;
+  return options;
+}
 
 // One key's versions overflow a pmem output block (a snapshot keeps both a
 // tombstone and a large older value), so two tables of the last level share
@@ -210,10 +215,7 @@ namespace {
 // looks droppable there (nothing below), and B's value comes back.
 TEST(CompactionBoundaryTest, TombstoneInATableSharingItsKeyWithTheNextIsKept) {
   test::ScratchDir dir;
-  Options options = test::SmallOptions();
-  options.storage_mode = StorageMode::kPmem;
-  options.memtable_size = 256 << 10;
-  options.block_size = 64 << 10;
+  const Options options = BoundaryOptions();
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   const std::string big(130 << 10, 'B');
@@ -243,11 +245,6 @@ TEST(CompactionBoundaryTest, TombstoneInATableSharingItsKeyWithTheNextIsKept) {
   EXPECT_FALSE(it->Valid() && it->key() == Slice("m")) << "a scan shows the deleted key \"m\"";
 }
 
-}  // namespace
-}  // namespace jigsaw
-
-namespace jigsaw {
-namespace {
 
 // A compaction output that starts with a value larger than the output
 // buffer (2 x block_size): PmemBlockSink::AppendRun opened a block for the
@@ -255,10 +252,7 @@ namespace {
 // and finishes it -- an output table with no entries.
 TEST(CompactionBoundaryTest, AValueLargerThanTheOutputBufferMakesNoEmptyTable) {
   test::ScratchDir dir;
-  Options options = test::SmallOptions();
-  options.storage_mode = StorageMode::kPmem;
-  options.memtable_size = 256 << 10;
-  options.block_size = 64 << 10;
+  Options options = BoundaryOptions();
   options.level0_compaction_trigger = 8;
   options.level0_slowdown_trigger = 8;
   options.level0_stop_trigger = 12;
