@@ -8,7 +8,7 @@
 // write leaves it; and pmem_memcpy_persist, as a sync write must) -- and
 // derives from them the floor of each workload: the least a
 // key-value store must do per operation, whatever its design (see
-// docs/benchmarks.md, "Physical floors"). With --compare_json (a
+// docs/performance.md, "Physical floors"). With --compare_json (a
 // jigsaw_bench --json file) it prints JigsawDB's micros/op beside each floor
 // and the ratio.
 //

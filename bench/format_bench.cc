@@ -22,12 +22,12 @@
 //          from the memtable's counters, as the engine's pmem flush does);
 //          BM_MemTableWalk is the part both formats share, the walk over
 //          the memtable in key order
-//   Migrate  moving a pmem block (a 4 MiB KeySet block with its filter) into
-//          an SSD table in a file in DRAM, as the engine does when the
-//          block overlaps nothing below: KeySet writes the block as its
-//          bytes (ssd::TableBuilder::AddWholeBlock); the classic engine,
-//          whose SSD tables hold classic blocks, converts every entry
-//          into 8 KiB classic blocks
+//   Migrate  moving a pmem table into an SSD table in a file in DRAM, as
+//          the engine does when it overlaps nothing below: KeySet writes
+//          its one block (4 MiB, with its filter) as its bytes
+//          (ssd::TableBuilder::AddWholeBlock); a classic pmem table is
+//          already a table image (8 KiB classic blocks, index, table
+//          filter), written as is
 // Merge, Flush and Migrate count the entries they read.
 // Each benchmark runs with repetitions; the closing summary prints the median
 // time per operation of both formats and the KeySet speed-up.
@@ -44,15 +44,14 @@
 #include <string>
 #include <vector>
 
-#include "compaction/keyset_merge.h"
 #include "compaction/merge.h"
 #include "db/flush.h"
 #include "db/memtable.h"
 #include "format/block.h"
-#include "format/keyset_v2.h"
 #include "jigsaw/file_system.h"
 #include "ssd/table.h"
 #include "table/merging_iterator.h"
+#include "util/memory_file.h"
 
 namespace jigsaw {
 namespace {
@@ -242,11 +241,11 @@ class BufferSink final : public OutputSink {
                                                             entry.value(), entry.key_hash())
                                     : builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
   }
-  // KeySet outputs take runs as the engine's pmem sink does.
-  bool TakesRuns() const override { return format_ == BlockFormat::kKeySet; }
+  // Runs go where the builders take them, as in the engine's pmem sink.
+  bool TakesRuns() const override { return BuilderTakesRuns(format_, Options()); }
   Status AppendRun(const EntryRun& run, uint32_t* taken) override {
     if (builder_ == nullptr) StartBlock();
-    *taken = static_cast<keyset::v2::Builder*>(builder_.get())->AppendRun(run, kOutputBlockBytes);
+    *taken = builder_->AppendRun(run, kOutputBlockBytes);
     return Status::OK();
   }
   Status Finish() override { return builder_ == nullptr ? Status::OK() : FinishBlock(); }
@@ -256,12 +255,15 @@ class BufferSink final : public OutputSink {
   uint64_t output_bytes() const { return output_bytes_; }
 
  private:
-  void StartBlock() {
-    // No in-block filter in either format: as in an SSD table, whose one
-    // filter (whatever the block format) is not the format's work.
+  // No in-block filter in either format: as in an SSD table, whose one
+  // filter (whatever the block format) is not the format's work.
+  static BlockBuilderOptions Options() {
     BlockBuilderOptions options;
     options.bloom_bits_per_key = 0;
-    builder_ = NewBlockBuilder(format_, options, reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
+    return options;
+  }
+  void StartBlock() {
+    builder_ = NewBlockBuilder(format_, Options(), reinterpret_cast<char*>(buffer_.data()), buffer_.size() * 8);
   }
   Status FinishBlock() {
     size_t size = 0;
@@ -321,7 +323,15 @@ const MergeInputs& GetMergeInputs(BlockFormat format, MergeShape shape) {
   return m;
 }
 
-void MergeBenchmark(benchmark::State& state, BlockFormat format, MergeShape shape) {
+// How the blocks are merged: as the engine merges each format (KeySet
+// blocks as bytes through block cursors, classic blocks through iterators),
+// or both through iterators (MergingIterator and MergeInto: the same loop
+// for both formats, each block's own iterator; a KeySet iterator still
+// offers runs to splice).
+enum class MergePath { kEngines, kIterators };
+
+void MergeBenchmark(benchmark::State& state, BlockFormat format, MergeShape shape,
+                    MergePath path = MergePath::kEngines) {
   const MergeInputs& m = GetMergeInputs(format, shape);
   MergeRules rules;
   rules.ucmp = BytewiseComparator();
@@ -335,11 +345,11 @@ void MergeBenchmark(benchmark::State& state, BlockFormat format, MergeShape shap
     BufferSink sink(format, &buffer);
     // As the engine merges each format: KeySet blocks as bytes, classic
     // blocks through iterators.
-    if (format == BlockFormat::kKeySet) {
+    if (format == BlockFormat::kKeySet && path == MergePath::kEngines) {
       std::vector<std::unique_ptr<BlockScan>> scans;
       scans.push_back(NewSingleBlockScan(m.newer.contents));
       scans.push_back(NewSingleBlockScan(m.older.contents));
-      if (!MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, &read, &spliced).ok()) std::abort();
+      if (!MergeBlockScans(std::move(scans), rules, &sink, nullptr, nullptr, &read, &spliced).ok()) std::abort();
     } else {
       std::vector<std::unique_ptr<InternalIterator>> children;
       children.push_back(m.newer.reader->NewIterator());
@@ -359,6 +369,12 @@ void MergeBenchmark(benchmark::State& state, BlockFormat format, MergeShape shap
 void BM_Merge(benchmark::State& state, BlockFormat format) { MergeBenchmark(state, format, MergeShape::kAlternating); }
 void BM_MergeLeveled(benchmark::State& state, BlockFormat format) {
   MergeBenchmark(state, format, MergeShape::kLeveled);
+}
+void BM_MergeViaIterators(benchmark::State& state, BlockFormat format) {
+  MergeBenchmark(state, format, MergeShape::kAlternating, MergePath::kIterators);
+}
+void BM_MergeLeveledViaIterators(benchmark::State& state, BlockFormat format) {
+  MergeBenchmark(state, format, MergeShape::kLeveled, MergePath::kIterators);
 }
 
 // A full memtable of the dataset, filled in random key order as
@@ -393,46 +409,55 @@ void BM_Flush(benchmark::State& state, BlockFormat format) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * mem.num_entries()));
 }
 
-// A table file in DRAM: Migrate measures the format's work, not a disk.
-class MemoryFile final : public WritableFile {
- public:
-  explicit MemoryFile(size_t capacity) { data_.reserve(capacity); }
-  Status Append(const Slice& data) override {
-    data_.append(data.data(), data.size());
-    return Status::OK();
-  }
-  Status Sync() override { return Status::OK(); }
-  Status Close() override { return Status::OK(); }
-  uint64_t Size() const override { return data_.size(); }
-  void Clear() { data_.clear(); }
-
- private:
-  std::string data_;
-};
-
-void BM_Migrate(benchmark::State& state, BlockFormat format) {
-  const BuiltBlock& pmem_block = GetBlock(BlockFormat::kKeySet);  // pmem holds KeySet blocks
-  const Dataset& d = GetDataset();
-  MemoryFile file(2 * pmem_block.contents.size());
+// The pmem table Migrate moves: a KeySet block, or the image of a classic
+// SSD table (the classic engine's pmem tables), built once.
+struct PmemTable {
+  std::string image;  // classic
   uint64_t entries = 0;
-  for (auto _ : state) {
-    file.Clear();
-    ssd::TableBuilder builder(BlockBuilderOptions(), 8 << 10, &file, format);
-    if (format == BlockFormat::kKeySet) {
-      if (!builder.AddWholeBlock(pmem_block.contents, d.keys.front(), d.keys.back()).ok()) std::abort();
-    } else {
-      auto it = pmem_block.reader->NewIterator();
-      for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        if (!builder.Add(it->user_key(), it->sequence(), it->type(), it->value()).ok()) std::abort();
-      }
+};
+const PmemTable& GetClassicImage() {
+  static const PmemTable table = [] {
+    PmemTable t;
+    const BuiltBlock& block = GetBlock(BlockFormat::kClassic);
+    StringWritableFile file(&t.image);
+    ssd::TableBuilder builder(BlockBuilderOptions(), 8 << 10, &file, BlockFormat::kClassic);
+    auto it = block.reader->NewIterator();
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (!builder.Add(it->user_key(), it->sequence(), it->type(), it->value()).ok()) std::abort();
     }
     ssd::TableInfo info;
     if (!builder.Finish(&info).ok()) std::abort();
-    entries += info.entries;
-    benchmark::DoNotOptimize(file.Size());
+    t.entries = info.entries;
+    return t;
+  }();
+  return table;
+}
+
+// A table file in DRAM: Migrate measures the format's work, not a disk.
+void BM_Migrate(benchmark::State& state, BlockFormat format) {
+  const Dataset& d = GetDataset();
+  std::string table;
+  table.reserve(8 << 20);
+  uint64_t entries = 0;
+  for (auto _ : state) {
+    table.clear();
+    StringWritableFile file(&table);
+    if (format == BlockFormat::kKeySet) {
+      const BuiltBlock& pmem_block = GetBlock(BlockFormat::kKeySet);
+      ssd::TableBuilder builder(BlockBuilderOptions(), 8 << 10, &file, format);
+      if (!builder.AddWholeBlock(pmem_block.contents, d.keys.front(), d.keys.back()).ok()) std::abort();
+      ssd::TableInfo info;
+      if (!builder.Finish(&info).ok()) std::abort();
+      entries += info.entries;
+    } else {
+      const PmemTable& image = GetClassicImage();
+      if (!file.Append(image.image).ok()) std::abort();
+      entries += image.entries;
+    }
+    benchmark::DoNotOptimize(table.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(entries));
-  state.counters["table_bytes"] = static_cast<double>(file.Size());
+  state.counters["table_bytes"] = static_cast<double>(table.size());
 }
 
 // The part of a flush both formats share: walking the memtable in key
@@ -483,6 +508,18 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         target = keyset <= 400.0 ? "<= 400 ns: met" : "<= 400 ns: MISSED";
       }
       std::printf("%-14s %16.1f %16.1f %9.2fx  %s\n", op, keyset, classic, classic / keyset, target.c_str());
+    }
+    // The merge gap split: the same iterator loop for both formats (the
+    // format's share), then what the KeySet block-cursor loop adds.
+    for (const char* shape : {"Merge", "MergeLeveled"}) {
+      const double keyset_cursors = NanosPerItem(std::string("BM_KeySet_") + shape);
+      const double keyset_iterators = NanosPerItem(std::string("BM_KeySet_") + shape + "ViaIterators");
+      const double classic = NanosPerItem(std::string("BM_Classic_") + shape);
+      if (keyset_cursors <= 0 || keyset_iterators <= 0 || classic <= 0) continue;
+      std::printf("%s through the same iterator loop: KeySet %.1f, classic %.1f ns/entry (%.2fx, the format's "
+                  "share); KeySet's block-cursor loop: %.1f ns/entry (%.2fx more)\n",
+                  shape, keyset_iterators, classic, classic / keyset_iterators, keyset_cursors,
+                  keyset_iterators / keyset_cursors);
     }
     const double walk = NanosPerItem("BM_MemTableWalk");
     const double keyset_flush = NanosPerItem("BM_KeySet_Flush");
@@ -542,6 +579,12 @@ int main(int argc, char** argv) {
     add(std::string("BM_Classic_") + op.name, op.fn, BlockFormat::kClassic);
     if (op.fn == jigsaw::BM_Build) add("BM_KeySet_BuildNoFilter", jigsaw::BM_BuildNoFilter, BlockFormat::kKeySet);
     if (op.fn == jigsaw::BM_Flush) add("BM_MemTableWalk", jigsaw::BM_MemTableWalk, BlockFormat::kKeySet);
+    if (op.fn == jigsaw::BM_Merge) {
+      add("BM_KeySet_MergeViaIterators", jigsaw::BM_MergeViaIterators, BlockFormat::kKeySet);
+    }
+    if (op.fn == jigsaw::BM_MergeLeveled) {
+      add("BM_KeySet_MergeLeveledViaIterators", jigsaw::BM_MergeLeveledViaIterators, BlockFormat::kKeySet);
+    }
   }
   jigsaw::SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

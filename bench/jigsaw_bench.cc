@@ -5,7 +5,7 @@
 //                --engines=jigsaw,leveldb,rocksdb,lmdb [--json=out.json]
 //
 // Keys are db_bench's: 16-digit decimal numbers (--key_size pads or cuts),
-// values --value_size random bytes. See docs/benchmarks.md.
+// values --value_size random bytes. See docs/performance.md.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -248,117 +248,18 @@ class Runner {
     for (char& c : value_pool_) c = static_cast<char>(' ' + rng_() % 95);
   }
 
+  // Runs one benchmark (reopening the engine first for a fill, or if it is not open) and appends its result; false,
+  // with the reason on stderr, if the benchmark is unknown or the engine failed.
   bool Run(const std::string& benchmark, std::vector<Result>* results) {
-    const uint64_t num = flags_.num;
-    const uint64_t reads = flags_.reads < 0 ? num : static_cast<uint64_t>(flags_.reads);
-    const int threads = flags_.threads;
-    bool fresh = false;
-    bool write = false, sync = false, random = false, deletes = false;
-    uint64_t ops = num;
-    const bool ycsb = benchmark.size() == 5 && benchmark.rfind("ycsb", 0) == 0 && benchmark[4] >= 'a' &&
-                      benchmark[4] <= 'f';
-    if (benchmark == "fillseq") {
-      fresh = write = true;
-    } else if (benchmark == "fillrandom") {
-      fresh = write = random = true;
-    } else if (benchmark == "fillsync") {
-      // db_bench writes num/1000 here; the fillsync target needs more
-      // writes to measure, so num/10 (documented in docs/benchmarks.md).
-      fresh = write = sync = random = true;
-      ops = std::max<uint64_t>(1, num / 10);
-    } else if (benchmark == "overwrite") {
-      write = random = true;
-    } else if (benchmark == "deleterandom") {
-      write = random = deletes = true;
-    } else if (!ycsb && benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
-               benchmark != "readreverse" && benchmark != "seekrandom" && benchmark != "readwhilewriting" &&
-               benchmark != "multireadrandom" && benchmark != "compact") {
+    Kind kind;
+    if (!Classify(benchmark, &kind)) {
       std::fprintf(stderr, "unknown benchmark '%s'\n", benchmark.c_str());
       return false;
     }
-    if (fresh || engine_ == nullptr) {
-      if (!Reopen(fresh && !flags_.use_existing_db)) return false;
+    if (kind.fresh || engine_ == nullptr) {
+      if (!Reopen(kind.fresh && !flags_.use_existing_db)) return false;
     }
-    const bool record = flags_.histogram;
-    const auto per_thread = [threads](uint64_t total) {
-      return std::max<uint64_t>(1, total / static_cast<uint64_t>(threads));
-    };
-    Result r;
-    if (write) {
-      // fillseq splits the key range among threads; the others pick keys at random.
-      const uint64_t each = per_thread(ops);
-      r = MeasureParallel(engine_name_, benchmark, threads, each, record,
-                          [&](int t, uint64_t i, std::mt19937_64* rng, ThreadStats* st) {
-                            const uint64_t n = random ? (*rng)() % num : static_cast<uint64_t>(t) * each + i;
-                            thread_local std::string key;
-                            keys_.MakeInto(n, &key);
-                            std::string error = deletes ? engine_->Delete(key, sync) : engine_->Put(key, Value(rng), sync);
-                            if (!error.empty()) st->error = error;
-                            st->bytes += key.size() + (deletes ? 0 : static_cast<uint64_t>(flags_.value_size));
-                          });
-    } else if (benchmark == "compact") {
-      // db_bench's compact: the whole key range, once (one "op").
-      r = MeasureParallel(engine_name_, benchmark, 1, 1, false,
-                          [&](int, uint64_t, std::mt19937_64*, ThreadStats* st) {
-                            const std::string error = engine_->CompactAll();
-                            if (!error.empty()) st->error = error;
-                          });
-    } else if (benchmark == "readseq" || benchmark == "readreverse") {
-      r = MeasureParallel(engine_name_, benchmark, threads, 1, false,
-                          [&](int, uint64_t, std::mt19937_64*, ThreadStats* st) {
-                            st->found = engine_->Scan(reads, benchmark == "readreverse", &st->bytes);
-                          });
-      r.ops = r.found;  // entries read, by all threads
-      r.found = 0;
-    } else if (benchmark == "readwhilewriting") {
-      // db_bench's readwhilewriting: `threads` readers read at random while
-      // one more thread overwrites random keys until they finish.
-      std::atomic<bool> readers_done{false};
-      std::string writer_error;
-      std::thread writer([&] {
-        std::mt19937_64 rng(7);
-        std::string key;
-        while (!readers_done.load(std::memory_order_relaxed) && writer_error.empty()) {
-          keys_.MakeInto(rng() % num, &key);
-          writer_error = engine_->Put(key, Value(&rng), false);
-        }
-      });
-      r = MeasureParallel(engine_name_, benchmark, threads, per_thread(reads), record,
-                          [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) { Read(rng, false, st); });
-      readers_done = true;
-      writer.join();
-      if (r.error.empty()) r.error = writer_error;
-    } else if (benchmark == "multireadrandom") {
-      // Random keys looked up --batch_size at a time (one MultiGet each);
-      // ops count keys, latency percentiles are per batch.
-      const auto batch = static_cast<uint64_t>(flags_.batch_size);
-      r = MeasureParallel(engine_name_, benchmark, threads, std::max<uint64_t>(1, per_thread(reads) / batch), record,
-                          [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
-                            std::vector<std::string> keys;
-                            for (uint64_t k = 0; k < batch; ++k) keys.push_back(keys_.Make((*rng)() % num));
-                            const int64_t found = engine_->MultiGet(keys);
-                            if (found < 0) st->error = "read error";
-                            st->found += found > 0 ? static_cast<uint64_t>(found) : 0;
-                            st->bytes += batch * static_cast<uint64_t>(flags_.key_size) +
-                                         static_cast<uint64_t>(std::max<int64_t>(found, 0)) * flags_.value_size;
-                          });
-      r.ops *= batch;
-    } else if (ycsb) {
-      r = RunYcsb(benchmark[4], per_thread(reads), record);
-    } else {
-      const bool missing = benchmark == "readmissing", seek = benchmark == "seekrandom";
-      r = MeasureParallel(engine_name_, benchmark, threads, per_thread(reads), record,
-                          [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
-                            if (seek) {
-                              std::string key = keys_.Make((*rng)() % num);
-                              const bool hit = engine_->SeekAndRead(key);
-                              st->found += hit ? 1 : 0;
-                              st->bytes += key.size();
-                            } else {
-                              Read(rng, missing, st);
-                            }
-                          });
-    }
+    const Result r = Measure(benchmark, kind);
     if (!r.error.empty()) {
       std::fprintf(stderr, "%s %s: %s\n", engine_name_.c_str(), benchmark.c_str(), r.error.c_str());
       return false;
@@ -371,6 +272,154 @@ class Runner {
   void Close() { engine_.reset(); }
 
  private:
+  // What a benchmark does: whether it starts from an empty database, and how it writes (if it writes).
+  struct Kind {
+    bool fresh = false;
+    bool write = false, sync = false, random = false, deletes = false;
+    uint64_t ops = 0;  // writes in all
+    bool ycsb = false;
+  };
+
+  // Sets *kind for the benchmark `benchmark`; false if there is no such benchmark.
+  bool Classify(const std::string& benchmark, Kind* kind) const {
+    const uint64_t num = flags_.num;
+    kind->ops = num;
+    kind->ycsb = benchmark.size() == 5 && benchmark.rfind("ycsb", 0) == 0 && benchmark[4] >= 'a' &&
+                 benchmark[4] <= 'f';
+    if (benchmark == "fillseq") {
+      kind->fresh = kind->write = true;
+    } else if (benchmark == "fillrandom") {
+      kind->fresh = kind->write = kind->random = true;
+    } else if (benchmark == "fillsync") {
+      // db_bench writes num/1000 here; the fillsync target needs more
+      // writes to measure, so num/10 (documented in docs/performance.md).
+      kind->fresh = kind->write = kind->sync = kind->random = true;
+      kind->ops = std::max<uint64_t>(1, num / 10);
+    } else if (benchmark == "overwrite") {
+      kind->write = kind->random = true;
+    } else if (benchmark == "deleterandom") {
+      kind->write = kind->random = kind->deletes = true;
+    } else if (!kind->ycsb && benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
+               benchmark != "readreverse" && benchmark != "seekrandom" && benchmark != "readwhilewriting" &&
+               benchmark != "multireadrandom" && benchmark != "compact") {
+      return false;
+    }
+    return true;
+  }
+
+  // Reads per thread: --reads (or --num) shared among the threads, at least one.
+  uint64_t ReadsPerThread() const {
+    const uint64_t reads = flags_.reads < 0 ? flags_.num : static_cast<uint64_t>(flags_.reads);
+    return std::max<uint64_t>(1, reads / static_cast<uint64_t>(flags_.threads));
+  }
+
+  // Runs the benchmark on the open engine and returns what it measured (with the error of a failed operation).
+  Result Measure(const std::string& benchmark, const Kind& kind) {
+    if (kind.write) return MeasureWrites(benchmark, kind);
+    if (benchmark == "compact") return MeasureCompact(benchmark);
+    if (benchmark == "readseq" || benchmark == "readreverse") return MeasureScan(benchmark);
+    if (benchmark == "readwhilewriting") return MeasureReadWhileWriting(benchmark);
+    if (benchmark == "multireadrandom") return MeasureMultiRead(benchmark);
+    if (kind.ycsb) return RunYcsb(benchmark[4], ReadsPerThread(), flags_.histogram);
+    return MeasurePointReads(benchmark);
+  }
+
+  // Puts (or deletes) kind.ops keys: fillseq splits the key range among threads; the others pick keys at random.
+  Result MeasureWrites(const std::string& benchmark, const Kind& kind) {
+    const uint64_t num = flags_.num;
+    const bool random = kind.random, sync = kind.sync, deletes = kind.deletes;
+    const uint64_t each = std::max<uint64_t>(1, kind.ops / static_cast<uint64_t>(flags_.threads));
+    return MeasureParallel(engine_name_, benchmark, flags_.threads, each, flags_.histogram,
+                           [&](int t, uint64_t i, std::mt19937_64* rng, ThreadStats* st) {
+                             const uint64_t n = random ? (*rng)() % num : static_cast<uint64_t>(t) * each + i;
+                             thread_local std::string key;
+                             keys_.MakeInto(n, &key);
+                             std::string error =
+                                 deletes ? engine_->Delete(key, sync) : engine_->Put(key, Value(rng), sync);
+                             if (!error.empty()) st->error = error;
+                             st->bytes += key.size() + (deletes ? 0 : static_cast<uint64_t>(flags_.value_size));
+                           });
+  }
+
+  // db_bench's compact: the whole key range, once (one "op").
+  Result MeasureCompact(const std::string& benchmark) {
+    return MeasureParallel(engine_name_, benchmark, 1, 1, false,
+                           [&](int, uint64_t, std::mt19937_64*, ThreadStats* st) {
+                             const std::string error = engine_->CompactAll();
+                             if (!error.empty()) st->error = error;
+                           });
+  }
+
+  // readseq or readreverse: each thread scans --reads entries; ops count the entries read by all threads.
+  Result MeasureScan(const std::string& benchmark) {
+    const uint64_t reads = flags_.reads < 0 ? flags_.num : static_cast<uint64_t>(flags_.reads);
+    Result r = MeasureParallel(engine_name_, benchmark, flags_.threads, 1, false,
+                               [&](int, uint64_t, std::mt19937_64*, ThreadStats* st) {
+                                 st->found = engine_->Scan(reads, benchmark == "readreverse", &st->bytes);
+                               });
+    r.ops = r.found;  // entries read, by all threads
+    r.found = 0;
+    return r;
+  }
+
+  // db_bench's readwhilewriting: `threads` readers read at random while
+  // one more thread overwrites random keys until they finish.
+  Result MeasureReadWhileWriting(const std::string& benchmark) {
+    const uint64_t num = flags_.num;
+    std::atomic<bool> readers_done{false};
+    std::string writer_error;
+    std::thread writer([&] {
+      std::mt19937_64 rng(7);
+      std::string key;
+      while (!readers_done.load(std::memory_order_relaxed) && writer_error.empty()) {
+        keys_.MakeInto(rng() % num, &key);
+        writer_error = engine_->Put(key, Value(&rng), false);
+      }
+    });
+    Result r = MeasureParallel(engine_name_, benchmark, flags_.threads, ReadsPerThread(), flags_.histogram,
+                               [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) { Read(rng, false, st); });
+    readers_done = true;
+    writer.join();
+    if (r.error.empty()) r.error = writer_error;
+    return r;
+  }
+
+  // Random keys looked up --batch_size at a time (one MultiGet each);
+  // ops count keys, latency percentiles are per batch.
+  Result MeasureMultiRead(const std::string& benchmark) {
+    const uint64_t num = flags_.num;
+    const auto batch = static_cast<uint64_t>(flags_.batch_size);
+    Result r = MeasureParallel(engine_name_, benchmark, flags_.threads, std::max<uint64_t>(1, ReadsPerThread() / batch),
+                               flags_.histogram, [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
+                                 std::vector<std::string> keys;
+                                 for (uint64_t k = 0; k < batch; ++k) keys.push_back(keys_.Make((*rng)() % num));
+                                 const int64_t found = engine_->MultiGet(keys);
+                                 if (found < 0) st->error = "read error";
+                                 st->found += found > 0 ? static_cast<uint64_t>(found) : 0;
+                                 st->bytes += batch * static_cast<uint64_t>(flags_.key_size) +
+                                              static_cast<uint64_t>(std::max<int64_t>(found, 0)) * flags_.value_size;
+                               });
+    r.ops *= batch;
+    return r;
+  }
+
+  // readrandom, readmissing (keys absent) or seekrandom (a seek and one entry read per key), at random.
+  Result MeasurePointReads(const std::string& benchmark) {
+    const uint64_t num = flags_.num;
+    const bool missing = benchmark == "readmissing", seek = benchmark == "seekrandom";
+    return MeasureParallel(engine_name_, benchmark, flags_.threads, ReadsPerThread(), flags_.histogram,
+                           [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
+                             if (seek) {
+                               std::string key = keys_.Make((*rng)() % num);
+                               const bool hit = engine_->SeekAndRead(key);
+                               st->found += hit ? 1 : 0;
+                               st->bytes += key.size();
+                             } else {
+                               Read(rng, missing, st);
+                             }
+                           });
+  }
+
   // A value: a window of the value pool (which outlives every use).
   std::string_view Value(std::mt19937_64* rng) const {
     const size_t offset = (*rng)() % (value_pool_.size() - static_cast<size_t>(flags_.value_size));
@@ -553,96 +602,107 @@ void PrintComparison(const std::string& path, const std::vector<Result>& results
   std::printf("(ratio: time per op here / there; vs peer: the peer's time per op there / JigsawDB's here)\n");
 }
 
-int Main(int argc, char** argv) {
-  Flags f;
-  CLI::App app("jigsaw_bench: JigsawDB against LevelDB, RocksDB and LMDB (db_bench compatible)");
-  app.option_defaults()->always_capture_default();  // --help shows each default
-  app.add_option("--benchmarks", f.benchmarks,
-                 "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, compact, "
-                 "readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf (after a fill)");
-  app.add_option("--num", f.num, "number of key/value pairs")->check(CLI::PositiveNumber);
-  app.add_option("--reads", f.reads, "number of reads (-1: --num)");
-  app.add_option("--key_size", f.key_size, "key bytes")->check(CLI::Range(8, 1024));
-  app.add_option("--value_size", f.value_size, "value bytes")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--threads", f.threads,
-                 "threads sharing each benchmark's operations (readwhilewriting: reader threads, plus one writer)")
+// Defines the command-line flags, each stored into *f.
+void DefineFlags(CLI::App* app, Flags* f) {
+  app->option_defaults()->always_capture_default();  // --help shows each default
+  app->add_option("--benchmarks", f->benchmarks,
+                  "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, "
+                  "compact, readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf "
+                  "(after a fill)");
+  app->add_option("--num", f->num, "number of key/value pairs")->check(CLI::PositiveNumber);
+  app->add_option("--reads", f->reads, "number of reads (-1: --num)");
+  app->add_option("--key_size", f->key_size, "key bytes")->check(CLI::Range(8, 1024));
+  app->add_option("--value_size", f->value_size, "value bytes")->check(CLI::Range(1, 1 << 20));
+  app->add_option("--threads", f->threads,
+                  "threads sharing each benchmark's operations (readwhilewriting: reader threads, plus one writer)")
       ->check(CLI::Range(1, 64));
-  app.add_option("--batch_size", f.batch_size, "multireadrandom: keys per MultiGet")->check(CLI::Range(1, 4096));
-  app.add_option("--ycsb_distribution", f.ycsb_distribution, "key distribution of ycsba..ycsbf: zipfian or uniform")
+  app->add_option("--batch_size", f->batch_size, "multireadrandom: keys per MultiGet")->check(CLI::Range(1, 4096));
+  app->add_option("--ycsb_distribution", f->ycsb_distribution, "key distribution of ycsba..ycsbf: zipfian or uniform")
       ->check(CLI::IsMember({"zipfian", "uniform"}));
-  app.add_option("--db", f.db, "JigsawDB directory");
-  app.add_option("--pmem_path", f.pmem_path, "JigsawDB pool file (default <db>/pool)");
-  app.add_option("--pool_size_mb", f.pool_size_mb,
-                 "JigsawDB pool size when created, MiB; 0 (default): 6x the key and value bytes of --num, "
-                 "at least 256 MiB (docs/sizing.md)");
-  app.add_option("--peer_dir", f.peer_dir,
-                 "directory for LevelDB, RocksDB and LMDB, each in a subdirectory named after it (default: beside "
-                 "the pool)");
-  app.add_option("--engines", f.engines, "comma-separated: jigsaw, leveldb, rocksdb, lmdb");
-  app.add_option("--mode", f.mode,
-                 "pmem (everything in the pmem pool), hybrid (pmem upper levels, SSD tables below "
-                 "--pmem_budget_mb in the --db directory) or disk (no pmem: WAL, manifest and tables in --db)")
+  app->add_option("--db", f->db, "JigsawDB directory");
+  app->add_option("--pmem_path", f->pmem_path, "JigsawDB pool file (default <db>/pool)");
+  app->add_option("--pool_size_mb", f->pool_size_mb,
+                  "JigsawDB pool size when created, MiB; 0 (default): 6x the key and value bytes of --num, "
+                  "at least 256 MiB (docs/sizing.md)");
+  app->add_option("--peer_dir", f->peer_dir,
+                  "directory for LevelDB, RocksDB and LMDB, each in a subdirectory named after it (default: beside "
+                  "the pool)");
+  app->add_option("--engines", f->engines, "comma-separated: jigsaw, leveldb, rocksdb, lmdb");
+  app->add_option("--mode", f->mode,
+                  "pmem (everything in the pmem pool), hybrid (pmem upper levels, SSD tables below "
+                  "--pmem_budget_mb in the --db directory) or disk (no pmem: WAL, manifest and tables in --db)")
       ->check(CLI::IsMember({"pmem", "hybrid", "disk"}));
-  app.add_option("--pmem_budget_mb", f.pmem_budget_mb, "hybrid: MiB of blocks kept in pmem");
-  app.add_option("--ssd_use_mmap", f.ssd_use_mmap, "hybrid: serve SSD tables from mmap instead of the block cache (1/0)");
-  app.add_option("--ssd_mapped_gets", f.ssd_mapped_gets,
-                 "hybrid and disk: Gets read SSD tables in place through a SIGBUS-guarded mmap (1, default) or through the block cache (0)");
-  app.add_option("--reuse_log_files", f.reuse_log_files,
-                 "disk: write each new WAL log file over the last one no longer needed (1, default) or into a new file (0)");
-  app.add_option("--concurrent_memtable_writes", f.concurrent_memtable_writes,
-                 "JigsawDB: writers of one group insert their own batches into the memtable at once (1/0; "
-                 "RocksDB's allow_concurrent_memtable_write)");
-  app.add_option("--read_triggered_compactions", f.read_triggered_compactions,
-                 "JigsawDB: reads ask for L0 to be compacted below its trigger (1, default, or 0; "
-                 "Options::read_triggered_compactions)");
-  app.add_option("--ssd_block_kb", f.ssd_block_kb, "hybrid: KiB per KeySet block inside SSD tables");
-  app.add_option("--table_format", f.table_format,
-                 "hybrid and disk: block format of SSD tables, keyset or classic (the profiler's baseline)")
+  app->add_option("--pmem_budget_mb", f->pmem_budget_mb, "hybrid: MiB of blocks kept in pmem");
+  app->add_option("--ssd_use_mmap", f->ssd_use_mmap,
+                  "hybrid: serve SSD tables from mmap instead of the block cache (1/0)");
+  app->add_option("--ssd_mapped_gets", f->ssd_mapped_gets,
+                  "hybrid and disk: Gets read SSD tables in place through a SIGBUS-guarded mmap (1, default) or "
+                  "through the block cache (0)");
+  app->add_option("--reuse_log_files", f->reuse_log_files,
+                  "disk: write each new WAL log file over the last one no longer needed (1, default) or into a new "
+                  "file (0)");
+  app->add_option("--concurrent_memtable_writes", f->concurrent_memtable_writes,
+                  "JigsawDB: writers of one group insert their own batches into the memtable at once (1/0; "
+                  "RocksDB's allow_concurrent_memtable_write)");
+  app->add_option("--read_triggered_compactions", f->read_triggered_compactions,
+                  "JigsawDB: reads ask for L0 to be compacted below its trigger (1, default, or 0; "
+                  "Options::read_triggered_compactions)");
+  app->add_option("--ssd_block_kb", f->ssd_block_kb, "hybrid: KiB per KeySet block inside SSD tables");
+  app->add_option("--table_format", f->table_format,
+                  "hybrid and disk: block format of SSD tables, keyset or classic (the profiler's baseline)")
       ->check(CLI::IsMember({"keyset", "classic"}));
-  app.add_option("--level1_mb", f.level1_mb,
-                 "JigsawDB L1 target MiB (default: 64 in pmem mode; 10 with SSD tables, LevelDB's geometry)");
-  app.add_option("--table_size_kb", f.table_size_kb,
-                 "JigsawDB pmem block / SSD table target KiB (default: 4096 in pmem mode; 2048 with SSD tables, "
-                 "LevelDB's file size)");
-  app.add_option("--ssd_io", f.ssd_io, "SSD batched reads (iterator read-ahead, MultiGet) and, with uring, table writes: auto, uring or pread")
+  app->add_option("--level1_mb", f->level1_mb,
+                  "JigsawDB L1 target MiB (default: 64 in pmem mode; 10 with SSD tables, LevelDB's geometry)");
+  app->add_option("--table_size_kb", f->table_size_kb,
+                  "JigsawDB pmem block / SSD table target KiB (default: 4096 in pmem mode; 2048 with SSD tables, "
+                  "LevelDB's file size)");
+  app->add_option("--ssd_io", f->ssd_io,
+                  "SSD batched reads (iterator read-ahead, MultiGet) and, with uring, table writes: auto, uring or "
+                  "pread")
       ->check(CLI::IsMember({"auto", "uring", "pread"}));
-  app.add_option("--cache_size_mb", f.cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
-  app.add_option("--cache_size", f.cache_size, "db_bench's: block cache bytes (overrides --cache_size_mb; -1: unset)");
-  app.add_option("--write_buffer_size", f.write_buffer_size, "db_bench's: memtable bytes of every engine")
+  app->add_option("--cache_size_mb", f->cache_size_mb, "JigsawDB block cache MiB (LevelDB/RocksDB: their block cache)");
+  app->add_option("--cache_size", f->cache_size,
+                  "db_bench's: block cache bytes (overrides --cache_size_mb; -1: unset)");
+  app->add_option("--write_buffer_size", f->write_buffer_size, "db_bench's: memtable bytes of every engine")
       ->check(CLI::Range(int64_t{64} << 10, int64_t{1} << 30));
-  app.add_option("--bloom_bits", f.bloom_bits, "db_bench's: Bloom filter bits per key of every engine (0: none)")
+  app->add_option("--bloom_bits", f->bloom_bits, "db_bench's: Bloom filter bits per key of every engine (0: none)")
       ->check(CLI::Range(0, 64));
-  app.add_option("--compression_ratio", f.compression_ratio,
-                 "db_bench's; accepted for its command lines, no effect: values are random bytes and no engine "
-                 "compresses here");
-  app.add_option("--timing_model", f.timing_model,
-                 "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
-                 "in 256-byte units, 6.6 GB/s reads)")
+  app->add_option("--compression_ratio", f->compression_ratio,
+                  "db_bench's; accepted for its command lines, no effect: values are random bytes and no engine "
+                  "compresses here");
+  app->add_option("--timing_model", f->timing_model,
+                  "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
+                  "in 256-byte units, 6.6 GB/s reads)")
       ->check(CLI::IsMember({"none", "optane"}));
-  app.add_option("--pmem_emulation", f.pmem_emulation,
-                 "auto (flush+fence on tmpfs and real pmem, msync elsewhere), force (flush+fence anywhere), "
-                 "off (msync unless real pmem)")
+  app->add_option("--pmem_emulation", f->pmem_emulation,
+                  "auto (flush+fence on tmpfs and real pmem, msync elsewhere), force (flush+fence anywhere), "
+                  "off (msync unless real pmem)")
       ->check(CLI::IsMember({"auto", "force", "off"}));
-  app.add_flag("--use_existing_db", f.use_existing_db, "do not destroy databases before fill benchmarks");
-  app.add_option("--histogram", f.histogram, "record per-operation latency percentiles (1/0)");
-  app.add_option("--json", f.json, "write every result to this JSON file");
-  app.add_option("--compare_json", f.compare_json,
-                 "a JSON file of an earlier run (--json) to print this run's JigsawDB figures beside: its "
-                 "JigsawDB and its peers, benchmark by benchmark (e.g. a --timing_model=optane run beside a "
-                 "DRAM-emulated one)")
+  app->add_flag("--use_existing_db", f->use_existing_db, "do not destroy databases before fill benchmarks");
+  app->add_option("--histogram", f->histogram, "record per-operation latency percentiles (1/0)");
+  app->add_option("--json", f->json, "write every result to this JSON file");
+  app->add_option("--compare_json", f->compare_json,
+                  "a JSON file of an earlier run (--json) to print this run's JigsawDB figures beside: its "
+                  "JigsawDB and its peers, benchmark by benchmark (e.g. a --timing_model=optane run beside a "
+                  "DRAM-emulated one)")
       ->check(CLI::ExistingFile);
-  app.add_option("--stats", f.stats, "print each engine's statistics after its run (1/0)");
-  CLI11_PARSE(app, argc, argv);
+  app->add_option("--stats", f->stats, "print each engine's statistics after its run (1/0)");
+}
 
-  if (f.pmem_path.empty()) f.pmem_path = f.db + "/pool";
-  if (f.peer_dir.empty()) {
+// Fills in the paths left unset: the pool beside the database, the peers on the medium JigsawDB's data is on.
+void ResolvePaths(Flags* f) {
+  if (f->pmem_path.empty()) f->pmem_path = f->db + "/pool";
+  if (f->peer_dir.empty()) {
     // Peers use the medium JigsawDB's data is on: beside the pool in pmem
     // mode, beside the database directory (the SSD tables) otherwise.
-    const std::filesystem::path beside = f.mode == "pmem" ? std::filesystem::path(f.pmem_path).parent_path()
-                                                          : std::filesystem::path(f.db);
-    f.peer_dir = (beside.parent_path() / "jigsaw-bench-peers").string();
+    const std::filesystem::path beside = f->mode == "pmem" ? std::filesystem::path(f->pmem_path).parent_path()
+                                                           : std::filesystem::path(f->db);
+    f->peer_dir = (beside.parent_path() / "jigsaw-bench-peers").string();
   }
-  const std::vector<std::string> benchmarks = Split(f.benchmarks);
+}
+
+// The engines of --engines built into this binary, in order; prints a line for each one skipped.
+std::vector<std::string> SelectEngines(const Flags& f) {
   std::vector<std::string> engines;
   for (const std::string& name : Split(f.engines)) {
     if (EngineBuiltIn(name)) {
@@ -652,7 +712,11 @@ int Main(int argc, char** argv) {
                   name.c_str());
     }
   }
+  return engines;
+}
 
+// Prints the run's settings and the results table's column headings.
+void PrintHeader(const Flags& f) {
   std::printf("jigsaw_bench  keys %d bytes, values %d bytes, num %" PRIu64 ", mode %s, timing model %s%s\n",
               f.key_size, f.value_size, f.num, f.mode.c_str(), f.timing_model.c_str(),
               f.timing_model == "optane"
@@ -666,69 +730,83 @@ int Main(int argc, char** argv) {
   }
   std::printf("%-8s %-16s %12s %12s %9s %9s %9s %9s\n", "engine", "benchmark", "micros/op", "ops/s", "MB/s",
               "p50 us", "p99 us", "p99.9 us");
-  std::vector<Result> results;
-  for (const std::string& engine : engines) {
-    EngineConfig config;
-    config.memtable_size = static_cast<size_t>(f.write_buffer_size);
-    config.bloom_bits_per_key = f.bloom_bits;
-    config.pmem_pool_size = PoolSizeMiB(f) << 20;
-    config.use_existing = f.use_existing_db;
-    if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
-    config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid
-                          : f.mode == "disk" ? StorageMode::kDisk
-                                             : StorageMode::kPmem;
-    config.pmem_budget = f.pmem_budget_mb << 20;
-    config.ssd_use_mmap = f.ssd_use_mmap != 0;
-    config.ssd_mapped_gets = f.ssd_mapped_gets != 0;
-    config.reuse_log_files = f.reuse_log_files != 0;
-    config.concurrent_memtable_writes = f.concurrent_memtable_writes != 0;
-    config.read_triggered_compactions = f.read_triggered_compactions != 0;
-    config.ssd_block_size = f.ssd_block_kb << 10;
-    config.table_format = f.table_format == "classic" ? TableFormat::kClassic : TableFormat::kKeySet;
-    config.block_cache_capacity = f.cache_size >= 0 ? static_cast<size_t>(f.cache_size) : f.cache_size_mb << 20;
-    config.data_bytes = f.num * static_cast<uint64_t>(f.key_size + f.value_size);
-    config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
-    // With SSD tables, JigsawDB takes LevelDB's level geometry (10 MiB L1,
-    // 2 MiB files): the same write amplification shape on the same disk.
-    const bool ssd = f.mode != "pmem";
-    config.level1_size = (f.level1_mb != 0 ? f.level1_mb : (ssd ? 10 : 64)) << 20;
-    config.block_size = (f.table_size_kb != 0 ? f.table_size_kb : (ssd ? 2048 : 4096)) << 10;
-    config.pmem_emulation = f.pmem_emulation == "force" ? PmemEmulation::kForce
-                            : f.pmem_emulation == "off" ? PmemEmulation::kOff
-                                                        : PmemEmulation::kAuto;
-    if (engine == "jigsaw") {
-      config.dir = f.db;
-      config.pmem_path = f.pmem_path;
-    } else {
-      config.dir = f.peer_dir + "/" + engine;
-    }
-    Runner runner(f, engine, config);
-    for (const std::string& benchmark : benchmarks) {
-      const size_t before = results.size();
-      if (!runner.Run(benchmark, &results)) return 1;
-      for (size_t i = before; i < results.size(); ++i) {
-        const Result& r = results[i];
-        std::printf("%-8s %-16s %12.3f %12.0f %9.1f", r.engine.c_str(), r.benchmark.c_str(), r.micros_per_op(),
-                    r.ops_per_sec(), r.mb_per_sec());
-        if (r.has_percentiles()) {
-          std::printf(" %9.2f %9.2f %9.2f", r.p50_us, r.p99_us, r.p999_us);
-        } else {
-          std::printf(" %9s %9s %9s", "-", "-", "-");  // not timed per operation (scans)
-        }
-        if (r.benchmark.rfind("read", 0) == 0 && r.benchmark != "readseq" && r.benchmark != "readreverse") {
-          std::printf("  (%" PRIu64 " of %" PRIu64 " found)", r.found, r.ops);
-        }
-        std::printf("\n");
-        std::fflush(stdout);
-      }
-    }
-    const std::string stats = f.stats ? runner.Stats() : "";
-    if (!stats.empty()) std::printf("--- %s statistics ---\n%s\n", engine.c_str(), stats.c_str());
-    runner.Close();
-  }
+}
 
-  // Throughput ratios of JigsawDB to each peer, benchmark by benchmark (the
-  // n-th run of a benchmark name is compared with the peer's n-th run).
+// The configuration `engine` runs with under the flags: JigsawDB in --db and the pool, a peer in its subdirectory
+// of --peer_dir.
+EngineConfig MakeEngineConfig(const Flags& f, const std::string& engine) {
+  EngineConfig config;
+  config.memtable_size = static_cast<size_t>(f.write_buffer_size);
+  config.bloom_bits_per_key = f.bloom_bits;
+  config.pmem_pool_size = PoolSizeMiB(f) << 20;
+  config.use_existing = f.use_existing_db;
+  if (f.timing_model == "optane") config.nvm_timing = NvmTimingModel::Optane();
+  config.storage_mode = f.mode == "hybrid" ? StorageMode::kHybrid
+                        : f.mode == "disk" ? StorageMode::kDisk
+                                           : StorageMode::kPmem;
+  config.pmem_budget = f.pmem_budget_mb << 20;
+  config.ssd_use_mmap = f.ssd_use_mmap != 0;
+  config.ssd_mapped_gets = f.ssd_mapped_gets != 0;
+  config.reuse_log_files = f.reuse_log_files != 0;
+  config.concurrent_memtable_writes = f.concurrent_memtable_writes != 0;
+  config.read_triggered_compactions = f.read_triggered_compactions != 0;
+  config.ssd_block_size = f.ssd_block_kb << 10;
+  config.table_format = f.table_format == "classic" ? TableFormat::kClassic : TableFormat::kKeySet;
+  config.block_cache_capacity = f.cache_size >= 0 ? static_cast<size_t>(f.cache_size) : f.cache_size_mb << 20;
+  config.data_bytes = f.num * static_cast<uint64_t>(f.key_size + f.value_size);
+  config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
+  // With SSD tables, JigsawDB takes LevelDB's level geometry (10 MiB L1,
+  // 2 MiB files): the same write amplification shape on the same disk.
+  const bool ssd = f.mode != "pmem";
+  config.level1_size = (f.level1_mb != 0 ? f.level1_mb : (ssd ? 10 : 64)) << 20;
+  config.block_size = (f.table_size_kb != 0 ? f.table_size_kb : (ssd ? 2048 : 4096)) << 10;
+  config.pmem_emulation = f.pmem_emulation == "force" ? PmemEmulation::kForce
+                          : f.pmem_emulation == "off" ? PmemEmulation::kOff
+                                                      : PmemEmulation::kAuto;
+  if (engine == "jigsaw") {
+    config.dir = f.db;
+    config.pmem_path = f.pmem_path;
+  } else {
+    config.dir = f.peer_dir + "/" + engine;
+  }
+  return config;
+}
+
+// Prints one result as a row of the results table.
+void PrintResult(const Result& r) {
+  std::printf("%-8s %-16s %12.3f %12.0f %9.1f", r.engine.c_str(), r.benchmark.c_str(), r.micros_per_op(),
+              r.ops_per_sec(), r.mb_per_sec());
+  if (r.has_percentiles()) {
+    std::printf(" %9.2f %9.2f %9.2f", r.p50_us, r.p99_us, r.p999_us);
+  } else {
+    std::printf(" %9s %9s %9s", "-", "-", "-");  // not timed per operation (scans)
+  }
+  if (r.benchmark.rfind("read", 0) == 0 && r.benchmark != "readseq" && r.benchmark != "readreverse") {
+    std::printf("  (%" PRIu64 " of %" PRIu64 " found)", r.found, r.ops);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// Runs every benchmark on `engine`, printing each result as it comes and appending it to *results, then its
+// statistics (with --stats); false if a benchmark failed (the reason is on stderr).
+bool RunEngine(const Flags& f, const std::vector<std::string>& benchmarks, const std::string& engine,
+               std::vector<Result>* results) {
+  Runner runner(f, engine, MakeEngineConfig(f, engine));
+  for (const std::string& benchmark : benchmarks) {
+    const size_t before = results->size();
+    if (!runner.Run(benchmark, results)) return false;
+    for (size_t i = before; i < results->size(); ++i) PrintResult((*results)[i]);
+  }
+  const std::string stats = f.stats ? runner.Stats() : "";
+  if (!stats.empty()) std::printf("--- %s statistics ---\n%s\n", engine.c_str(), stats.c_str());
+  runner.Close();
+  return true;
+}
+
+// Throughput ratios of JigsawDB to each peer, benchmark by benchmark (the
+// n-th run of a benchmark name is compared with the peer's n-th run).
+void PrintPeerRatios(const std::vector<Result>& results) {
   std::map<std::string, std::vector<const Result*>> by_engine;
   for (const Result& r : results) by_engine[r.engine].push_back(&r);
   if (by_engine.size() > 1 && by_engine.count("jigsaw") > 0) {
@@ -744,42 +822,71 @@ int Main(int argc, char** argv) {
       }
     }
   }
+}
 
-  if (!f.compare_json.empty()) PrintComparison(f.compare_json, results);
-
-  if (!f.json.empty()) {
-    nlohmann::json out;
-    struct utsname u {};
-    uname(&u);
-    out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
-                      {"kernel", std::string(u.release)}};
-    out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
-                     {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size}, {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb}, {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb}, {"table_format", f.table_format}, {"cache_size_mb", f.cache_size_mb}, {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_mapped_gets", f.ssd_mapped_gets}, {"reuse_log_files", f.reuse_log_files}, {"ssd_io", f.ssd_io}, {"concurrent_memtable_writes", f.concurrent_memtable_writes}, {"read_triggered_compactions", f.read_triggered_compactions},
-                     {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation}, {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
-                     {"memtable_size", f.write_buffer_size}, {"compression", "none"}, {"bloom_bits_per_key", f.bloom_bits},
-                     {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
-    out["jigsaw_commit"] = JIGSAW_GIT_COMMIT;
-    out["jigsaw_version"] = JIGSAW_VERSION_STRING;
-    {
-      const std::time_t now = std::time(nullptr);
-      char date[32];
-      std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-      out["date"] = date;
-    }
-    out["results"] = nlohmann::json::array();
-    for (const Result& r : results) {
-      out["results"].push_back({{"engine", r.engine}, {"benchmark", r.benchmark}, {"num", r.ops},
-                                {"micros_per_op", r.micros_per_op()}, {"ops_per_sec", r.ops_per_sec()},
-                                {"mb_per_sec", r.mb_per_sec()}});
-      if (r.has_percentiles()) {
-        out["results"].back()["p50_us"] = r.p50_us;
-        out["results"].back()["p99_us"] = r.p99_us;
-        out["results"].back()["p999_us"] = r.p999_us;
-      }
-    }
-    std::ofstream(f.json) << out.dump(2) << "\n";
-    std::printf("\nresults written to %s\n", f.json.c_str());
+// Writes the machine, the flags, the build and every result to --json, and says so.
+void WriteJson(const Flags& f, const std::vector<Result>& results) {
+  nlohmann::json out;
+  struct utsname u {};
+  uname(&u);
+  out["machine"] = {{"host", Hostname()}, {"cpu", CpuModel()}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
+                    {"kernel", std::string(u.release)}};
+  out["config"] = {{"benchmarks", f.benchmarks}, {"num", f.num}, {"reads", f.reads}, {"key_size", f.key_size},
+                   {"value_size", f.value_size}, {"threads", f.threads}, {"batch_size", f.batch_size},
+                   {"mode", f.mode}, {"pmem_budget_mb", f.pmem_budget_mb}, {"level1_mb", f.level1_mb},
+                   {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb},
+                   {"table_format", f.table_format}, {"cache_size_mb", f.cache_size_mb},
+                   {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_mapped_gets", f.ssd_mapped_gets},
+                   {"reuse_log_files", f.reuse_log_files}, {"ssd_io", f.ssd_io},
+                   {"concurrent_memtable_writes", f.concurrent_memtable_writes},
+                   {"read_triggered_compactions", f.read_triggered_compactions},
+                   {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation},
+                   {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
+                   {"memtable_size", f.write_buffer_size}, {"compression", "none"},
+                   {"bloom_bits_per_key", f.bloom_bits},
+                   {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
+  out["jigsaw_commit"] = JIGSAW_GIT_COMMIT;
+  out["jigsaw_version"] = JIGSAW_VERSION_STRING;
+  {
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    out["date"] = date;
   }
+  out["results"] = nlohmann::json::array();
+  for (const Result& r : results) {
+    out["results"].push_back({{"engine", r.engine}, {"benchmark", r.benchmark}, {"num", r.ops},
+                              {"micros_per_op", r.micros_per_op()}, {"ops_per_sec", r.ops_per_sec()},
+                              {"mb_per_sec", r.mb_per_sec()}});
+    if (r.has_percentiles()) {
+      out["results"].back()["p50_us"] = r.p50_us;
+      out["results"].back()["p99_us"] = r.p99_us;
+      out["results"].back()["p999_us"] = r.p999_us;
+    }
+  }
+  std::ofstream(f.json) << out.dump(2) << "\n";
+  std::printf("\nresults written to %s\n", f.json.c_str());
+}
+
+// Defines the flags, runs every benchmark on every engine built in and reports; 0, or 1 if a benchmark failed (or
+// CLI11's code for a command line that does not parse).
+int Main(int argc, char** argv) {
+  Flags f;
+  CLI::App app("jigsaw_bench: JigsawDB against LevelDB, RocksDB and LMDB (db_bench compatible)");
+  DefineFlags(&app, &f);
+  CLI11_PARSE(app, argc, argv);
+
+  ResolvePaths(&f);
+  const std::vector<std::string> benchmarks = Split(f.benchmarks);
+  const std::vector<std::string> engines = SelectEngines(f);
+  PrintHeader(f);
+  std::vector<Result> results;
+  for (const std::string& engine : engines) {
+    if (!RunEngine(f, benchmarks, engine, &results)) return 1;
+  }
+  PrintPeerRatios(results);
+  if (!f.compare_json.empty()) PrintComparison(f.compare_json, results);
+  if (!f.json.empty()) WriteJson(f, results);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // LMDB (Debian's liblmdb 0.9) as a jigsaw_bench peer: a copy-on-write B+tree
 // in one memory-mapped file, one writer at a time, readers never blocked.
 //
-// Settings (docs/benchmarks.md, "LMDB settings"):
+// Settings (docs/performance.md, "LMDB settings"):
 //   - every Put/Delete is its own write transaction (jigsaw_bench writes one
 //     key per operation; it has no write batches);
 //   - sync=false commits with MDB_NOSYNC (the commit is in the page cache:

@@ -23,4 +23,11 @@ fail() { cat "$scratch/stderr.txt" >&2; echo "profile_smoke_test: $*" >&2; exit 
 [[ $(grep -cE '"flushes": [1-9]' "$scratch/p.json") -eq 2 ]] || fail "a configuration reported no flushes"
 # Header plus at least one row per configuration.
 [[ $(wc -l <"$scratch/p.csv") -ge 3 ]] || fail "the CSV holds no profile rows"
+# A pmem budget that keeps no level below L0 is refused, naming the smallest
+# useful one (6 MiB of L0 at its stop trigger + 10 MiB of L1).
+if "$profile" --num=1000 --write_buffer_size=524288 --pmem_budget_mb=8 --dir="$scratch/disk" --leveldb=0 \
+     --overhead=0 --configs disk+nvm/keyset >"$scratch/small.txt" 2>&1; then
+  fail "--pmem_budget_mb=8 was accepted"
+fi
+grep -q "the smallest budget that keeps L1 is 16 MiB" "$scratch/small.txt" || { cat "$scratch/small.txt"; fail "no smallest budget named"; }
 echo "profile_smoke_test: ok"

@@ -15,6 +15,8 @@ void PhaseProfile::Finish(uint64_t wall_ns) {
 
 void OutputPhases::AddTo(PhaseProfile* profile) const {
   profile->encode_ns += encode.EstimatedNanos();
+  profile->encode_copy_ns += encode.EstimatedPartNanos(WorkPart::kCopy);
+  profile->encode_filter_checksum_ns += encode.EstimatedPartNanos(WorkPart::kFilterChecksum);
   profile->write_ns += write.EstimatedNanos() + table_write_ns;
   profile->sync_ns += sync.EstimatedNanos();
   profile->instrumentation_ns +=
@@ -28,20 +30,25 @@ std::string CompactionProfileCsvHeader() {
   // down by reference (a trivial move: nothing read or written);
   // entries_spliced: of `entries`, those a merge copied as bytes in runs;
   // entries_migrated: entries of pmem blocks written to SSD tables as their
-  // bytes (a migration: nothing decoded or encoded).
+  // bytes (a migration: nothing decoded or encoded); encode_copy_s and
+  // encode_filter_checksum_s: of encode_s, plain copies and filter and
+  // checksum work (the rest is conversion); decode_convert_s: of decode_s,
+  // conversion out of the block format (the rest is positioning).
   return "start_s,level,to_ssd,read_s,decode_s,merge_s,encode_s,write_s,sync_s,total_s,bytes_in,bytes_out,"
-         "entries,instrumentation_s,entries_moved,entries_spliced,entries_migrated\n";
+         "entries,instrumentation_s,entries_moved,entries_spliced,entries_migrated,encode_copy_s,"
+         "encode_filter_checksum_s,decode_convert_s\n";
 }
 
 std::string CompactionProfileCsvRow(const PhaseProfile& r) {
-  char row[384];
+  char row[512];
   std::snprintf(row, sizeof(row),
                 "%.6f,%d,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 "\n",
+                ",%" PRIu64 ",%" PRIu64 ",%.9f,%.9f,%.9f\n",
                 r.start_s,
                 r.level, r.to_ssd ? 1 : 0, r.read_ns / 1e9, r.decode_ns / 1e9, r.merge_ns / 1e9, r.encode_ns / 1e9,
                 r.write_ns / 1e9, r.sync_ns / 1e9, r.total_ns / 1e9, r.bytes_in, r.bytes_out, r.entries,
-                r.instrumentation_ns / 1e9, r.entries_moved, r.entries_spliced, r.entries_migrated);
+                r.instrumentation_ns / 1e9, r.entries_moved, r.entries_spliced, r.entries_migrated,
+                r.encode_copy_ns / 1e9, r.encode_filter_checksum_ns / 1e9, r.decode_convert_ns / 1e9);
   return row;
 }
 

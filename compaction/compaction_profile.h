@@ -1,7 +1,7 @@
 // The compaction profile (Options::profile_compactions): one row per flush
 // or compaction with the time of each phase -- read, decode, merge, encode,
 // write, sync -- as jigsaw.compaction-profile reports it and jigsaw_profile
-// charts it (docs/benchmarks.md, "How the profiler measures").
+// charts it (docs/performance.md, "How the profiler measures").
 #ifndef JIGSAW_COMPACTION_COMPACTION_PROFILE_H_
 #define JIGSAW_COMPACTION_COMPACTION_PROFILE_H_
 
@@ -18,6 +18,13 @@ struct PhaseProfile {
   int level = -1;      // input level of a compaction; -1 for a flush
   bool to_ssd = false;
   uint64_t read_ns = 0, decode_ns = 0, merge_ns = 0, encode_ns = 0, write_ns = 0, sync_ns = 0, total_ns = 0;
+  // Of encode_ns: plain copies (keys, values, spliced runs, staged key
+  // sets: bytes moved unchanged) and filter and checksum work (key hashes,
+  // Bloom filter bits, CRCs); the rest of encode_ns is conversion into the
+  // block format. Of decode_ns: conversion out of the block format (varints
+  // parsed, keys rebuilt); the rest is positioning. (WorkPart,
+  // util/profile_clock.h.)
+  uint64_t encode_copy_ns = 0, encode_filter_checksum_ns = 0, decode_convert_ns = 0;
   uint64_t bytes_in = 0, bytes_out = 0;
   uint64_t entries = 0;             // entries read (a flush: written)
   uint64_t entries_moved = 0;       // entries of tables moved down by reference (a trivial move)

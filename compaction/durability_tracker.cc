@@ -16,7 +16,7 @@ ManifestState::PendingCompaction PendingManifestEntry(const PendingCompaction& p
   for (const TableRef& t : p.outputs) entry.outputs.push_back(t->number);
   for (size_t i = 0; i < p.shadows.size(); ++i) {
     const TableRef& t = p.shadows[i];
-    entry.shadows.push_back({t->offset, t->size, t->number, p.shadow_levels[i], t->residence});
+    entry.shadows.push_back({t->offset, t->size, t->number, p.shadow_levels[i], t->residence, t->pmem_layout});
   }
   return entry;
 }
@@ -79,6 +79,7 @@ TableRef DiscardedShadow(TableStore* store, const ManifestState::BlockEntry& e) 
   auto t = std::make_shared<TableMeta>();
   t->number = e.number;
   t->residence = e.residence;
+  t->pmem_layout = e.pmem_layout;
   t->offset = e.offset;
   t->size = e.size;
   t->disposer = store;
@@ -93,7 +94,8 @@ Status RedoFromShadows(TableStore* store, const ManifestState::PendingCompaction
   for (const auto& shadow : p.shadows) {
     TableRef t;
     Status s = shadow.residence == Residence::kPmem
-                   ? store->OpenPmem(shadow.number, shadow.offset, shadow.size, /*verify_checksum=*/true, &t)
+                   ? store->OpenPmem(shadow.number, shadow.pmem_layout, shadow.offset, shadow.size,
+                                     /*verify_checksum=*/true, &t)
                    : store->OpenSsd(shadow.number, &t);
     if (!s.ok()) return Status::Corruption("shadow of a pending compaction", s.ToString());
     children.push_back(t->table->NewScanIterator(/*decode=*/nullptr));

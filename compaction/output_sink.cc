@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "format/keyset_v2.h"
+#include "format/bloom.h"
 #include "pmem/pool_sizing.h"
 
 namespace jigsaw {
@@ -23,16 +23,52 @@ auto Exact(OutputPhases* phases, SampledPhase OutputPhases::*phase, Work&& work)
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// PmemBlockSink
+// PmemSink
 
-PmemBlockSink::PmemBlockSink(TableStore* store, bool may_use_standby, OutputPhases* phases)
+PmemSink::PmemSink(TableStore* store, bool may_use_standby, OutputPhases* phases)
     : store_(store),
       may_use_standby_(may_use_standby),
       phases_(phases),
-      build_options_(store->block_builder_options()),
-      // A block of exactly block_size would spill 16 header bytes into one
-      // more chunk (pmem/pool_sizing.h).
+      // An output of exactly block_size would spill 16 header bytes into
+      // one more chunk (pmem/pool_sizing.h).
       chunk_limit_(OutputBlockChunks(store->options().block_size) * kPoolChunk - kPoolChunkHeader) {}
+
+Status PmemSink::AddToPool(const char* data, size_t size, PmemLayout layout) {
+  pmem::Reservation reservation;
+  Status s = store_->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby_);
+  if (!s.ok()) return s;
+  // A copy of finished bytes, not an encoding.
+  Exact(phases_, &OutputPhases::write, [&] {
+    pmem::Region* region = store_->pool()->region();
+    region->MemcpyNoDrain(reservation.data, data, size);
+    region->Drain();
+  });
+  TableRef table;
+  s = store_->OpenPmem(store_->NewTableNumber(), layout, reservation.offset, size, /*verify_checksum=*/false, &table);
+  reservations_.push_back(std::move(reservation));
+  if (!s.ok()) return s;
+  outputs_.push_back(std::move(table));
+  return Status::OK();
+}
+
+void PmemSink::DropOutputs() {
+  outputs_.clear();
+  for (pmem::Reservation& r : reservations_) store_->pool()->Cancel(&r);
+  reservations_.clear();
+}
+
+std::unique_ptr<PmemSink> NewPmemSink(TableStore* store, bool may_use_standby, OutputPhases* phases) {
+  if (store->pmem_table_format() == BlockFormat::kClassic) {
+    return std::make_unique<PmemTableImageSink>(store, may_use_standby, phases);
+  }
+  return std::make_unique<PmemBlockSink>(store, may_use_standby, phases);
+}
+
+// ---------------------------------------------------------------------------
+// PmemBlockSink
+
+PmemBlockSink::PmemBlockSink(TableStore* store, bool may_use_standby, OutputPhases* phases)
+    : PmemSink(store, may_use_standby, phases), build_options_(store->block_builder_options()) {}
 
 PmemBlockSink::~PmemBlockSink() = default;
 
@@ -84,12 +120,11 @@ Status PmemBlockSink::Add(const InternalIterator& entry) {
 
 Status PmemBlockSink::AppendRun(const EntryRun& run, uint32_t* taken) {
   *taken = 0;
-  if (build_options_.keyset_version != keyset::v2::kFormatVersion) return Status::OK();
+  if (!TakesRuns()) return Status::OK();
   if (builder_ == nullptr) StartBlock(store_->options().block_size);
-  auto* builder = static_cast<keyset::v2::Builder*>(builder_.get());
   const uint64_t limit = std::min<uint64_t>(store_->options().block_size, chunk_limit_);
   // Sampled: a merge of alternating inputs appends runs of one entry.
-  *taken = Sampled(phases_, &OutputPhases::encode, [&] { return builder->AppendRun(run, limit); });
+  *taken = Sampled(phases_, &OutputPhases::encode, [&] { return builder_->AppendRun(run, limit); });
   return Status::OK();
 }
 
@@ -98,21 +133,7 @@ Status PmemBlockSink::FinishBlock() {
   Status s = Exact(phases_, &OutputPhases::encode, [&] { return builder_->Finish(&size); });
   builder_.reset();
   if (!s.ok()) return s;
-  pmem::Reservation reservation;
-  s = store_->space()->Reserve(pmem::ObjectType::kBlock, size, /*zero=*/false, &reservation, may_use_standby_);
-  if (!s.ok()) return s;
-  // A copy of finished KeySet bytes, not an encoding.
-  Exact(phases_, &OutputPhases::write, [&] {
-    pmem::Region* region = store_->pool()->region();
-    region->MemcpyNoDrain(reservation.data, buffer_.data(), size);
-    region->Drain();
-  });
-  TableRef table;
-  s = store_->OpenPmem(store_->NewTableNumber(), reservation.offset, size, /*verify_checksum=*/false, &table);
-  reservations_.push_back(std::move(reservation));
-  if (!s.ok()) return s;
-  outputs_.push_back(std::move(table));
-  return Status::OK();
+  return AddToPool(reinterpret_cast<const char*>(buffer_.data()), size, PmemLayout::kKeySetBlock);
 }
 
 Status PmemBlockSink::Finish() {
@@ -122,9 +143,65 @@ Status PmemBlockSink::Finish() {
 
 void PmemBlockSink::Abandon() {
   builder_.reset();
-  outputs_.clear();
-  for (pmem::Reservation& r : reservations_) store_->pool()->Cancel(&r);
-  reservations_.clear();
+  DropOutputs();
+}
+
+// ---------------------------------------------------------------------------
+// PmemTableImageSink
+
+PmemTableImageSink::PmemTableImageSink(TableStore* store, bool may_use_standby, OutputPhases* phases)
+    : PmemSink(store, may_use_standby, phases) {}
+
+PmemTableImageSink::~PmemTableImageSink() = default;
+
+Status PmemTableImageSink::CloseIfFull(size_t key_size, size_t value_size, bool* closed) {
+  *closed = false;
+  if (builder_ == nullptr) return Status::OK();
+  const uint64_t size = builder_->EstimatedSize();
+  // What one more entry can add once the image is finished: the entry, the
+  // index entry of a new inner block holding it (two keys, padding), and
+  // the table filter's growth with the filter written at the end (a bound:
+  // every entry counted as a key).
+  const uint64_t filter_bytes =
+      uint64_t{bloom::ChooseGeometry(builder_->num_entries() + 1, store_->options().bloom_bits_per_key).lines} *
+      bloom::kLineBytes;
+  const uint64_t growth = MaxEntryFootprint(BlockFormat::kClassic, key_size, value_size) + 24 + 2 * key_size + 16;
+  if (size < store_->options().block_size && size + filter_bytes + growth <= chunk_limit_) return Status::OK();
+  *closed = true;
+  return FinishImage();
+}
+
+Status PmemTableImageSink::Add(const InternalIterator& entry) {
+  if (builder_ == nullptr) {
+    image_.clear();
+    builder_ = std::make_unique<ssd::TableBuilder>(store_->block_builder_options(), store_->options().ssd_block_size,
+                                                   &file_, BlockFormat::kClassic);
+  }
+  ++entries_;
+  return Sampled(phases_, &OutputPhases::encode, [&] {
+    return entry.carries_key_hash()
+               ? builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value(), entry.key_hash())
+               : builder_->Add(entry.user_key(), entry.sequence(), entry.type(), entry.value());
+  });
+}
+
+Status PmemTableImageSink::FinishImage() {
+  ssd::TableInfo info;
+  Status s = Exact(phases_, &OutputPhases::encode, [&] { return builder_->Finish(&info); });
+  builder_.reset();
+  if (!s.ok()) return s;
+  return AddToPool(image_.data(), image_.size(), PmemLayout::kTableImage);
+}
+
+Status PmemTableImageSink::Finish() {
+  if (builder_ == nullptr || builder_->num_entries() == 0) return Status::OK();
+  return FinishImage();
+}
+
+void PmemTableImageSink::Abandon() {
+  builder_.reset();
+  DropOutputs();
+  entries_ = 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -162,8 +239,7 @@ Status SsdTableSink::Add(const InternalIterator& entry) {
 }
 
 bool SsdTableSink::TakesRuns() const {
-  return store_->ssd_block_format() == BlockFormat::kKeySet &&
-         store_->block_builder_options().keyset_version == keyset::v2::kFormatVersion;
+  return BuilderTakesRuns(store_->ssd_block_format(), store_->block_builder_options());
 }
 
 Status SsdTableSink::AppendRun(const EntryRun& run, uint32_t* taken) {
@@ -182,10 +258,14 @@ Status SsdTableSink::FinishTable() {
   Status s = builder_->Finish(&info);
   if (phases_ != nullptr) phases_->table_write_ns += builder_->write_nanos();
   builder_.reset();
+  return EndTable(s, info.file_size);
+}
+
+Status SsdTableSink::EndTable(Status s, uint64_t file_size) {
   if (s.ok()) {
     s = Exact(phases_, &OutputPhases::sync, [&] { return sync_each_ ? file_->Sync() : file_->StartWriteback(); });
   }
-  if (s.ok() && sync_each_) store_->sync_stats()->Add(1, info.file_size);
+  if (s.ok() && sync_each_) store_->sync_stats()->Add(1, file_size);
   files_.push_back(std::move(file_));
   if (!s.ok()) return s;
   TableRef table;
@@ -207,6 +287,18 @@ Status SsdTableSink::AddWholeBlock(const Slice& block, const Slice& smallest, co
   return FinishTable();
 }
 
+Status SsdTableSink::AddTableImage(const Slice& image) {
+  Status s = Finish();
+  if (!s.ok()) return s;
+  number_ = store_->NewTableNumber();
+  s = store_->NewTableFile(number_, &file_);
+  if (!s.ok()) return s;
+  s = Exact(phases_, &OutputPhases::write, [&] { return file_->Append(image); });
+  s = EndTable(s, image.size());
+  if (s.ok()) entries_ += outputs_.back()->entries;
+  return s;
+}
+
 void SsdTableSink::Abandon() {
   if (builder_ != nullptr) {  // an unfinished table
     if (phases_ != nullptr) phases_->table_write_ns += builder_->write_nanos();
@@ -218,6 +310,8 @@ void SsdTableSink::Abandon() {
   for (TableRef& t : outputs_) t->obsolete = true;  // the disposer deletes the file
   outputs_.clear();
   for (auto& f : files_) (void)f->Close();
+  files_.clear();
+  entries_ = 0;
 }
 
 }  // namespace jigsaw

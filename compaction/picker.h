@@ -40,7 +40,7 @@ uint64_t MaxBytesForLevel(const Options& options, int level);
 // robin over its key space, with neighbours sharing a boundary key), and
 // compact_pointers[level] moves on. When no level needs compaction and
 // `l0_wanted_by_reads` (reads found L0 tables in their way often enough,
-// docs/decisions.md "Compactions asked for by reads"), every L0 table goes
+// docs/design/008-read-triggered-compactions.md), every L0 table goes
 // into L1 however few they are. False if nothing is to be compacted.
 bool PickCompaction(const Version& version, const Options& options, std::string compact_pointers[kNumLevels],
                     bool l0_wanted_by_reads, Compaction* compaction);

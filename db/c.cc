@@ -38,6 +38,9 @@ struct jigsaw_options_t {
 };
 struct jigsaw_readoptions_t {
   ReadOptions rep;
+  // The iterator bounds rep points to (copies of what the caller passed).
+  std::string lower_bound, upper_bound;
+  Slice lower_slice, upper_slice;
 };
 struct jigsaw_writeoptions_t {
   WriteOptions rep;
@@ -250,6 +253,10 @@ void jigsaw_release_snapshot(jigsaw_t* db, const jigsaw_snapshot_t* snapshot) {
   }
   delete snapshot;
 }
+
+uint64_t jigsaw_get_latest_sequence_number(jigsaw_t* db) { return db->rep->GetLatestSequenceNumber(); }
+
+uint64_t jigsaw_snapshot_get_sequence_number(const jigsaw_snapshot_t* snapshot) { return snapshot->rep->sequence(); }
 
 char* jigsaw_property_value(jigsaw_t* db, const char* propname) {
   try {
@@ -610,6 +617,26 @@ void jigsaw_readoptions_set_verify_checksums(jigsaw_readoptions_t* options, unsi
 
 void jigsaw_readoptions_set_snapshot(jigsaw_readoptions_t* options, const jigsaw_snapshot_t* snapshot) {
   options->rep.snapshot = snapshot != nullptr ? snapshot->rep : nullptr;
+}
+
+void jigsaw_readoptions_set_iterate_lower_bound(jigsaw_readoptions_t* options, const char* key, size_t keylen) {
+  if (key == nullptr) {
+    options->rep.iterate_lower_bound = nullptr;
+    return;
+  }
+  options->lower_bound.assign(key, keylen);
+  options->lower_slice = Slice(options->lower_bound);
+  options->rep.iterate_lower_bound = &options->lower_slice;
+}
+
+void jigsaw_readoptions_set_iterate_upper_bound(jigsaw_readoptions_t* options, const char* key, size_t keylen) {
+  if (key == nullptr) {
+    options->rep.iterate_upper_bound = nullptr;
+    return;
+  }
+  options->upper_bound.assign(key, keylen);
+  options->upper_slice = Slice(options->upper_bound);
+  options->rep.iterate_upper_bound = &options->upper_slice;
 }
 
 // ---- Write options ----

@@ -1,55 +1,22 @@
+// DBImpl's write path and the state it changes: memtables and WAL
+// segments, manifest commits, the writer queue (group commit and pipelined
+// memtable inserts), making room for writes, and CompactRange. Reads are in
+// db_impl_read.cc, properties and integrity checks in db_impl_properties.cc.
 #include "db/db_impl.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
+#include <cassert>
 #include <chrono>
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "db/db_identity.h"
-#include "db/db_iter.h"
-#include "format/bloom.h"  // XXH3_64bits, the key hash of tables' hash indexes and filters
-#include "version/level_iterator.h"
 #include "db/write_batch_internal.h"
-#include "pmem/device.h"
 #include "pmem/pool_sizing.h"
-#include "ssd/table.h"
-#include "table/merging_iterator.h"
 #include "version/filename.h"
-#include "util/key_prefix.h"
 
 namespace jigsaw {
 
 Snapshot::~Snapshot() = default;
 DB::~DB() = default;
-
-namespace {
-
-// Read-triggered compaction's cost model (docs/decisions.md, "Compactions
-// asked for by reads"), from this project's measurements: a Get's search of
-// an L0 table that does not hold its key costs about what compacting 64
-// bytes of pmem tables does (~35 ns; an L0 compaction into pmem ~0.45 ns
-// per byte, into SSD tables ~1 ns: their bytes count twice), and a scan
-// pays about 1/16 of such a probe per entry for each L0 table in its merge.
-constexpr uint64_t kBytesPerWastedProbe = 64;
-constexpr uint64_t kScanStepsPerProbe = 16;
-// Gets charge their waste in samples: one Get in this many, for all.
-constexpr uint32_t kReadChargeSample = 64;
-
-class SnapshotImpl final : public Snapshot {
- public:
-  explicit SnapshotImpl(SequenceNumber sequence) : sequence(sequence) {}
-  ~SnapshotImpl() override = default;
-  const SequenceNumber sequence;
-};
-
-}  // namespace
 
 std::shared_ptr<MemTable> DBImpl::NewMemTable() const {
   // Arena chunks of 1/16 of the memtable size keep the usage estimate close.
@@ -382,6 +349,23 @@ Status DBImpl::EndInsert(Writer* w, InsertingGroup* group, const Status& inserte
   return w->status;
 }
 
+Status DBImpl::PrepareWriteGroup(Writer* w, WriteBatch* joined, WriteBatch** group, Writer** last) {
+  *last = w;
+  *group = w->batch;
+  // Room first (this may wait, and others queue meanwhile), then the group
+  // of what is queued by then.
+  Status s = MakeRoomForWrite(WriteBatchInternal::Contents(*w->batch).size(), w->deletes_only);
+  if (!s.ok()) return s;
+  BuildWriteGroup(joined, last);
+  if (*last != w) *group = joined;
+  if (*group != w->batch && !wal_->HasRoom(WriteBatchInternal::Contents(**group).size())) {
+    // The joined record does not fit what room was made: alone, then.
+    *last = w;
+    *group = w->batch;
+  }
+  return s;
+}
+
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("write batch is null");
   bool deletes_only = false;
@@ -404,21 +388,11 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
     return EndInsert(&w, group, inserted);
   }
 
-  // The leader. Room first (this may wait, and others queue meanwhile),
-  // then the group of what is queued by then.
-  s = MakeRoomForWrite(WriteBatchInternal::Contents(*batch).size(), deletes_only);
+  // The leader.
   Writer* last = &w;
   WriteBatch joined;
   WriteBatch* group = batch;
-  if (s.ok()) {
-    BuildWriteGroup(&joined, &last);
-    if (last != &w) group = &joined;
-    if (group != batch && !wal_->HasRoom(WriteBatchInternal::Contents(*group).size())) {
-      // The joined record does not fit what room was made: alone, then.
-      last = &w;
-      group = batch;
-    }
-  }
+  s = PrepareWriteGroup(&w, &joined, &group, &last);
   if (!s.ok()) {
     FinishWriteGroup(&w, last, s);
     return s;
@@ -577,7 +551,16 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
       bg_error_ = s;
       return s;
     }
+  }
+  // The frozen memtable becomes the newest immutable one and a new one
+  // takes its place before the commit publishes a read state: a reader
+  // must never find one memtable in two places (its entries would come
+  // twice through a merge, and a scan that turns round would meet them
+  // again).
+  const std::shared_ptr<MemTable> frozen = mem_;
+  if (freeze) {
     imm_.push_back({mem_, {mem_wal_}});
+    mem_ = NewMemTable();
   }
   std::unique_ptr<LogWriter> previous_writer = std::move(wal_);
   const WalSegmentMeta previous = mem_wal_;
@@ -591,284 +574,21 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   if (!s.ok()) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;
-    if (freeze) imm_.pop_back();
+    if (freeze) {
+      imm_.pop_back();
+      mem_ = frozen;
+    }
     if (reservation.action != nullptr) pool()->Cancel(&reservation);
     if (disk_mode()) DeleteLogs({meta});
     return s;
   }
-  if (freeze) mem_ = NewMemTable();
   has_imm_ = !imm_.empty();  // only now: a flush outside mutex_ may act on it
-  PublishReadState();
   bg_cv_.Signal();
   return Status::OK();
 }
 
 // ---------------------------------------------------------------------------
-// Reads
-
-void DBImpl::PublishReadState() {
-  std::shared_ptr<ReadState> building = std::make_shared<ReadState>();
-  ReadState* state = building.get();
-  state->db = this;
-  state->mem = mem_;
-  for (auto it = imm_.rbegin(); it != imm_.rend(); ++it) state->imm.push_back(it->mem);
-  state->version = versions_->current();
-  const bool fences = ucmp_ == BytewiseComparator();
-  auto add_run = [&](std::span<const TableRef> tables) {
-    SearchRun run;
-    run.tables = tables;
-    if (fences) {
-      run.smallest.reserve(tables.size());
-      run.largest.reserve(tables.size());
-      for (const TableRef& t : tables) {
-        run.smallest.push_back(LoadKeyPrefix(t->smallest));
-        run.largest.push_back(LoadKeyPrefix(t->largest));
-      }
-    }
-    state->runs.push_back(std::move(run));
-  };
-  const auto& levels = state->version->levels;
-  for (const TableRef& t : levels[0]) add_run(std::span<const TableRef>(&t, 1));
-  for (int level = 1; level < kNumLevels; ++level) {
-    if (!levels[level].empty()) add_run(levels[level]);
-  }
-  if (options_.read_triggered_compactions && !levels[0].empty()) {
-    // What compacting L0 would cost: its tables and their overlap in L1,
-    // each byte worth 1/kBytesPerWastedProbe of a probe -- twice that for
-    // an SSD table, whose merge writes a file and syncs it.
-    Compaction l0;
-    l0.inputs[0] = levels[0];
-    AddOverlappingInputs(*state->version, ucmp_, &l0);
-    uint64_t bytes = 0;
-    for (const auto& tables : l0.inputs) {
-      for (const TableRef& t : tables) bytes += t->residence == Residence::kSsd ? 2 * t->size : t->size;
-    }
-    state->l0_read_budget = std::max<uint64_t>(1, bytes / kBytesPerWastedProbe);
-  }
-  published_version_.store(state->version.get(), std::memory_order_release);
-  std::shared_ptr<const ReadState> published = std::move(building);
-  {
-    MutexLock lock(&read_state_mutex_);
-    read_state_.swap(published);
-  }  // the previous state is released outside the lock
-  visible_sequence_.store(versions_->last_sequence(), std::memory_order_release);
-}
-
-DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
-  ReadView view;
-  {
-    MutexLock lock(&read_state_mutex_);
-    view.state = read_state_;
-  }
-  // The sequence after the state: a compaction in the state dropped only
-  // versions shadowed at or below a sequence visible before it was
-  // published, so none that this sequence still needs.
-  view.sequence = options.snapshot != nullptr ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence
-                                              : visible_sequence_.load(std::memory_order_acquire);
-  return view;
-}
-
-bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const {
-  ValueType type;
-  bool found = view.state->mem->Get(key, view.sequence, &type, value);
-  for (size_t i = 0; !found && i < view.state->imm.size(); ++i) found = view.state->imm[i]->Get(key, view.sequence, &type, value);
-  if (found) *status = type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
-  return found;
-}
-
-std::span<const TableRef> DBImpl::Candidates(const SearchRun& run, const KeyTarget& target) const {
-  const std::span<const TableRef> tables = run.tables;
-  // <0, 0, >0 as table i's first or last key sorts before, with, after the
-  // key: by its prefix when the run has them.
-  auto compare = [&](size_t i, const std::vector<KeyPrefix>& prefixes, const std::string TableMeta::*bound) {
-    const std::string& key = (*tables[i]).*bound;
-    return prefixes.empty() ? target.Compare(key) : target.CompareLazily(prefixes[i], [&] { return Slice(key); });
-  };
-  // The first table whose last key is >= the key, then those after it
-  // whose first key is <= the key.
-  size_t first = 0;
-  for (size_t n = tables.size(); n > 0;) {
-    const size_t half = n / 2;
-    if (compare(first + half, run.largest, &TableMeta::largest) < 0) {
-      first += half + 1;
-      n -= half + 1;
-    } else {
-      n = half;
-    }
-  }
-  size_t last = first;
-  while (last < tables.size() && compare(last, run.smallest, &TableMeta::smallest) <= 0) ++last;
-  return tables.subspan(first, last - first);
-}
-
-Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, const Slice& key,
-                        SequenceNumber sequence, std::string* value, bool* done) const {
-  ValueType type;
-  Status s = block.table->Get(options, key, sequence, &type, value);
-  if (s.IsNotFound()) return Status::OK();
-  *done = true;
-  if (!s.ok()) return s;
-  return type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
-}
-
-Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
-  ReadView view = GetReadView(options);
-  Status s;
-  if (MemTablesGet(view, key, value, &s)) return s;
-  // Runs in search order: each L0 block, newest first (they may overlap),
-  // then each level. They are searched in batches whose candidate tables
-  // are all hinted first, so that their first cache misses (a hash index
-  // slot, a filter line) overlap instead of adding up.
-  const std::vector<SearchRun>& runs = view.state->runs;
-  const KeyTarget target(ucmp_, key);
-  const uint64_t key_hash = XXH3_64bits(key.data(), key.size());
-  constexpr size_t kBatch = 32;
-  // Trivially constructed: a Get does not zero 768 bytes of stack.
-  struct Batched {
-    const TableRef* tables;
-    size_t count;
-    size_t run;
-  };
-  Batched batch[kBatch];
-  const size_t l0_runs = view.state->version->levels[0].size();
-  size_t l0_missed = 0;  // L0 tables searched that did not decide the key
-  bool done = false;
-  for (size_t next = 0; next < runs.size() && !done;) {
-    size_t count = 0;
-    for (; next < runs.size() && count < kBatch; ++next) {
-      const std::span<const TableRef> candidates = Candidates(runs[next], target);
-      if (candidates.empty()) continue;
-      for (const TableRef& table : candidates) table->table->PrefetchForGet(key_hash);
-      batch[count++] = {candidates.data(), candidates.size(), next};
-    }
-    for (size_t i = 0; i < count && !done; ++i) {
-      for (const TableRef& table : std::span<const TableRef>(batch[i].tables, batch[i].count)) {
-        s = TableGet(options, *table, key, view.sequence, value, &done);
-        if (done) break;
-        if (batch[i].run < l0_runs) ++l0_missed;
-      }
-    }
-  }
-  // One Get in kReadChargeSample charges for all of them: readers on
-  // several cores do not share a counter's cache line on every Get.
-  if (l0_missed > 0 && view.state->l0_read_budget != 0) {
-    thread_local uint32_t t_gets = 0;
-    if (++t_gets % kReadChargeSample == 0) ChargeL0Reads(*view.state, l0_missed * kReadChargeSample);
-  }
-  return done ? s : Status::NotFound(Slice());
-}
-
-void DBImpl::ChargeL0Reads(const ReadState& state, uint64_t probes) {
-  const uint64_t waste = state.l0_read_waste.fetch_add(probes, std::memory_order_relaxed) + probes;
-  if (waste < state.l0_read_budget || state.l0_compaction_asked.load(std::memory_order_relaxed) ||
-      state.l0_compaction_asked.exchange(true, std::memory_order_relaxed)) {
-    return;
-  }
-  // A stale state (its L0 compacted since, perhaps) asks for nothing.
-  if (published_version_.load(std::memory_order_acquire) != state.version.get()) return;
-  l0_wanted_by_reads_.store(true, std::memory_order_release);
-  // Without mutex_, the background thread may be about to wait and miss
-  // this; it wakes on its own within a second.
-  bg_cv_.Signal();
-}
-
-std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
-                                     std::vector<std::string>* values) {
-  values->resize(keys.size());
-  std::vector<Status> statuses(keys.size(), Status::NotFound(Slice()));
-  ReadView view = GetReadView(options);
-  std::vector<size_t> pending;  // keys not decided yet
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!MemTablesGet(view, keys[i], &(*values)[i], &statuses[i])) pending.push_back(i);
-  }
-  // Runs in the order a Get searches them: each L0 block, then each level.
-  const std::vector<SearchRun>& runs = view.state->runs;
-
-  // Batching reads pays only where they run in parallel; with pread a Get
-  // reads the same blocks one by one anyway.
-  const bool batch_reads = tables_->io()->is_uring();
-  std::vector<ssd::BlockFetch> fetches;
-  std::vector<std::span<const TableRef>> candidates;  // per pending key
-  std::vector<size_t> undecided;
-  const size_t l0_runs = view.state->version->levels[0].size();
-  uint64_t l0_missed = 0;  // L0 tables searched that did not decide a key
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const SearchRun& run = runs[r];
-    if (pending.empty()) break;
-    candidates.clear();
-    for (size_t i : pending) candidates.push_back(Candidates(run, KeyTarget(ucmp_, keys[i])));
-    if (batch_reads) {  // one batch of reads for every SSD block this run's lookups need
-      fetches.clear();
-      for (size_t k = 0; k < pending.size(); ++k) {
-        for (const TableRef& block : candidates[k]) {
-          if (block->residence == Residence::kSsd) {
-            static_cast<const ssd::SsdTable*>(block->table.get())->PlanGet(keys[pending[k]], &fetches);
-          }
-        }
-      }
-      ssd::FetchBlocks(tables_->io(), std::move(fetches));
-      fetches.clear();
-    }
-    undecided.clear();
-    for (size_t k = 0; k < pending.size(); ++k) {
-      const size_t i = pending[k];
-      bool done = false;
-      for (const TableRef& block : candidates[k]) {
-        statuses[i] = TableGet(options, *block, keys[i], view.sequence, &(*values)[i], &done);
-        if (done) break;
-        if (r < l0_runs) ++l0_missed;
-      }
-      if (!done) {
-        statuses[i] = Status::NotFound(Slice());
-        undecided.push_back(i);
-      }
-    }
-    pending.swap(undecided);
-  }
-  if (l0_missed > 0 && view.state->l0_read_budget != 0) ChargeL0Reads(*view.state, l0_missed);
-  return statuses;
-}
-
-void DBImpl::ReadState::Closed(uint64_t moves) const {
-  db->ChargeL0Reads(*this, version->levels[0].size() * (1 + moves / kScanStepsPerProbe));
-}
-
-std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  ReadView view = GetReadView(options);
-  // Sized once: a short scan is dominated by setting up (ycsbe).
-  const Version& version = *view.state->version;
-  std::vector<std::unique_ptr<InternalIterator>> children;
-  children.reserve(1 + view.state->imm.size() + version.levels[0].size() + kNumLevels - 1);
-  children.push_back(view.state->mem->NewIterator());
-  for (const auto& imm : view.state->imm) children.push_back(imm->NewIterator());
-  for (const TableRef& block : version.levels[0]) children.push_back(block->table->NewIterator(options));
-  for (int level = 1; level < kNumLevels; ++level) {
-    if (!version.levels[level].empty()) {
-      children.push_back(NewLevelIterator(ucmp_, version.levels[level], options));
-    }
-  }
-  // The read state pins the memtables and the version the children read.
-  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state.get() : nullptr;
-  return NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, {view.state}, observer);
-}
-
-const Snapshot* DBImpl::GetSnapshot() {
-  MutexLock lock(&mutex_);
-  snapshots_.insert(versions_->last_sequence());
-  return new SnapshotImpl(versions_->last_sequence());
-}
-
-void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
-  if (snapshot == nullptr) return;
-  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
-  {
-    MutexLock lock(&mutex_);
-    auto it = snapshots_.find(impl->sequence);
-    if (it != snapshots_.end()) snapshots_.erase(it);
-  }
-  delete impl;
-}
-
+// Manual compaction
 
 Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   MutexLock lock(&mutex_);
@@ -951,230 +671,6 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
     }
   }
   return s;
-}
-
-Status DBImpl::VerifyIntegrity() {
-  std::shared_ptr<const Version> version;
-  {
-    MutexLock lock(&mutex_);
-    version = versions_->current();
-  }
-  for (int level = 0; level < kNumLevels; ++level) {
-    for (const TableRef& table : version->levels[level]) {
-      Status s = VerifyTable(*table);
-      if (!s.ok()) {
-        return Status::Corruption("block " + std::to_string(table->number) + " at level " + std::to_string(level),
-                                  s.ToString());
-      }
-    }
-  }
-  return CheckLevelShape(*version, ucmp_);
-}
-
-Slice DBImpl::PmemBlockContents(const TableMeta& table) const {
-  if (table.residence != Residence::kPmem || pool() == nullptr) return Slice();
-  return Slice(pool()->Direct(table.offset), table.size);
-}
-
-Status DBImpl::VerifyTable(const TableMeta& table) const {
-  if (table.residence == Residence::kPmem) {
-    BlockReadOptions options;
-    options.comparator = ucmp_;
-    std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
-    Status s = BlockReader::Open(BlockFormat::kKeySet, PmemBlockContents(table), options, &checked);
-    if (s.ok()) s = checked->Validate();
-    return s;
-  }
-  return table.table->Validate();  // reads every block afresh and checks it
-}
-
-// ---------------------------------------------------------------------------
-// Properties
-
-void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
-  std::shared_ptr<const Version> version;
-  {
-    MutexLock lock(&mutex_);
-    version = versions_->current();
-  }
-  // Bytes of table t before user_key.
-  auto offset_in = [&](const TableMeta& t, const Slice& user_key) -> double {
-    if (ucmp_->Compare(user_key, t.smallest) <= 0) return 0;
-    if (ucmp_->Compare(user_key, t.largest) > 0) return static_cast<double>(t.size);
-    return t.table->ApproximatePosition(user_key) * static_cast<double>(t.size);
-  };
-  for (int i = 0; i < n; ++i) {
-    double bytes = 0;
-    if (ucmp_->Compare(ranges[i].start, ranges[i].limit) < 0) {
-      for (const auto& level : version->levels) {
-        for (const TableRef& t : level) {
-          const double end = offset_in(*t, ranges[i].limit), begin = offset_in(*t, ranges[i].start);
-          if (end > begin) bytes += end - begin;
-        }
-      }
-    }
-    sizes[i] = static_cast<uint64_t>(bytes);
-  }
-}
-
-std::string DBImpl::StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const {
-  const Version& v = *versions_->current();
-  nlohmann::json j;
-  uint64_t ssd_bytes = 0;
-  for (int level = 0; level < kNumLevels; ++level) {
-    j["levels"].push_back({{"tables", v.levels[level].size()}, {"bytes", v.LevelBytes(level)}});
-    for (const TableRef& t : v.levels[level]) {
-      if (t->residence == Residence::kSsd) ssd_bytes += t->size;
-    }
-  }
-  j["pmem_bytes"] = pmem_bytes;
-  j["pmem_hash_index_bytes"] = index_bytes;
-  j["ssd_bytes"] = ssd_bytes;
-  j["flushes"] = flushes_;
-  j["compactions"] = {{"count", compactions_},
-                      {"bytes_read", compaction_bytes_read_},
-                      {"bytes_written", compaction_bytes_written_},
-                      {"split_steps", split_steps_},
-                      {"entries_merged", compaction_entries_read_},
-                      {"entries_spliced", compaction_entries_spliced_},
-                      {"read_triggered", read_triggered_compactions_}};
-  j["trivial_moves"] = {{"tables", tables_moved_}, {"bytes", bytes_moved_}};
-  j["migrations"] = {{"tables", tables_migrated_}, {"bytes", bytes_migrated_}};
-  j["stalls"] = {{"slowdowns", slowdowns_}, {"stops", stops_}, {"micros", stall_micros_},
-                 {"flushes_within_compactions", flushes_within_compactions_}};
-  j["writes"] = {{"batches", write_batches_},
-                {"groups", write_groups_},
-                {"synced_groups", synced_groups_},
-                {"pipelined_groups", pipelined_groups_},
-                {"self_inserted", self_inserted_batches_}};
-  j["memtables"] = 1 + imm_.size();
-  j["sync"] = {{"calls", tables_->sync_stats()->syncs.load()},
-               {"bytes", tables_->sync_stats()->bytes.load()},
-               {"pending_compactions", pending_.size()},
-               {"redone_at_recovery", redone_compactions_},
-               {"tracker_rounds", tracker_rounds_},
-               {"durable_compactions", tracker_compactions_}};
-  j["block_cache"] = {{"capacity", tables_->block_cache()->capacity()},
-                      {"usage", tables_->block_cache()->usage()},
-                      {"hits", tables_->block_cache()->hits()},
-                      {"misses", tables_->block_cache()->misses()}};
-  j["pool_full"] = pool_full_;
-  return j.dump();
-}
-
-bool DBImpl::GetProperty(const Slice& property, std::string* value) {
-  MutexLock lock(&mutex_);
-  const std::string p = property.ToString();
-  const Version& v = *versions_->current();
-  auto levels = [&]() {
-    std::string out = "level  blocks       bytes\n";
-    char line[80];
-    for (int level = 0; level < kNumLevels; ++level) {
-      std::snprintf(line, sizeof(line), "%5d %7zu %11" PRIu64 "\n", level, v.levels[level].size(),
-                    v.LevelBytes(level));
-      out += line;
-    }
-    return out;
-  };
-  uint64_t pmem_bytes = 0;
-  uint64_t index_bytes = 0;  // DRAM held by pmem blocks' hash indexes
-  for (const auto& level : v.levels) {
-    for (const TableRef& b : level) {
-      if (b->residence == Residence::kPmem) {
-        pmem_bytes += b->size;
-        index_bytes += b->table->MemoryUsage();
-      }
-    }
-  }
-  if (p == "jigsaw.levels") {
-    *value = levels();
-  } else if (p.rfind("jigsaw.num-blocks-at-level", 0) == 0) {
-    const std::string n = p.substr(std::strlen("jigsaw.num-blocks-at-level"));
-    if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
-    *value = std::to_string(v.levels[n[0] - '0'].size());
-  } else if (p == "jigsaw.pmem-bytes") {
-    *value = std::to_string(pmem_bytes);
-  } else if ((p == "jigsaw.pool-used-bytes" || p == "jigsaw.pmem-device") && pool() == nullptr) {
-    *value = p == "jigsaw.pool-used-bytes" ? "0" : "no pmem pool (disk-only mode)";
-  } else if (p == "jigsaw.pool-used-bytes") {
-    uint64_t used = 0;
-    for (auto type : {pmem::ObjectType::kBlock, pmem::ObjectType::kWalSegment, pmem::ObjectType::kManifest}) {
-      for (uint64_t offset : pool()->Objects(type)) used += pool()->ObjectSize(offset);
-    }
-    *value = std::to_string(used);
-  } else if (p == "jigsaw.pmem-device") {
-    *value = "pool " + PoolPathFor(options_, name_) + " (" + pool()->persistence() + ")" +
-             (pool()->timing() != nullptr ? " with an NVM timing model" : "") +
-             ", numa node " + std::to_string(pmem::NumaNodeForPath(PoolPathFor(options_, name_))) +
-             ", background thread on node " + std::to_string(numa_node_) + "\n";
-    for (const pmem::PmemDevice& d : pmem::ListPmemDevices()) {
-      *value += d.namespace_name + " " + d.mode + " " + d.device_path + " " + std::to_string(d.size) +
-                " bytes, numa node " + std::to_string(d.numa_node) + "\n";
-    }
-  } else if (p == "jigsaw.ssd-bytes") {
-    uint64_t bytes = 0;
-    for (const auto& level : v.levels) {
-      for (const TableRef& b : level) {
-        if (b->residence == Residence::kSsd) bytes += b->size;
-      }
-    }
-    *value = std::to_string(bytes);
-  } else if (p == "jigsaw.sync-stats") {
-    *value = "syncs " + std::to_string(tables_->sync_stats()->syncs.load()) + " bytes_synced " +
-             std::to_string(tables_->sync_stats()->bytes.load()) +
-             " pending_compactions " + std::to_string(pending_.size()) + " redone_at_recovery " +
-             std::to_string(redone_compactions_) + " tracker_rounds " + std::to_string(tracker_rounds_) +
-             " durable_compactions " + std::to_string(tracker_compactions_);
-  } else if (p == "jigsaw.stats-json") {
-    *value = StatsJson(pmem_bytes, index_bytes);
-  } else if (p == "jigsaw.compaction-profile") {
-    // CSV, one row per flush (level -1) or compaction.
-    *value = CompactionProfileCsvHeader();
-    for (const PhaseProfile& r : profiles_) *value += CompactionProfileCsvRow(r);
-  } else if (p == "jigsaw.io") {
-    const ssd::UringStallCounts stalls = ssd::UringStalls();
-    *value = io_description_ + "; io_uring rings given up in this process: table writes " +
-             std::to_string(stalls.table_writes) + ", reads " + std::to_string(stalls.reads);
-  } else if (p == "jigsaw.wal-recovery") {
-    *value = wal_recovery_;
-  } else if (p == "jigsaw.block-cache") {
-    *value = "capacity " + std::to_string(tables_->block_cache()->capacity()) + " usage " +
-             std::to_string(tables_->block_cache()->usage()) + " hits " + std::to_string(tables_->block_cache()->hits()) + " misses " +
-             std::to_string(tables_->block_cache()->misses());
-  } else if (p == "jigsaw.compactions") {
-    *value = std::to_string(compactions_);
-  } else if (p == "jigsaw.read-triggered-compactions") {
-    *value = std::to_string(read_triggered_compactions_);
-  } else if (p == "jigsaw.flushes") {
-    *value = std::to_string(flushes_);
-  } else if (p == "jigsaw.write-groups") {
-    *value = "batches " + std::to_string(write_batches_) + " groups " + std::to_string(write_groups_) + " synced " +
-             std::to_string(synced_groups_) + " pipelined " + std::to_string(pipelined_groups_) + " self_inserted " +
-             std::to_string(self_inserted_batches_);
-  } else if (p == "jigsaw.stalls") {
-    *value = "slowdowns " + std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
-             std::to_string(stall_micros_) + " flushes_within_compactions " + std::to_string(flushes_within_compactions_);
-  } else if (p == "jigsaw.stats") {
-    *value = levels() + "pmem bytes " + std::to_string(pmem_bytes) + "\npmem hash index " +
-             std::to_string(index_bytes) + " bytes of DRAM\nflushes " + std::to_string(flushes_) +
-             "\ncompactions " + std::to_string(compactions_) + " (read " + std::to_string(compaction_bytes_read_) +
-             " bytes, wrote " + std::to_string(compaction_bytes_written_) + " bytes; " +
-             std::to_string(split_steps_) + " split steps; " + std::to_string(compaction_entries_read_) +
-             " entries merged, " + std::to_string(compaction_entries_spliced_) +
-             " of them copied as bytes in runs; " + std::to_string(read_triggered_compactions_) +
-             " of L0 asked for by reads)\ntrivial moves: " + std::to_string(tables_moved_) +
-             " tables, " + std::to_string(bytes_moved_) + " bytes moved by reference\nmigrations: " + std::to_string(tables_migrated_) + " pmem blocks, " +
-             std::to_string(bytes_migrated_) + " bytes written to SSD tables as their bytes\nslowdowns " +
-             std::to_string(slowdowns_) + " stops " + std::to_string(stops_) + " stall_micros " +
-             std::to_string(stall_micros_) + "\nwrites: " + std::to_string(write_batches_) + " batches in " +
-             std::to_string(write_groups_) + " WAL records (" + std::to_string(synced_groups_) + " synced; " +
-             std::to_string(pipelined_groups_) + " inserted beside other groups); " +
-             std::to_string(self_inserted_batches_) + " batches inserted by their own writer\nmemtables " + std::to_string(1 + imm_.size()) + "\nstandby chunks " +
-             (pool() != nullptr ? tables_->space()->State() : std::string("0/0")) + (pool_full_ ? " (pool full)" : "") + "\n";
-  } else {
-    return false;
-  }
-  return true;
 }
 
 }  // namespace jigsaw

@@ -18,7 +18,9 @@
 // files is written without mutex_ but by the memtable switch. The tracker
 // thread makes SSD outputs durable (compaction/durability_tracker.h).
 //
-// Files: db_impl.cc (writes, reads, properties), db_impl_open.cc (open,
+// Files: db_impl.cc (writes, memtable switches, manifest commits,
+// CompactRange), db_impl_read.cc (reads, snapshots), db_impl_properties.cc
+// (properties, approximate sizes, integrity checks), db_impl_open.cc (open,
 // recovery, close), db_impl_compaction.cc (flush, compaction, the tracker).
 #ifndef JIGSAW_DB_DB_IMPL_H_
 #define JIGSAW_DB_DB_IMPL_H_
@@ -77,6 +79,7 @@ class DBImpl final : public DB {
                                std::vector<std::string>* values) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
   const Snapshot* GetSnapshot() override;
+  uint64_t GetLatestSequenceNumber() const override { return visible_sequence_.load(std::memory_order_acquire); }
   void ReleaseSnapshot(const Snapshot* snapshot) override;
   bool GetProperty(const Slice& property, std::string* value) override;
   void GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) override;
@@ -89,12 +92,14 @@ class DBImpl final : public DB {
     MutexLock lock(&mutex_);
     return versions_->current();
   }
-  // The bytes of `table`, a pmem block of a version of this DB (empty for
-  // an SSD table). Valid while the table is referenced.
+  // The bytes of `table`, a pmem table of a version of this DB -- a KeySet
+  // block or a table image, as its pmem_layout says -- (empty for an SSD
+  // table). Valid while the table is referenced.
   Slice PmemBlockContents(const TableMeta& table) const;
   // VerifyIntegrity's check of one table: a pmem block's checksum and
-  // structure read afresh, or every block of an SSD table read from its
-  // file and checked. OK or the problem found (not naming the table).
+  // structure read afresh, or every block of an SSD table or a pmem table
+  // image read afresh and checked. OK or the problem found (not naming the
+  // table).
   Status VerifyTable(const TableMeta& table) const;
 
  private:
@@ -137,6 +142,12 @@ class DBImpl final : public DB {
   // front's batch goes alone), linked by Writer::next_in_group; *last = the
   // last writer taken.
   void BuildWriteGroup(WriteBatch* group, Writer** last) REQUIRES(mutex_);
+  // The group the leader `w` writes: makes room for w's batch
+  // (MakeRoomForWrite; may wait), then builds the group (BuildWriteGroup)
+  // into *joined -- kept only if its record fits the WAL's room. Sets
+  // *group to w->batch or joined, and *last to the group's last writer.
+  // On error nothing is grouped: *group is w->batch and *last is w.
+  Status PrepareWriteGroup(Writer* w, WriteBatch* joined, WriteBatch** group, Writer** last) REQUIRES(mutex_);
   // Waits until `w` is done or, if for_turn, at the front of writers_ or
   // given its own insert (Writer::insert_into).
   void Await(Writer* w, bool for_turn) REQUIRES(mutex_);
@@ -223,6 +234,21 @@ class DBImpl final : public DB {
   // NoSpace in disk-only mode.
   Status PoolFullStatus(const std::string& detail);
 
+  // --- properties (db_impl_properties.cc). GetProperty asks each family in
+  // turn; a family that knows `property` sets *value and returns true
+  // (false, leaving *value, for a property of its own it cannot answer, such
+  // as an out-of-range level). ---
+  // The current version's tables: jigsaw.levels, num-blocks-at-level<N>,
+  // pmem-bytes, ssd-bytes, table-formats.
+  bool GetTableProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
+  // The storage: jigsaw.pool-used-bytes, pmem-device, io, wal-recovery,
+  // block-cache.
+  bool GetStorageProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
+  // The counters: jigsaw.compactions, read-triggered-compactions, flushes,
+  // write-groups, stalls, sync-stats, compaction-profile.
+  bool GetCounterProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
+  // The summaries: jigsaw.stats (text) and jigsaw.stats-json (StatsJson).
+  bool GetSummaryProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
   // jigsaw.stats-json.
   std::string StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const REQUIRES(mutex_);
   // Recover's steps (Recover logs how they ended).
@@ -237,19 +263,21 @@ class DBImpl final : public DB {
                        std::optional<PhaseProfile>* profile) const;
   // Runs one compaction step and commits it.
   Status RunCompaction(Compaction* compaction, bool may_use_standby) EXCLUDES(mutex_);
-  // CompactRange's steps, level by level (manual_compaction_ set).
+  // CompactRange's steps, level by level (manual_compaction_ set; db_impl.cc).
   Status RunManualCompaction(const Slice* begin, const Slice* end) REQUIRES(mutex_);
   // Merges the inputs into outputs (and a split step's remainder).
   struct CompactionOutputs;
   Status WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
                                 const Version& base, bool may_use_standby, CompactionOutputs* out,
                                 PhaseProfile* profile) EXCLUDES(mutex_);
-  // Whether the pmem blocks of a migration (compaction/picker.h
-  // IsMigration) can go to SSD as their bytes: SSD tables of KeySet
-  // blocks, and each block of version 2 with key heads (so that lookups in
-  // it on SSD read pieces, not the block).
+  // Whether the pmem tables of a migration (compaction/picker.h
+  // IsMigration) can go to SSD as their bytes: each a table image, with
+  // new SSD tables of classic blocks; or each a KeySet block that lookups
+  // on SSD read in pieces, not whole (keyset::BlockOutline::piece_reads),
+  // with new SSD tables of KeySet blocks.
   bool MigratesAsBytes(const Compaction& compaction) const;
-  // Writes each input block into a table file of its own, as its bytes.
+  // Writes each input into a table file of its own, as its bytes: a KeySet
+  // block as a table's only block, a table image as the whole file.
   Status MigrateBlocks(const Compaction& compaction, CompactionOutputs* out, PhaseProfile* profile) EXCLUDES(mutex_);
   // Commits a trivial move (compaction/picker.h IsTrivialMove): the inputs
   // at the output level, by reference.
@@ -284,8 +312,10 @@ class DBImpl final : public DB {
   // What a read searches: the memtables and the current version, as one
   // immutable snapshot of the structures mutex_ guards. Published by
   // PublishReadState, under mutex_, at every point where mem_, imm_ or the
-  // current version changed and are consistent again (Commit, the end of
-  // SwitchMemTable, the end of Recover); readers load it without mutex_.
+  // current version changed and are consistent again (Commit, which a
+  // memtable switch calls once both memtables are in place, and the end of
+  // Recover); readers load it without mutex_. No memtable or table is in
+  // a state twice.
   // A sorted, disjoint run of tables a Get searches (one L0 table, or a
   // level), with the 16-byte prefixes of each table's first and last keys
   // side by side (bytewise comparators only; empty otherwise), so that

@@ -7,13 +7,12 @@
 #include <optional>
 
 #include "db/flush.h"
-#include "compaction/keyset_merge.h"
 #include "compaction/merge.h"
 #include "compaction/output_sink.h"
 #include "db/db_impl.h"
 #include "table/iterator_wrappers.h"
 #include "pmem/pool_sizing.h"
-#include "format/keyset_v2.h"
+#include "format/keyset_block.h"
 #include "ssd/table.h"
 
 namespace jigsaw {
@@ -128,7 +127,9 @@ Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reserva
   PhaseProfile timed;
   PhaseProfile* const timing = options_.profile_compactions ? &timed : nullptr;
   Status s = disk_mode() ? FlushToSsdTable(tables_.get(), mem, table, timing)
-                         : FlushToPmemBlock(tables_.get(), mem, table, reservation, timing);
+             : tables_->pmem_table_format() == BlockFormat::kClassic
+                 ? FlushToPmemTableImage(tables_.get(), mem, table, reservation, timing)
+                 : FlushToPmemBlock(tables_.get(), mem, table, reservation, timing);
   if (s.ok() && options_.profile_compactions) {
     timed.start_s = SecondsSinceOpen();
     *profile = timed;
@@ -375,66 +376,39 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   }
   uint64_t entries = 0;
   uint64_t spliced = 0;
-  // As bytes (compaction/keyset_merge.h) when every input table is made of
-  // KeySet version 2 blocks and the outputs take runs; through iterators
-  // otherwise -- and in a split step, whose key range they bound. An input
-  // block of version 1 met on the way sends the merge back to iterators,
-  // with a fresh sink.
-  bool as_bytes = false;
-  auto merge = [&](OutputSink* sink, bool* again) {
-    *again = false;
-    std::vector<std::unique_ptr<BlockScan>> scans;
-    if (as_bytes && NewCompactionBlockScans(compaction, 2, decode_phase, &scans)) {
-      uint64_t read = 0, copied = 0;
-      Status s = MergeKeySetBlocks(std::move(scans), rules, sink, between_outputs, decode_phase, &read, &copied);
-      if (!s.IsNotSupported()) {
-        entries += read;
-        spliced += copied;
-        return s;
-      }
-      as_bytes = false;
-      *again = true;
-      return s;
-    }
-    auto input = NewCompactionInput(ucmp_, compaction, 2, decode_phase);
-    if (compaction.split) input = NewKeyRangeIterator(ucmp_, std::move(input), nullptr, &compaction.split_key);
-    return MergeInto(input.get(), rules, sink, between_outputs, &entries, &spliced);
-  };
+  // A split step's first merge makes the outputs of the keys up to
+  // split_key; the second puts the upper inputs' keys above it back at
+  // their level.
+  const std::string* const upto = compaction.split ? &compaction.split_key : nullptr;
   Status s;
-  bool again = false;
-  do {
-    if (to_ssd) {
-      SsdTableSink sink(tables_.get(), /*sync_each=*/false, timed);
-      as_bytes = !again && !compaction.split && sink.TakesRuns();
-      s = merge(&sink, &again);
-      if (!s.ok()) sink.Abandon();
-      out->outputs = std::move(sink.outputs());
-      out->files = std::move(sink.files());
-    } else {
-      PmemBlockSink sink(tables_.get(), may_use_standby, timed);
-      as_bytes = !again && !compaction.split && sink.TakesRuns();
-      s = merge(&sink, &again);
-      if (!s.ok()) sink.Abandon();
-      out->outputs = std::move(sink.outputs());
-      out->reservations = std::move(sink.reservations());
-    }
-  } while (again);
-  if (s.ok() && compaction.split) {
-    // A split step: the upper inputs' keys above split_key, back at their
-    // level.
-    rules.output_level = compaction.level;
-    auto input = NewKeyRangeIterator(ucmp_, NewCompactionInput(ucmp_, compaction, 1, decode_phase), &compaction.split_key,
-                                     nullptr);
-    PmemBlockSink sink(tables_.get(), may_use_standby, timed);
-    s = MergeInto(input.get(), rules, &sink, {}, &entries, &spliced);
+  if (to_ssd) {
+    SsdTableSink sink(tables_.get(), /*sync_each=*/false, timed);
+    s = MergeCompaction(compaction, 2, nullptr, upto, rules, &sink, between_outputs, decode_phase, &entries, &spliced);
     if (!s.ok()) sink.Abandon();
-    out->remainder = std::move(sink.outputs());
-    for (auto& r : sink.reservations()) out->reservations.push_back(std::move(r));
+    out->outputs = std::move(sink.outputs());
+    out->files = std::move(sink.files());
+  } else {
+    std::unique_ptr<PmemSink> sink = NewPmemSink(tables_.get(), may_use_standby, timed);
+    s = MergeCompaction(compaction, 2, nullptr, upto, rules, sink.get(), between_outputs, decode_phase, &entries,
+                        &spliced);
+    if (!s.ok()) sink->Abandon();
+    out->outputs = std::move(sink->outputs());
+    out->reservations = std::move(sink->reservations());
+  }
+  if (s.ok() && compaction.split) {
+    rules.output_level = compaction.level;
+    std::unique_ptr<PmemSink> sink = NewPmemSink(tables_.get(), may_use_standby, timed);
+    s = MergeCompaction(compaction, 1, &compaction.split_key, nullptr, rules, sink.get(), {}, decode_phase, &entries,
+                        &spliced);
+    if (!s.ok()) sink->Abandon();
+    out->remainder = std::move(sink->outputs());
+    for (auto& r : sink->reservations()) out->reservations.push_back(std::move(r));
   }
   if (profile != nullptr) {
     phases.AddTo(profile);
     profile->read_ns = ssd::ThreadReadNanos() - read_before;
     profile->decode_ns = decode.EstimatedNanos();
+    profile->decode_convert_ns = decode.EstimatedPartNanos(WorkPart::kConvert);
     profile->instrumentation_ns += decode.InstrumentationNanos();
     for (const auto* tables : {&out->outputs, &out->remainder}) {
       for (const TableRef& t : *tables) profile->bytes_out += t->size;
@@ -448,10 +422,17 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
 }
 
 bool DBImpl::MigratesAsBytes(const Compaction& compaction) const {
-  if (tables_->ssd_block_format() != BlockFormat::kKeySet || pool() == nullptr) return false;
+  if (pool() == nullptr) return false;
   for (const TableRef& t : compaction.inputs[0]) {
-    keyset::v2::HeaderLayout layout;
-    if (!keyset::v2::ParseHeader(pool()->Direct(t->offset), t->size, ucmp_, &layout).ok() || !layout.key_heads) {
+    if (t->pmem_layout == PmemLayout::kTableImage) {
+      // An image is a table file of classic blocks: it becomes one as is
+      // where new SSD tables are classic.
+      if (tables_->ssd_block_format() != BlockFormat::kClassic) return false;
+      continue;
+    }
+    keyset::BlockOutline outline;
+    if (tables_->ssd_block_format() != BlockFormat::kKeySet ||
+        !keyset::ReadOutline(pool()->Direct(t->offset), t->size, ucmp_, &outline).ok() || !outline.piece_reads) {
       return false;
     }
   }
@@ -466,9 +447,11 @@ Status DBImpl::MigrateBlocks(const Compaction& compaction, CompactionOutputs* ou
   SsdTableSink sink(tables_.get(), /*sync_each=*/false, profile != nullptr ? &phases : nullptr);
   Status s;
   for (const TableRef& t : inputs) {
-    // The write reads the block from NVM, sequentially.
+    // The write reads the object from NVM, sequentially.
     if (pool()->timing() != nullptr) pool()->timing()->ChargeSequentialRead(t->size);
-    s = sink.AddWholeBlock(Slice(pool()->Direct(t->offset), t->size), t->smallest, t->largest);
+    const Slice bytes(pool()->Direct(t->offset), t->size);
+    s = t->pmem_layout == PmemLayout::kTableImage ? sink.AddTableImage(bytes)
+                                                  : sink.AddWholeBlock(bytes, t->smallest, t->largest);
     if (!s.ok()) break;
     ++out->tables_migrated;
     out->bytes_migrated += t->size;

@@ -441,7 +441,8 @@ Status DBImpl::LoadVersion(RecoveryState* state) {
     Status s;
     if (entry.residence == Residence::kPmem) {
       state->live_objects.insert(entry.offset);
-      s = tables_->OpenPmem(entry.number, entry.offset, entry.size, /*verify_checksum=*/true, &table);
+      s = tables_->OpenPmem(entry.number, entry.pmem_layout, entry.offset, entry.size, /*verify_checksum=*/true,
+                            &table);
     } else {
       state->live_tables.insert(entry.number);
       s = tables_->OpenSsd(entry.number, &table);

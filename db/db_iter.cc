@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "format/keyset_v2.h"
+#include "format/keyset_entry.h"
 #include "util/key_prefix.h"
 
 namespace jigsaw {
@@ -141,8 +141,8 @@ class DBIter final : public Iterator {
   // Window k is window_set_->blocks[k], as the merge opened it (its `remaining` counts
   // down as entries are taken), and what the steps keep of it here.
   struct Window {
-    keyset::v2::Sections sections;
-    keyset::v2::EntryView next;  // the first entry not taken
+    keyset::Sections sections;
+    keyset::EntryView next;      // the first entry not taken
     KeyPrefix next_prefix;       // of next.key, when bytewise
     KeyPrefix limit_prefix;      // of the block window's limit_key, when bytewise and limited
     bool has_next = false;       // false: the window is spent (its source's next entry is unknown)
@@ -155,10 +155,7 @@ class DBIter final : public Iterator {
     for (size_t k = 0; k < window_count_; ++k) {
       Window& w = window_set_->windows[k];
       const BlockWindow& block = window_set_->blocks[k];
-      w.sections.values = block.values;
-      w.sections.value_buffer_size = block.value_buffer_size;
-      w.sections.keyset = block.keyset;
-      w.sections.keyset_size = block.keyset_size;
+      keyset::SetSections(block, &w.sections);
       if (!w.sections.LoadAt(block.offset, &w.next)) return;  // damaged: the merge reports it when it gets there
       w.has_next = true;
       if (bytewise_) {
@@ -183,13 +180,11 @@ class DBIter final : public Iterator {
   // Window k (first in the window order) moves past its next entry, which
   // was taken, and sinks to its place in the order.
   void Advance(size_t k) {
-    namespace v2 = keyset::v2;
     Window& w = window_set_->windows[k];
     BlockWindow& block = window_set_->blocks[k];
     ++window_set_->taken[k];
-    const v2::EntryView taken = w.next;
-    if (block.remaining == 0 || taken.next != v2::EntrySize(taken.height, taken.key.size()) ||
-        !w.sections.LoadNext(taken, &w.next)) {
+    const keyset::EntryView taken = w.next;
+    if (block.remaining == 0 || !keyset::NextIsAdjacent(taken) || !w.sections.LoadNext(taken, &w.next)) {
       w.has_next = false;
       return;
     }
@@ -220,7 +215,7 @@ class DBIter final : public Iterator {
       const Window& w = window_set_->windows[k];
       const BlockWindow& block = window_set_->blocks[k];
       if (!w.has_next) return false;  // spent windows sort first
-      const keyset::v2::EntryView& next = w.next;
+      const keyset::EntryView& next = w.next;
       int versus_current;
       if (bytewise_) {
         if (block.limited) {
@@ -458,11 +453,87 @@ class DBIter final : public Iterator {
   size_t window_count_ = 0;
   std::unique_ptr<WindowSet> window_set_;
   size_t current_window_ = 0;              // the window of the current entry
-  keyset::v2::EntryView entry_;            // the current entry, read in a window
+  keyset::EntryView entry_;                // the current entry, read in a window
   KeyPrefix prefix_;                       // of its key, when bytewise_
 };
 
+// The keys of an iterator between two bounds; see NewBoundedIterator.
+class BoundedIterator final : public Iterator {
+ public:
+  BoundedIterator(const Comparator* comparator, std::unique_ptr<Iterator> iter, const Slice* lower,
+                  const Slice* upper)
+      : comparator_(comparator),
+        iter_(std::move(iter)),
+        has_lower_(lower != nullptr),
+        has_upper_(upper != nullptr),
+        lower_(lower != nullptr ? lower->ToString() : std::string()),
+        upper_(upper != nullptr ? upper->ToString() : std::string()) {}
+
+  bool Valid() const override { return valid_; }
+  Slice key() const override { return iter_->key(); }
+  Slice value() const override { return iter_->value(); }
+  Status status() const override { return iter_->status(); }
+
+  void SeekToFirst() override {
+    if (has_lower_) {
+      iter_->Seek(lower_);
+    } else {
+      iter_->SeekToFirst();
+    }
+    Check();
+  }
+  void Seek(const Slice& target) override {
+    if (has_lower_ && comparator_->Compare(target, lower_) < 0) {
+      iter_->Seek(lower_);
+    } else {
+      iter_->Seek(target);
+    }
+    Check();
+  }
+  void SeekToLast() override {
+    if (has_upper_) {
+      iter_->Seek(upper_);
+      if (iter_->Valid()) {
+        iter_->Prev();
+      } else if (iter_->status().ok()) {
+        iter_->SeekToLast();  // every key is below the upper bound
+      }
+    } else {
+      iter_->SeekToLast();
+    }
+    Check();
+  }
+  void Next() override {
+    assert(valid_);
+    iter_->Next();
+    Check();
+  }
+  void Prev() override {
+    assert(valid_);
+    iter_->Prev();
+    Check();
+  }
+
+ private:
+  void Check() {
+    valid_ = iter_->Valid() && (!has_lower_ || comparator_->Compare(iter_->key(), lower_) >= 0) &&
+             (!has_upper_ || comparator_->Compare(iter_->key(), upper_) < 0);
+  }
+
+  const Comparator* const comparator_;
+  const std::unique_ptr<Iterator> iter_;
+  const bool has_lower_, has_upper_;
+  const std::string lower_, upper_;
+  bool valid_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<Iterator> NewBoundedIterator(const Comparator* comparator, std::unique_ptr<Iterator> iter,
+                                             const Slice* lower, const Slice* upper) {
+  if (lower == nullptr && upper == nullptr) return iter;
+  return std::make_unique<BoundedIterator>(comparator, std::move(iter), lower, upper);
+}
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,

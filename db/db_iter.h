@@ -33,6 +33,14 @@ std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::uniqu
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
                                         const IteratorObserver* observer = nullptr);
 
+// Shows only the keys of `iter` in [*lower, *upper) (ReadOptions::
+// iterate_lower_bound, iterate_upper_bound; either may be null: unbounded
+// on that side). The bounds are copied. Seek below the lower bound seeks
+// to it; SeekToLast starts below the upper bound. Without bounds, `iter`
+// itself is returned.
+std::unique_ptr<Iterator> NewBoundedIterator(const Comparator* comparator, std::unique_ptr<Iterator> iter,
+                                             const Slice* lower, const Slice* upper);
+
 }  // namespace jigsaw
 
 #endif  // JIGSAW_DB_DB_ITER_H_

@@ -6,13 +6,14 @@
 #include <thread>
 
 #include "format/bloom.h"
+#include "format/keyset_entry.h"
+#include "format/keyset_node.h"
 #include "util/coding.h"
-#include "format/keyset_v1.h"
-#include "format/keyset_v2.h"
 
 namespace jigsaw {
 
-namespace ent = keyset::v1::ent;
+// The node layout (format/keyset_node.h).
+namespace layout = keyset::node;
 
 char* MemTable::ValueLog::Reserve(size_t size) {
   if (chunks_.empty() || capacity_ - chunks_.back().used < size) {
@@ -46,26 +47,26 @@ MemTable::MemTable(const Comparator* comparator, size_t arena_chunk, size_t filt
     filter_.reset(new std::atomic<uint64_t>[words]);
     for (size_t i = 0; i < words; ++i) filter_[i].store(0, std::memory_order_relaxed);
   }
-  head_ = arena_.Allocate(keyset::v1::kHeadNodeSize);
+  head_ = arena_.Allocate(layout::kHeadSize);
   std::fill(tail_, tail_ + kMaxHeight, head_);
-  std::memset(head_, 0, keyset::v1::kHeadNodeSize);
-  EncodeFixed32(head_ + ent::kHeight, kMaxHeight);
+  std::memset(head_, 0, layout::kHeadSize);
+  EncodeFixed32(head_ + layout::kHeight, kMaxHeight);
 }
 
 Slice MemTable::NodeKey(const char* node) {
-  const uint32_t height = DecodeFixed32(node + ent::kHeight);
-  return Slice(node + keyset::v1::kEntryHeaderSize + 8 * size_t{height}, DecodeFixed32(node + ent::kKeySize));
+  const uint32_t height = DecodeFixed32(node + layout::kHeight);
+  return Slice(node + layout::kHeaderSize + 8 * size_t{height}, DecodeFixed32(node + layout::kKeySize));
 }
 
-uint64_t MemTable::NodeTag(const char* node) { return DecodeFixed64(node + ent::kTag); }
+uint64_t MemTable::NodeTag(const char* node) { return DecodeFixed64(node + layout::kTag); }
 
 Slice MemTable::NodeValue(const char* node) {
-  return Slice(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)), NodeValueSize(node));
+  return Slice(reinterpret_cast<const char*>(DecodeFixed64(node + layout::kIndex)), NodeValueSize(node));
 }
 
-uint32_t MemTable::NodeValueSize(const char* node) { return DecodeFixed32(node + ent::kValueSize); }
+uint32_t MemTable::NodeValueSize(const char* node) { return DecodeFixed32(node + layout::kValueSize); }
 
-uint32_t MemTable::NodeKeyHash(const char* node) { return DecodeFixed32(node + ent::kKeyHash); }
+uint32_t MemTable::NodeKeyHash(const char* node) { return DecodeFixed32(node + layout::kKeyHash); }
 
 uint64_t MemTable::NodeValueOffset(const char* node) { return DecodeFixed64(node - kNodePrefix); }
 
@@ -84,7 +85,7 @@ void MemTable::ForEachEntryBatch(const std::function<void(const FlushEntry*, siz
   auto fetch = [reads_values](const char* node) {
     __builtin_prefetch(node - kNodePrefix);
     __builtin_prefetch(node + 48);
-    if (reads_values) __builtin_prefetch(reinterpret_cast<const char*>(DecodeFixed64(node + ent::kIndex)));
+    if (reads_values) __builtin_prefetch(reinterpret_cast<const char*>(DecodeFixed64(node + layout::kIndex)));
   };
   auto visit_nodes = [&](const std::vector<const char*>& nodes) {
     batch.clear();
@@ -111,10 +112,10 @@ void MemTable::ForEachEntryBatch(const std::function<void(const FlushEntry*, siz
     return;
   }
   // A node whose every link leads to itself: where an ended stretch steps.
-  uint64_t parked_words[(ent::kNext + 8 * kMaxHeight) / 8];
+  uint64_t parked_words[(layout::kNext + 8 * kMaxHeight) / 8];
   const char* const parked = reinterpret_cast<const char*>(parked_words);
   for (int l = 0; l < kMaxHeight; ++l) {
-    EncodeFixed64(reinterpret_cast<char*>(parked_words) + ent::kNext + 8 * l, reinterpret_cast<uint64_t>(parked));
+    EncodeFixed64(reinterpret_cast<char*>(parked_words) + layout::kNext + 8 * l, reinterpret_cast<uint64_t>(parked));
   }
   const uintptr_t parked_address = reinterpret_cast<uintptr_t>(parked);
   std::vector<const char*> below;
@@ -171,12 +172,12 @@ void MemTable::ForEachEntryBatch(const std::function<void(const FlushEntry*, siz
 }
 
 char* MemTable::Next(const char* node, int level) {
-  auto* link = reinterpret_cast<uint64_t*>(const_cast<char*>(node) + ent::kNext + 8 * level);
+  auto* link = reinterpret_cast<uint64_t*>(const_cast<char*>(node) + layout::kNext + 8 * level);
   return reinterpret_cast<char*>(std::atomic_ref<uint64_t>(*link).load(std::memory_order_acquire));
 }
 
 void MemTable::SetNext(char* node, int level, char* next) {
-  auto* link = reinterpret_cast<uint64_t*>(node + ent::kNext + 8 * level);
+  auto* link = reinterpret_cast<uint64_t*>(node + layout::kNext + 8 * level);
   std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(next), std::memory_order_release);
 }
 
@@ -206,8 +207,8 @@ char* MemTable::FindGreaterOrEqual(const Slice& key, uint64_t tag, char** prev) 
     if (level > 0) {
       const char* below = Next(x, level - 1);
       if (below != nullptr && below != next) {
-        __builtin_prefetch(below + ent::kKeySize);  // sizes, height, links
-        __builtin_prefetch(below + ent::kNext + 8 * 2);  // the key of a low node
+        __builtin_prefetch(below + layout::kKeySize);  // sizes, height, links
+        __builtin_prefetch(below + layout::kNext + 8 * 2);  // the key of a low node
       }
     }
     if (next != nullptr && CompareNode(next, target) < 0) {
@@ -250,7 +251,7 @@ char* MemTable::FindLast() const {
 }
 
 char* MemTable::NewNode(int height, uint64_t tag, const Slice& key, const Slice& value, bool concurrently) {
-  const size_t node_bytes = kNodePrefix + keyset::v1::EntrySize(static_cast<uint32_t>(height), key.size());
+  const size_t node_bytes = kNodePrefix + layout::NodeSize(static_cast<uint32_t>(height), key.size());
   // Empty values point at a static byte, never at null.
   static const char kEmptyValue[1] = {0};
   char* value_copy = const_cast<char*>(kEmptyValue);
@@ -266,13 +267,13 @@ char* MemTable::NewNode(int height, uint64_t tag, const Slice& key, const Slice&
   }
   if (!value.empty()) std::memcpy(value_copy, value.data(), value.size());
   EncodeFixed64(node - kNodePrefix, value_offset);
-  EncodeFixed64(node + ent::kTag, tag);
-  EncodeFixed64(node + ent::kIndex, reinterpret_cast<uint64_t>(value_copy));
-  EncodeFixed32(node + ent::kKeySize, static_cast<uint32_t>(key.size()));
-  EncodeFixed32(node + ent::kValueSize, static_cast<uint32_t>(value.size()));
-  EncodeFixed32(node + ent::kHeight, static_cast<uint32_t>(height));
+  EncodeFixed64(node + layout::kTag, tag);
+  EncodeFixed64(node + layout::kIndex, reinterpret_cast<uint64_t>(value_copy));
+  EncodeFixed32(node + layout::kKeySize, static_cast<uint32_t>(key.size()));
+  EncodeFixed32(node + layout::kValueSize, static_cast<uint32_t>(value.size()));
+  EncodeFixed32(node + layout::kHeight, static_cast<uint32_t>(height));
   const uint32_t key_hash = bloom::KeyHash(key);
-  EncodeFixed32(node + ent::kKeyHash, key_hash);
+  EncodeFixed32(node + layout::kKeyHash, key_hash);
   if (filter_ != nullptr) {
     std::atomic<uint64_t>* line = &filter_[size_t{bloom::LineIndex(filter_geometry_, key_hash)} * bloom::kProbes];
     uint64_t bits[bloom::kProbes];
@@ -285,18 +286,18 @@ char* MemTable::NewNode(int height, uint64_t tag, const Slice& key, const Slice&
       }
     }
   }
-  char* key_copy = node + keyset::v1::kEntryHeaderSize + 8 * size_t(height);
+  char* key_copy = node + layout::kHeaderSize + 8 * size_t(height);
   if (!key.empty()) {
     EncodeFixed64(key_copy + AlignUp8(key.size()) - 8, 0);
     std::memcpy(key_copy, key.data(), key.size());
   }
-  const uint64_t entry_bytes = keyset::v2::EntrySize(1, key.size());
+  const uint64_t entry_bytes = keyset::SizingEntryBytes(key.size());
   if (concurrently) {
-    height_one_entry_bytes_.fetch_add(entry_bytes, std::memory_order_relaxed);
+    sizing_entry_bytes_.fetch_add(entry_bytes, std::memory_order_relaxed);
   } else {
     // One writer: no locked instruction (it would wait for every store of
     // the node to reach the cache).
-    height_one_entry_bytes_.store(height_one_entry_bytes_.load(std::memory_order_relaxed) + entry_bytes,
+    sizing_entry_bytes_.store(sizing_entry_bytes_.load(std::memory_order_relaxed) + entry_bytes,
                                   std::memory_order_relaxed);
   }
   return node;
@@ -336,7 +337,7 @@ void MemTable::Add(SequenceNumber sequence, ValueType type, const Slice& key, co
   for (int level = 0; level < height; ++level) {
     // The node is not reachable yet, so its own links need no ordering; the
     // release store into prev publishes the whole node.
-    auto* link = reinterpret_cast<uint64_t*>(node + ent::kNext + 8 * level);
+    auto* link = reinterpret_cast<uint64_t*>(node + layout::kNext + 8 * level);
     std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(Next(prev[level], level)),
                                            std::memory_order_relaxed);
     SetNext(prev[level], level, node);
@@ -367,7 +368,7 @@ void MemTable::AddConcurrently(SequenceNumber sequence, ValueType type, const Sl
     // linked nodes after it since: walk past those smaller than the target,
     // then swing prev's link from the node that follows to the new node; a
     // failed swing means another insert got there first -- walk again.
-    auto* link = reinterpret_cast<uint64_t*>(node + ent::kNext + 8 * level);
+    auto* link = reinterpret_cast<uint64_t*>(node + layout::kNext + 8 * level);
     for (;;) {
       char* next = Next(prev[level], level);
       while (next != nullptr && CompareNode(next, target) < 0) {
@@ -375,7 +376,7 @@ void MemTable::AddConcurrently(SequenceNumber sequence, ValueType type, const Sl
         next = Next(next, level);
       }
       std::atomic_ref<uint64_t>(*link).store(reinterpret_cast<uint64_t>(next), std::memory_order_relaxed);
-      auto* prev_link = reinterpret_cast<uint64_t*>(prev[level] + ent::kNext + 8 * level);
+      auto* prev_link = reinterpret_cast<uint64_t*>(prev[level] + layout::kNext + 8 * level);
       uint64_t expected = reinterpret_cast<uint64_t>(next);
       if (std::atomic_ref<uint64_t>(*prev_link)
               .compare_exchange_strong(expected, reinterpret_cast<uint64_t>(node), std::memory_order_release,
@@ -412,15 +413,15 @@ bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, s
 
 class MemTableIterator final : public InternalIterator {
  public:
-  explicit MemTableIterator(const MemTable* table) : table_(table) {}
+  MemTableIterator(const MemTable* table, SequenceNumber visible) : table_(table), visible_(visible) {}
 
-  void SeekToFirst() override { Set(MemTable::Next(table_->head_, 0)); }
-  void SeekToLast() override { Set(table_->FindLast()); }
+  void SeekToFirst() override { SetForward(MemTable::Next(table_->head_, 0)); }
+  void SeekToLast() override { SetBackward(table_->FindLast()); }
   void Seek(const Slice& user_key, SequenceNumber sequence) override {
-    Set(table_->FindGreaterOrEqual(user_key, PackTag(sequence, ValueType::kValue), nullptr));
+    SetForward(table_->FindGreaterOrEqual(user_key, PackTag(std::min(sequence, visible_), ValueType::kValue), nullptr));
   }
-  void Next() override { Set(MemTable::Next(node_, 0)); }
-  void Prev() override { Set(table_->FindLessThan(user_key_, tag_)); }
+  void Next() override { SetForward(MemTable::Next(node_, 0)); }
+  void Prev() override { SetBackward(table_->FindLessThan(user_key_, tag_)); }
   Status status() const override { return Status::OK(); }
 
  private:
@@ -441,10 +442,42 @@ class MemTableIterator final : public InternalIterator {
     }
   }
 
+  // Moving forward: `node`, or the first entry after it visible at visible_.
+  // The versions of a key newer than the reader come before those it sees:
+  // past a few in a row, a seek skips the rest (a key overwritten
+  // thousands of times since the reader began).
+  void SetForward(const char* node) {
+    int skipped = 0;
+    while (node != nullptr && TagSequence(MemTable::NodeTag(node)) > visible_) {
+      if (++skipped <= kMaxSequentialSkips) {
+        node = MemTable::Next(node, 0);
+      } else {
+        node = table_->FindGreaterOrEqual(MemTable::NodeKey(node), PackTag(visible_, ValueType::kValue), nullptr);
+        skipped = 0;
+      }
+    }
+    Set(node);
+  }
+  // Moving backward: `node`, or the last entry before it visible at
+  // visible_. The entries of an invisible entry's key before it are newer
+  // still, so the search goes on before the key's first entry. (A step back
+  // from an entry lands on whatever sorts just before it now, which may be
+  // a version a writer added after the reader began.)
+  void SetBackward(const char* node) {
+    while (node != nullptr && TagSequence(MemTable::NodeTag(node)) > visible_) {
+      node = table_->FindLessThan(MemTable::NodeKey(node), PackTag(kMaxSequenceNumber, ValueType::kValue));
+    }
+    Set(node);
+  }
+
+  static constexpr int kMaxSequentialSkips = 8;
   const MemTable* const table_;
+  const SequenceNumber visible_;
   const char* node_ = nullptr;
 };
 
-std::unique_ptr<InternalIterator> MemTable::NewIterator() const { return std::make_unique<MemTableIterator>(this); }
+std::unique_ptr<InternalIterator> MemTable::NewIterator(SequenceNumber visible) const {
+  return std::make_unique<MemTableIterator>(this, visible);
+}
 
 }  // namespace jigsaw

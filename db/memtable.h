@@ -1,10 +1,10 @@
 // MemTable: the DRAM write buffer, a concurrent skiplist whose nodes are
-// KeySet entries (docs/format.md) with DRAM meanings: the index field points
-// to the value bytes and the links are node pointers. Values are packed back
+// KeySet entries with DRAM meanings (format/keyset_node.h): the index field
+// points to the value bytes and the links are node pointers. Values are packed back
 // to back in a value log, in the order they were added, and each node knows
 // its value's offset in that log: a flush copies the log as the block's
 // value buffer in bulk and writes each entry with that offset as its index
-// (docs/decisions.md, "Flush by copy"), never an encoding.
+// (docs/design/002-flush-by-copy.md), never an encoding.
 //
 // Thread-safety: any number of concurrent readers (Get, iterators), without
 // locks: links are published with release stores and read with acquire
@@ -27,7 +27,7 @@
 
 #include "format/block.h"
 #include "format/dbformat.h"
-#include "format/keyset_v2.h"
+#include "format/keyset_block.h"
 #include "util/arena.h"
 #include "util/key_prefix.h"
 
@@ -55,8 +55,12 @@ class MemTable {
   // (for values) *value set, or false if the memtable has none.
   bool Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const;
 
-  // Iterates in internal-key order. The memtable must outlive the iterator.
-  std::unique_ptr<InternalIterator> NewIterator() const;
+  // Iterates in internal-key order over the entries with sequence <=
+  // `visible`. A reader passes the sequence it reads at: entries that
+  // writers add while it iterates are newer, so what it iterates over
+  // never changes -- each step, back or forth, and each seek agrees with the
+  // others. The memtable must outlive the iterator.
+  std::unique_ptr<InternalIterator> NewIterator(SequenceNumber visible = kMaxSequenceNumber) const;
 
   // Bytes allocated for nodes and values.
   size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage() + values_.MemoryUsage(); }
@@ -64,7 +68,7 @@ class MemTable {
   // What a flush needs of one entry, in internal-key order: a KeySet
   // entry whose value lies at value_offset of the value log (see
   // CopyValuesTo), and where its bytes are now.
-  using FlushEntry = keyset::v2::PlacedEntry;
+  using FlushEntry = keyset::PlacedEntry;
   // Calls f(const FlushEntry&) for every entry in internal-key order, and
   // copies the value log -- every value, in the order added, value_bytes()
   // in all -- to `dest`. Both require that no Add runs concurrently (the
@@ -86,11 +90,11 @@ class MemTable {
   void ForEachEntryBatch(const std::function<void(const FlushEntry*, size_t)>& visit, bool reads_values) const;
   void CopyValuesTo(char* dest) const { values_.CopyTo(dest); }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_acquire); }
-  // For sizing a flush without walking the entries: the bytes of all
-  // values, and of the version 2 block entries of all keys at height 1
-  // (keyset::v2::KeySetBytesBound adds the rest).
+  // For sizing a flush without walking the entries (keyset::BlockSizeBound):
+  // the bytes of all values, and the sizing bytes of all keys
+  // (keyset::SizingEntryBytes).
   uint64_t value_bytes() const { return value_bytes_.load(std::memory_order_relaxed); }
-  uint64_t height_one_entry_bytes() const { return height_one_entry_bytes_.load(std::memory_order_relaxed); }
+  uint64_t sizing_entry_bytes() const { return sizing_entry_bytes_.load(std::memory_order_relaxed); }
 
  private:
   friend class MemTableIterator;
@@ -171,7 +175,7 @@ class MemTable {
   std::mutex alloc_mutex_;
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> value_bytes_{0};
-  std::atomic<uint64_t> height_one_entry_bytes_{0};
+  std::atomic<uint64_t> sizing_entry_bytes_{0};
   // Add's own: the last node of each level (head_ while a level is empty).
   // An entry larger than tail_[0] is appended after them without a search,
   // which makes sequential inserts O(1). AddConcurrently does not keep them

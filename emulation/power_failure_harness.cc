@@ -196,11 +196,8 @@ void WaitForBackgroundWork(DB* db, const Options& options) {
   }
 }
 
-}  // namespace
-
-Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload& workload,
-                              PowerFailureReport* report) {
-  *report = PowerFailureReport();
+// Checks the workload's settings the harness relies on; OK if it can run.
+Status CheckWorkload(const PowerFailureWorkload& workload) {
   if (!workload.options.pmem_path.empty()) return Status::InvalidArgument("pmem_path", "must be empty");
   if (workload.batches_before_arming > workload.batches) {
     return Status::InvalidArgument("batches_before_arming", "exceeds batches");
@@ -208,7 +205,11 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
   if (workload.files != nullptr && workload.options.file_system == nullptr) {
     return Status::InvalidArgument("files", "must be options.file_system");
   }
-  const std::vector<Batch> batches = MakeBatches(workload);
+  return Status::OK();
+}
+
+// The contents after each prefix of `batches`: element n is the state after the first n batches (n = 0..size).
+std::vector<State> StatesAfterEachPrefix(const std::vector<Batch>& batches) {
   std::vector<State> states(1);
   for (const Batch& b : batches) {
     State next = states.back();
@@ -221,34 +222,59 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
     }
     states.push_back(std::move(next));
   }
+  return states;
+}
+
+// Every key the batches write or delete, sorted, each once.
+std::vector<std::string> DistinctKeys(const std::vector<Batch>& batches) {
   std::vector<std::string> keys;
   for (const Batch& b : batches) {
     for (const Op& op : b.ops) keys.push_back(op.key);
   }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
 
-  const std::string db_dir = dir + "/db";
+// Empties `dir`, creates the database in `db_dir` (inside it) and writes batches [0, before) with nothing tracked;
+// the clean close at the end makes every one of them durable.
+Status WriteUntrackedPrefix(const std::string& dir, const std::string& db_dir, const Options& options,
+                            const std::vector<Batch>& batches, size_t before, std::atomic<uint64_t>* durable_floor) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IOError(dir, ec.message());
-  Options options = workload.options;
-  options.create_if_missing = true;
-  std::atomic<uint64_t> durable_floor{0};
-  const auto before = static_cast<size_t>(workload.batches_before_arming);
-  {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(options, db_dir, &db);
-    if (s.ok()) s = WriteBatches(db.get(), batches, 0, before, &durable_floor);
-    if (!s.ok()) return s;
-  }  // a clean close makes every batch so far durable
-  durable_floor = before;
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options, db_dir, &db);
+  if (s.ok()) s = WriteBatches(db.get(), batches, 0, before, durable_floor);
+  return s;
+}
 
-  PowerFailureSimulator& sim = PowerFailureSimulator::Instance();
+// The files beside the pool: name and contents of each.
+using StaticFiles = std::vector<std::pair<std::string, std::string>>;
+
+// Reads the regular files of `db_dir` but the pool and LOCK (the database's IDENTITY), as they are now: without a
+// file crash model, every check rebuilds them so.
+Status ReadStaticFiles(const std::string& db_dir, StaticFiles* static_files) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name == "pool" || name == "LOCK") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    static_files->emplace_back(name, std::string(std::istreambuf_iterator<char>(in), {}));
+  }
+  if (ec) return Status::IOError(db_dir, ec.message());
+  return Status::OK();
+}
+
+// Starts tracking: the file journal (with a file crash model, its durability events made persist points) or else
+// the static files, then the simulator on the pool, each point labelled with *durable_floor. On an error, what was
+// started stays started.
+Status StartTracking(PowerFailureSimulator& sim, const PowerFailureWorkload& workload, const std::string& db_dir,
+           std::atomic<uint64_t>* durable_floor, StaticFiles* static_files) {
   FileCrashModel* const files = workload.files;
   ArmOptions arm;
-  arm.label = [&durable_floor] { return durable_floor.load(); };
+  arm.label = [durable_floor] { return durable_floor->load(); };
   arm.track_dirty_lines = workload.early_eviction;
   if (files != nullptr) {
     // The clean close synced every table: the journal starts from them.
@@ -259,57 +285,87 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
   }
   // Without a file crash model, the directory's other files (the
   // database's IDENTITY) are taken as they are now, for every check.
-  std::vector<std::pair<std::string, std::string>> static_files;
   if (files == nullptr) {
-    for (const auto& entry : std::filesystem::directory_iterator(db_dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (!entry.is_regular_file() || name == "pool" || name == "LOCK") continue;
-      std::ifstream in(entry.path(), std::ios::binary);
-      static_files.emplace_back(name, std::string(std::istreambuf_iterator<char>(in), {}));
-    }
-    if (ec) return Status::IOError(db_dir, ec.message());
+    Status s = ReadStaticFiles(db_dir, static_files);
+    if (!s.ok()) return s;
   }
-  Status s = sim.Arm(db_dir + "/pool", std::move(arm));
-  if (!s.ok()) return s;
-  {
-    std::unique_ptr<DB> db;
-    s = DB::Open(options, db_dir, &db);  // recovery is tracked too
-    const size_t chunk = workload.settle_every > 0 ? static_cast<size_t>(workload.settle_every) : batches.size();
-    for (size_t begin = before; s.ok() && begin < batches.size(); begin += chunk) {
-      const size_t end = std::min(batches.size(), begin + chunk);
-      s = WriteBatches(db.get(), batches, begin, end, &durable_floor);
-      if (s.ok() && end < batches.size()) WaitForBackgroundWork(db.get(), options);
-    }
-    if (db != nullptr) {
-      report->flushes = NumericProperty(db.get(), "jigsaw.flushes");
-      report->compactions = NumericProperty(db.get(), "jigsaw.compactions");
-      for (int level = 1; level < 10; ++level) {
-        const std::string property = "jigsaw.num-blocks-at-level" + std::to_string(level);
-        std::string blocks;
-        if (!db->GetProperty(property, &blocks)) break;
-        if (std::stoull(blocks) > 0) report->deepest_level = level;
-      }
-    }
-  }  // the clean close is tracked too
+  return sim.Arm(db_dir + "/pool", std::move(arm));
+}
+
+// Stops the tracking StartTracking started.
+void StopTracking(PowerFailureSimulator& sim, FileCrashModel* files) {
   sim.Disarm();
   if (files != nullptr) {
     files->SetDurabilityListener(nullptr);
     files->StopJournal();
   }
-  if (!s.ok()) return s;
+}
 
-  const size_t points = sim.persist_points();
-  report->persist_points = points;
-  report->external_points = sim.external_points();
-  const size_t stride = workload.max_checks == 0 ? 1 : std::max<size_t>(1, (points + workload.max_checks - 1) / workload.max_checks);
-  std::mt19937_64 rng(workload.seed);
-  PowerFailureSimulator::ImageCursor cursor(sim);
+// Records in `report` the database's flushes and compactions so far and its deepest level holding data.
+void RecordShape(DB* db, PowerFailureReport* report) {
+  report->flushes = NumericProperty(db, "jigsaw.flushes");
+  report->compactions = NumericProperty(db, "jigsaw.compactions");
+  for (int level = 1; level < 10; ++level) {
+    const std::string property = "jigsaw.num-blocks-at-level" + std::to_string(level);
+    std::string blocks;
+    if (!db->GetProperty(property, &blocks)) break;
+    if (std::stoull(blocks) > 0) report->deepest_level = level;
+  }
+}
+
+// Reopens the database in `db_dir` and writes batches [before, size), settling after every workload.settle_every
+// of them; records the database's shape in `report` and closes it cleanly. Run armed: the recovery, the writes and
+// the close are all tracked.
+Status WriteTrackedBatches(const std::string& db_dir, const Options& options, const PowerFailureWorkload& workload,
+                           const std::vector<Batch>& batches, size_t before, std::atomic<uint64_t>* durable_floor,
+                           PowerFailureReport* report) {
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options, db_dir, &db);  // recovery is tracked too
+  const size_t chunk = workload.settle_every > 0 ? static_cast<size_t>(workload.settle_every) : batches.size();
+  for (size_t begin = before; s.ok() && begin < batches.size(); begin += chunk) {
+    const size_t end = std::min(batches.size(), begin + chunk);
+    s = WriteBatches(db.get(), batches, begin, end, durable_floor);
+    if (s.ok() && end < batches.size()) WaitForBackgroundWork(db.get(), options);
+  }
+  if (db != nullptr) RecordShape(db.get(), report);
+  return s;  // the clean close is tracked too
+}
+
+// Simulates power failures at the persist points the tracked run recorded and checks the database each leaves,
+// counting the checks and their failures in the report.
+class PersistPointChecker {
+ public:
+  PersistPointChecker(const std::string& dir, const PowerFailureWorkload& workload, const Options& options,
+                      const std::vector<State>& states, const std::vector<std::string>& keys,
+                      const StaticFiles& static_files, const PowerFailureSimulator& sim, PowerFailureReport* report)
+      : dir_(dir),
+        workload_(workload),
+        options_(options),
+        states_(states),
+        keys_(keys),
+        static_files_(static_files),
+        sim_(sim),
+        report_(report),
+        points_(sim.persist_points()),
+        rng_(workload.seed),
+        cursor_(sim) {}
+
+  // Checks every point, or every k-th when there are more than workload.max_checks, and the last one.
+  void CheckPoints() {
+    const size_t checks = workload_.max_checks;
+    const size_t stride = checks == 0 ? 1 : std::max<size_t>(1, (points_ + checks - 1) / checks);
+    for (size_t point = 0; point <= points_; point += stride) CheckPoint(point);
+    if (points_ % stride != 0) CheckPoint(points_);
+  }
+
+ private:
   // The files beside the pool at `point`: strict (unsynced data lost) or,
   // with `random`, any outcome the file system allows.
-  auto files_at = [&](size_t point, bool random) -> std::function<Status(const std::string&)> {
+  std::function<Status(const std::string&)> FilesAt(size_t point, bool random) {
+    FileCrashModel* const files = workload_.files;
     if (files == nullptr) {
-      return [&static_files](const std::string& to_dir) {
-        for (const auto& [name, contents] : static_files) {
+      return [this](const std::string& to_dir) {
+        for (const auto& [name, contents] : static_files_) {
           std::ofstream out(to_dir + "/" + name, std::ios::binary | std::ios::trunc);
           out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
           if (!out.good()) return Status::IOError(to_dir + "/" + name, "cannot write");
@@ -317,41 +373,90 @@ Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload
         return Status::OK();
       };
     }
-    const uint64_t events = sim.file_events_at(point);
-    return [files, events, random, &rng](const std::string& to_dir) {
-      return files->WriteCrashState(events, to_dir, random ? &rng : nullptr);
+    const uint64_t events = sim_.file_events_at(point);
+    return [files, events, random, this](const std::string& to_dir) {
+      return files->WriteCrashState(events, to_dir, random ? &rng_ : nullptr);
     };
-  };
-  auto check = [&](const std::vector<char>& image, size_t point, bool random_files, const char* what) {
-    ++report->checks;
-    std::string failure = CheckImage(dir + "/check", image, files_at(point, random_files), options, states, keys,
-                                     sim.label_at(point));
+  }
+
+  // Checks one image of `point` (described by `what` in a failure), with the files beside it strict or random.
+  void Check(const std::vector<char>& image, size_t point, bool random_files, const char* what) {
+    ++report_->checks;
+    std::string failure = CheckImage(dir_ + "/check", image, FilesAt(point, random_files), options_, states_, keys_,
+                                     sim_.label_at(point));
     if (failure.empty()) return;
-    ++report->failed_checks;
-    if (report->failures.size() < 20) {
-      report->failures.push_back(std::string(what) + " at persist point " + std::to_string(point) + "/" +
-                                 std::to_string(points) + ": " + failure);
+    ++report_->failed_checks;
+    if (report_->failures.size() < 20) {
+      report_->failures.push_back(std::string(what) + " at persist point " + std::to_string(point) + "/" +
+                                  std::to_string(points_) + ": " + failure);
     }
-  };
-  auto check_point = [&](size_t point) {
-    cursor.AdvanceTo(point);
-    check(cursor.image(), point, false, "power failure");
-    report->max_evictable = std::max(report->max_evictable, sim.evictable_at(point));
-    if (workload.reorder && point < points && sim.lines_at(point + 1) > 0) {  // one line may be torn too
-      ++report->reorder_checks;
-      check(cursor.ImageWithPartialNextPoint(&rng), point, false, "power failure with reordered lines");
+  }
+
+  // Checks the image a power failure just after `point` leaves, and the workload's variants of it.
+  void CheckPoint(size_t point) {
+    cursor_.AdvanceTo(point);
+    Check(cursor_.image(), point, false, "power failure");
+    report_->max_evictable = std::max(report_->max_evictable, sim_.evictable_at(point));
+    if (workload_.reorder && point < points_ && sim_.lines_at(point + 1) > 0) {  // one line may be torn too
+      ++report_->reorder_checks;
+      Check(cursor_.ImageWithPartialNextPoint(&rng_), point, false, "power failure with reordered lines");
     }
-    const bool evicted = workload.early_eviction && sim.evictable_at(point) > 0;
+    const bool evicted = workload_.early_eviction && sim_.evictable_at(point) > 0;
+    FileCrashModel* const files = workload_.files;
     if (evicted || files != nullptr) {
-      ++report->eviction_checks;
+      ++report_->eviction_checks;
       const char* what = !evicted                ? "power failure with random file outcomes"
                          : files != nullptr      ? "power failure with early eviction and random file outcomes"
                                                  : "power failure with early eviction";
-      check(evicted ? cursor.ImageWithEarlyEviction(&rng) : cursor.image(), point, true, what);
+      Check(evicted ? cursor_.ImageWithEarlyEviction(&rng_) : cursor_.image(), point, true, what);
     }
-  };
-  for (size_t point = 0; point <= points; point += stride) check_point(point);
-  if (points % stride != 0) check_point(points);
+  }
+
+  const std::string& dir_;
+  const PowerFailureWorkload& workload_;
+  const Options& options_;
+  const std::vector<State>& states_;
+  const std::vector<std::string>& keys_;
+  const StaticFiles& static_files_;
+  const PowerFailureSimulator& sim_;
+  PowerFailureReport* const report_;
+  const size_t points_;
+  std::mt19937_64 rng_;
+  PowerFailureSimulator::ImageCursor cursor_;
+};
+
+}  // namespace
+
+Status RunPowerFailureHarness(const std::string& dir, const PowerFailureWorkload& workload,
+                              PowerFailureReport* report) {
+  *report = PowerFailureReport();
+  Status s = CheckWorkload(workload);
+  if (!s.ok()) return s;
+  const std::vector<Batch> batches = MakeBatches(workload);
+  const std::vector<State> states = StatesAfterEachPrefix(batches);
+  const std::vector<std::string> keys = DistinctKeys(batches);
+
+  const std::string db_dir = dir + "/db";
+  Options options = workload.options;
+  options.create_if_missing = true;
+  std::atomic<uint64_t> durable_floor{0};
+  const auto before = static_cast<size_t>(workload.batches_before_arming);
+  s = WriteUntrackedPrefix(dir, db_dir, options, batches, before, &durable_floor);
+  if (!s.ok()) return s;
+  durable_floor = before;
+
+  PowerFailureSimulator& sim = PowerFailureSimulator::Instance();
+  StaticFiles static_files;
+  s = StartTracking(sim, workload, db_dir, &durable_floor, &static_files);
+  if (!s.ok()) return s;
+  s = WriteTrackedBatches(db_dir, options, workload, batches, before, &durable_floor, report);
+  StopTracking(sim, workload.files);
+  if (!s.ok()) return s;
+
+  report->persist_points = sim.persist_points();
+  report->external_points = sim.external_points();
+  PersistPointChecker(dir, workload, options, states, keys, static_files, sim, report).CheckPoints();
+  std::error_code ec;
   std::filesystem::remove_all(dir + "/check", ec);
   return Status::OK();
 }

@@ -24,6 +24,10 @@ std::unique_ptr<BlockBuilder> NewBlockBuilder(BlockFormat format, const BlockBui
   return nullptr;
 }
 
+bool BuilderTakesRuns(BlockFormat format, const BlockBuilderOptions& options) {
+  return format == BlockFormat::kKeySet && keyset::BuilderTakesRuns(options);
+}
+
 size_t MaxEntryFootprint(BlockFormat format, size_t key_size, size_t value_size) {
   switch (format) {
     case BlockFormat::kKeySet:

@@ -74,6 +74,18 @@ class BlockBuilder {
   // No further calls are allowed.
   virtual Status Finish(size_t* block_size) = 0;
 
+  // Whether AppendRun can take entries: the builder writes the KeySet entry
+  // layout that runs are made of (format/keyset_entry.h). False by default.
+  virtual bool TakesRuns() const { return false; }
+  // Appends a prefix of `run` (entries of a block of that layout, after the
+  // last one added, each a new user key) as bytes: takes as many entries as
+  // keep the finished block within min(size_limit, capacity) and returns
+  // how many (0: not even the first fits, or !TakesRuns()).
+  virtual uint32_t AppendRun(const EntryRun& run, uint64_t size_limit) {
+    (void)run, (void)size_limit;
+    return 0;
+  }
+
   virtual uint64_t num_entries() const = 0;
   // User key of the last entry added; requires num_entries() > 0. Valid
   // until the next Add or Finish.
@@ -86,6 +98,10 @@ class BlockBuilder {
 std::unique_ptr<BlockBuilder> NewBlockBuilder(BlockFormat format,
                                               const BlockBuilderOptions& options, char* dest,
                                               size_t capacity);
+
+// Whether builders of `format` made with `options` take runs
+// (BlockBuilder::TakesRuns), for a caller that asks before it has one.
+bool BuilderTakesRuns(BlockFormat format, const BlockBuilderOptions& options);
 
 // Upper bound of CurrentSize() growth when adding one entry; lets callers
 // size destinations.

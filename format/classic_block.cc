@@ -6,6 +6,7 @@
 
 #include "util/checksum.h"
 #include "util/coding.h"
+#include "util/profile_clock.h"
 
 namespace jigsaw::classic {
 
@@ -76,10 +77,11 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   p = EncodeVarint32(p, static_cast<uint32_t>(shared));
   p = EncodeVarint32(p, static_cast<uint32_t>(non_shared));
   p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
-  std::memcpy(p, key_.data() + shared, non_shared);
-  p += non_shared;
-  if (!value.empty()) std::memcpy(p, value.data(), value.size());
-  p += value.size();
+  TimePart(WorkPart::kCopy, [&] {
+    std::memcpy(p, key_.data() + shared, non_shared);
+    if (!value.empty()) std::memcpy(p + non_shared, value.data(), value.size());
+  });
+  p += non_shared + value.size();
   size_ = static_cast<size_t>(p - dest_);
   last_key_.swap(key_);
   ++since_restart_;
@@ -101,7 +103,8 @@ Status Builder::Finish(size_t* block_size) {
   EncodeFixed32(p + kTrailerMagic, kMagic);
   EncodeFixed32(p + kTrailerVersion, kFormatVersion);
   const size_t checksummed = static_cast<size_t>(p - dest_) + kTrailerChecksum;
-  EncodeFixed32(p + kTrailerChecksum, crc32c::Value(dest_, checksummed));
+  TimePart(WorkPart::kFilterChecksum,
+           [&] { EncodeFixed32(p + kTrailerChecksum, crc32c::Value(dest_, checksummed)); });
   *block_size = checksummed + 4;
   return Status::OK();
 }
@@ -246,15 +249,18 @@ class Iterator final : public InternalIterator {
       MakeInvalid();
       return false;
     }
-    uint32_t shared, non_shared, value_size;
-    const char* p = DecodeEntry(current_, &shared, &non_shared, &value_size);
-    if (p == nullptr || shared > key_.size()) {
-      MarkCorrupt();
-      return false;
-    }
-    key_.resize(shared);
-    key_.append(p, non_shared);
-    if (key_.size() < 8) {
+    // The conversion out of the format: the varints parsed, the key rebuilt
+    // from the previous key's shared prefix.
+    uint32_t shared = 0, non_shared = 0, value_size = 0;
+    const char* p = nullptr;
+    const bool parsed = TimePart(WorkPart::kConvert, [&] {
+      p = DecodeEntry(current_, &shared, &non_shared, &value_size);
+      if (p == nullptr || shared > key_.size()) return false;
+      key_.resize(shared);
+      key_.append(p, non_shared);
+      return key_.size() >= 8;
+    });
+    if (!parsed) {
       MarkCorrupt();
       return false;
     }

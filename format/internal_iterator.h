@@ -14,11 +14,11 @@
 
 namespace jigsaw {
 
-// A run of consecutive entries of one KeySet (version 2) block that a
-// compaction may copy as bytes (keyset::v2::Builder::AppendRun): the
-// entries lie back to back, their values too and in the same order, no two
-// have one user key and none is a deletion -- so the merge has nothing to
-// decide inside it. Points into the block; valid until the iterator moves.
+// A run of consecutive entries of one KeySet block of the current entry
+// layout (format/keyset_entry.h) that a compaction may copy as bytes
+// (BlockBuilder::AppendRun): the entries lie back to back, their values
+// too and in the same order, no two have one user key and none is a
+// deletion -- so the merge has nothing to decide inside it. Points into the block; valid until the iterator moves.
 struct EntryRun {
   const char* entries = nullptr;  // the first entry's bytes
   uint64_t entry_bytes = 0;       // of all `count` entries
@@ -29,9 +29,10 @@ struct EntryRun {
   uint32_t count = 0;
 };
 
-// The entries of a KeySet version 2 block from an iterator's current one
-// on, for a reader that steps through them in place (InternalIterator::
-// OpenWindow). The sections are as keyset::v2::Sections describes them.
+// The entries of a KeySet block of the current entry layout from an
+// iterator's current one on, for a reader that steps through them in place
+// (InternalIterator::OpenWindow). The sections are as keyset::Sections
+// (format/keyset_entry.h) describes them.
 struct BlockWindow {
   const char* values = nullptr;
   uint64_t value_buffer_size = 0;
@@ -86,7 +87,8 @@ class InternalIterator {
   // that starts at the current entry, at most `max_entries` long, whose
   // entries all sort before (limit_key, limit_tag) when limit_key is not
   // null, and returns its length: 0 when the iterator cannot hand over
-  // bytes (not a KeySet v2 block, or the current entry cannot start a run).
+  // bytes (not a KeySet block of the current entry layout, or the current
+  // entry cannot start a run).
   // SkipRun(n) moves past the first n (1 <= n <= that length) entries of
   // the run just peeked, as n calls of Next would. Requires Valid().
   virtual uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) {
@@ -97,9 +99,9 @@ class InternalIterator {
     for (uint32_t i = 0; i < n && Valid(); ++i) Next();
   }
   // Scans (DBIter; forward iteration): when the current entry lies in a
-  // KeySet version 2 block, describes the block from it on, and the limit
-  // before which the entries that follow it in the block are this
-  // iterator's next ones, and returns true. The reader may then read the
+  // KeySet block of the current entry layout, describes the block from it
+  // on, and the limit before which the entries that follow it in the block
+  // are this iterator's next ones, and returns true. The reader may then read the
   // entries after the current one from the block itself, as long as each
   // lies right after the one before (its level-0 link is its
   // predecessor's size) and sorts before the limit, and move past the k it

@@ -1,8 +1,13 @@
 #include "format/keyset_block.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
+#include <type_traits>
 
+#include "format/keyset_entry.h"
 #include "format/keyset_v1.h"
 #include "format/keyset_v2.h"
 #include "util/checksum.h"
@@ -39,17 +44,108 @@ uint32_t VersionOf(const Slice& contents) {
   return DecodeFixed32(contents.data() + hdr::kVersion);
 }
 
-uint64_t BulkEntrySize(uint32_t version, uint64_t index, size_t key_size) {
-  return version == 1 ? v1::EntrySize(v1::BulkHeight(index), key_size)
-                      : v2::EntrySize(v2::BulkHeight(index), key_size);
+// The capabilities below that concern the current entry layout answer for
+// version 2: keyset_entry.h must name that version's entries.
+static_assert(std::is_same_v<EntryCursor, v2::EntryCursor> && std::is_same_v<EntryView, v2::EntryView>,
+              "the current entry layout moved: update the capabilities of keyset_block.cc");
+static_assert(SizingEntryBytes(16) == v2::EntrySize(1, 16), "BlockSizeBound expects v2's sizing bytes");
+
+std::unique_ptr<PlacedBuilder> NewPlacedBuilder(const BlockBuilderOptions& options, char* dest, size_t capacity,
+                                                uint64_t placed_value_bytes) {
+  if (options.keyset_version != v2::kFormatVersion) return nullptr;
+  return v2::Builder::WithPlacedValues(options, dest, capacity, placed_value_bytes);
 }
 
-uint64_t HeadNodeSize(uint32_t version) { return version == 1 ? v1::kHeadNodeSize : v2::kHeadNodeSize; }
+bool BlockSizeBound(const BlockBuilderOptions& options, uint64_t entries, uint64_t value_bytes, uint64_t sizing_bytes,
+                    uint64_t* size) {
+  if (options.keyset_version != v2::kFormatVersion) return false;
+  *size = v2::BlockSizeFor(entries, value_bytes, v2::KeySetBytesBound(entries, sizing_bytes), options);
+  return true;
+}
 
-uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
-                      const BlockBuilderOptions& options) {
-  return options.keyset_version == 1 ? v1::BlockSizeFor(entries, value_bytes, keyset_bytes, options)
-                                     : v2::BlockSizeFor(entries, value_bytes, keyset_bytes, options);
+BlockSizer::BlockSizer(const BlockBuilderOptions& options)
+    : options_(options),
+      keyset_bytes_(options.keyset_version == v1::kFormatVersion ? v1::kHeadNodeSize : v2::kHeadNodeSize) {}
+
+void BlockSizer::Add(size_t key_size, size_t value_size) {
+  // The entry the bulk builder makes for entry number entries_.
+  keyset_bytes_ += options_.keyset_version == v1::kFormatVersion
+                       ? v1::EntrySize(v1::BulkHeight(entries_), key_size)
+                       : v2::EntrySize(v2::BulkHeight(entries_), key_size);
+  value_bytes_ += value_size;
+  ++entries_;
+}
+
+uint64_t BlockSizer::size() const {
+  return options_.keyset_version == v1::kFormatVersion
+             ? v1::BlockSizeFor(entries_, value_bytes_, keyset_bytes_, options_)
+             : v2::BlockSizeFor(entries_, value_bytes_, keyset_bytes_, options_);
+}
+
+bool BuilderTakesRuns(const BlockBuilderOptions& options) { return options.keyset_version == v2::kFormatVersion; }
+
+bool HasEntryLayout(const Slice& block) { return VersionOf(block) == v2::kFormatVersion; }
+
+Status ReadOutline(const char* header, uint64_t block_size, const Comparator* comparator, BlockOutline* outline) {
+  v2::HeaderLayout layout;
+  Status s = v2::ParseHeader(header, block_size, comparator, &layout);
+  if (!s.ok()) return s;
+  outline->count = layout.count;
+  outline->bloom_offset = layout.bloom_offset;
+  outline->bloom = layout.bloom;
+  outline->piece_reads = layout.key_heads;
+  return Status::OK();
+}
+
+namespace {
+
+__attribute__((format(printf, 2, 3))) void Appendf(std::string* out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  if (n > 0) {
+    const size_t at = out->size();
+    out->resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, format, again);
+    out->resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
+}
+
+}  // namespace
+
+std::string DescribeHeader(const Slice& block, const char* indent) {
+  std::string out;
+  if (block.size() < kHeaderSize) {
+    Appendf(&out, "%s(%zu bytes: shorter than a KeySet header)\n", indent, block.size());
+    return out;
+  }
+  const char* h = block.data();
+  const uint32_t version = DecodeFixed32(h + hdr::kVersion);
+  const uint64_t magic = DecodeFixed64(h + hdr::kMagic);
+  // Version 1 names two of the fields after its own sections.
+  const bool v1_names = version == v1::kFormatVersion;
+  Appendf(&out, "%smagic %016" PRIx64 "%s, format_version %u, header_size %u, block_size %" PRIu64 "\n", indent,
+          magic, magic == kMagic ? " (JIGSAWKS)" : " (not a KeySet block)", version,
+          DecodeFixed32(h + hdr::kHeaderSize), DecodeFixed64(h + hdr::kBlockSize));
+  Appendf(&out,
+          "%sflags %#x, entry_count %u, value_buffer_size %" PRIu64 ", keyset_offset %" PRIu64
+          ", keyset_size %" PRIu64 "\n",
+          indent, DecodeFixed32(h + hdr::kFlags), DecodeFixed32(h + hdr::kEntryCount),
+          DecodeFixed64(h + hdr::kValueBufferSize), DecodeFixed64(h + hdr::kKeySetOffset),
+          DecodeFixed64(h + hdr::kKeySetSize));
+  Appendf(&out, "%s%s %" PRIu64 ", %s %" PRIu64 ", bloom_offset %" PRIu64 ", bloom_lines %u, bloom_probes %u\n",
+          indent, v1_names ? "entry_offsets_offset" : "samples_offset", DecodeFixed64(h + hdr::kEntryOffsetsOffset),
+          v1_names ? "key_heads_offset" : "sample_heads_offset", DecodeFixed64(h + hdr::kKeyHeadsOffset),
+          DecodeFixed64(h + hdr::kBloomOffset), DecodeFixed32(h + hdr::kBloomLines),
+          DecodeFixed32(h + hdr::kBloomProbes));
+  Appendf(&out, "%skey_head_skip %u, max_height %u, comparator_id %08x, checksum %08x\n", indent,
+          DecodeFixed32(h + hdr::kKeyHeadSkip), DecodeFixed32(h + hdr::kMaxHeightUsed),
+          DecodeFixed32(h + hdr::kComparatorId), DecodeFixed32(h + hdr::kChecksum));
+  return out;
 }
 
 std::unique_ptr<BlockBuilder> NewBuilder(const BlockBuilderOptions& options, char* dest, size_t capacity) {

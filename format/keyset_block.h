@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "format/block.h"
 #include "format/bloom.h"
@@ -73,17 +74,104 @@ uint32_t BlockChecksum(const char* block, uint64_t block_size);
 // say). Does not validate anything else.
 uint32_t VersionOf(const Slice& contents);
 
-// Size of the key-set entry the bulk builder of `version` makes for the
-// `index`-th entry (0-based) with a key of `key_size` bytes, and of that
-// version's head node. With BlockSizeFor, lets a caller (a flush) size the
-// destination exactly before building.
-uint64_t BulkEntrySize(uint32_t version, uint64_t index, size_t key_size);
-uint64_t HeadNodeSize(uint32_t version);
-// Size of a block of options.keyset_version holding `entries` entries whose
-// values total `value_bytes` and whose key set (head node included) is
-// `keyset_bytes`, built with `options`.
-uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
-                      const BlockBuilderOptions& options);
+// An entry for PlacedBuilder::AddPlacedRun, its value already in the value
+// buffer.
+struct PlacedEntry {
+  Slice key;
+  uint64_t tag;
+  uint64_t value_offset;  // in the value buffer
+  uint32_t value_size;
+  uint32_t key_hash;   // bloom::KeyHash(key); read only when building a filter
+  const char* value;   // the value's bytes where the caller keeps them (the builder does not read them)
+};
+
+// A builder whose caller places the values: the value buffer is the
+// `placed_value_bytes` bytes (given when it is made) at value_buffer(),
+// which the caller fills before Finish with the values of every entry it
+// adds with AddPlaced or AddPlacedRun. The key set is written in place
+// behind the value buffer as entries are added, so nothing is staged or
+// copied twice. Add, AddWithHash and AppendRun are InvalidArgument / 0.
+class PlacedBuilder : public BlockBuilder {
+ public:
+  virtual char* value_buffer() const = 0;
+  // Adds an entry whose value is the `value_size` bytes at `value_offset`
+  // of the value buffer (InvalidArgument if that is not inside it), after
+  // the last one added; NoSpace if the block would outgrow its capacity.
+  virtual Status AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
+                           uint64_t value_size, uint32_t key_hash) = 0;
+  // The same for n entries in order, with the checks done for all of them
+  // first and the entries then written in one tight pass: what a flush
+  // calls. On error the builder holds the entries before the one that
+  // failed, as after that many AddPlaced calls.
+  virtual Status AddPlacedRun(const PlacedEntry* entries, size_t n) = 0;
+};
+
+// A PlacedBuilder of options.keyset_version into dest[0, capacity), or null
+// if that version has none (the caller adds entries with a builder of
+// NewBuilder).
+std::unique_ptr<PlacedBuilder> NewPlacedBuilder(const BlockBuilderOptions& options, char* dest, size_t capacity,
+                                                uint64_t placed_value_bytes);
+
+// Sizing a block before building it, so that a caller (a flush) can reserve
+// its destination first. Both answer for the block a builder of
+// options.keyset_version makes (NewBuilder or NewPlacedBuilder) of the same
+// entries added in order.
+//
+// In O(1): an upper bound (a few bytes per 8 entries above the exact size)
+// of the block holding `entries` entries whose values total `value_bytes`
+// and whose keys total `sizing_bytes`, the sum of SizingEntryBytes(key
+// size) (format/keyset_entry.h) over the entries. True with *size, or false
+// if that version has no such bound: then BlockSizer gives the size.
+bool BlockSizeBound(const BlockBuilderOptions& options, uint64_t entries, uint64_t value_bytes, uint64_t sizing_bytes,
+                    uint64_t* size);
+
+// Exactly, from every entry's key and value sizes, in order.
+class BlockSizer {
+ public:
+  explicit BlockSizer(const BlockBuilderOptions& options);
+  void Add(size_t key_size, size_t value_size);
+  // The size of the block holding the entries added so far.
+  uint64_t size() const;
+
+ private:
+  const BlockBuilderOptions options_;
+  uint64_t entries_ = 0;
+  uint64_t value_bytes_ = 0;
+  uint64_t keyset_bytes_;  // head node included
+};
+
+// Whether builders made with `options` take runs (BlockBuilder::TakesRuns),
+// for a caller that asks before it has one.
+bool BuilderTakesRuns(const BlockBuilderOptions& options);
+
+// Whether the KeySet block at `block` holds entries of the current entry
+// layout (format/keyset_entry.h), judged by its header's format_version
+// alone: an EntryCursor reads such a block, and its runs go to a builder
+// that TakesRuns. Other blocks are read through BlockReader.
+bool HasEntryLayout(const Slice& block);
+
+// What a block's header says of the block as a whole, for code that moves
+// the block as bytes.
+struct BlockOutline {
+  uint32_t count = 0;         // entries
+  uint64_t bloom_offset = 0;  // of the Bloom filter; 0 without one
+  bloom::Geometry bloom;      // lines 0: no filter
+  bool piece_reads = false;   // a PieceReader (format/keyset_pieces.h) can read it
+};
+
+// Checks the header `header` (a block's first 128 bytes, or fewer if
+// `block_size` is smaller) of a block of `block_size` bytes as the reader
+// does -- magic, version, comparator, that the sections add up -- except
+// its checksum, which needs the whole block. OK with *outline filled;
+// Corruption for a malformed header or a block whose entries are not of
+// the current layout, NotSupported for a newer version, InvalidArgument for
+// another comparator.
+Status ReadOutline(const char* header, uint64_t block_size, const Comparator* comparator, BlockOutline* outline);
+
+// The header fields of the KeySet block at `block` (docs/format.md,
+// "Header"), whatever its version and even if malformed, as lines of text
+// each starting with `indent` (docs/tool.md, "dump").
+std::string DescribeHeader(const Slice& block, const char* indent);
 
 // A builder of options.keyset_version (1 or 2); see BlockBuilder.
 std::unique_ptr<BlockBuilder> NewBuilder(const BlockBuilderOptions& options, char* dest, size_t capacity);

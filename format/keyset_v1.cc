@@ -6,10 +6,19 @@
 #include <cstring>
 #include <string>
 
+#include "format/keyset_node.h"
 #include "util/checksum.h"
 #include "util/coding.h"
 
 namespace jigsaw::keyset::v1 {
+
+// The memtable's nodes (format/keyset_node.h) are version 1 entries.
+static_assert(node::kTag == ent::kTag && node::kIndex == ent::kIndex && node::kKeySize == ent::kKeySize &&
+              node::kValueSize == ent::kValueSize && node::kHeight == ent::kHeight &&
+              node::kKeyHash == ent::kKeyHash && node::kNext == ent::kNext);
+static_assert(node::kHeaderSize == kEntryHeaderSize && node::kHeadSize == kHeadNodeSize);
+static_assert(node::NodeSize(1, 0) == EntrySize(1, 0) && node::NodeSize(1, 1) == EntrySize(1, 1) &&
+              node::NodeSize(3, 17) == EntrySize(3, 17) && node::NodeSize(kMaxHeight, 64) == EntrySize(kMaxHeight, 64));
 
 uint32_t BulkHeight(uint64_t index) {
   const int trailing_zero_bits = std::countr_zero(index + 1);
@@ -298,6 +307,9 @@ struct Sections {
   }
 };
 
+// The header fields that place a block's sections (defined with Reader::Open).
+struct SectionFields;
+
 }  // namespace
 
 class Reader final : public BlockReader {
@@ -330,6 +342,11 @@ class Reader final : public BlockReader {
 
  private:
   Reader() = default;
+  // Points the reader at the sections `f` places in the block at `base` (fields CheckSectionFields accepted).
+  void AttachSections(const char* base, const SectionFields& f);
+  // Checks the head node and, with a key head skip, that the first entry holds the common key prefix (which it
+  // records). OK if both hold.
+  Status CheckFirstEntries();
   uint64_t LinkAt(uint64_t node_offset, uint32_t level) const {
     return DecodeFixed64(s_.keyset + node_offset + ent::kNext + 8 * size_t{level});
   }
@@ -346,8 +363,11 @@ class Reader final : public BlockReader {
   uint32_t max_height_ = 1;
 };
 
-Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
-                    std::unique_ptr<BlockReader>* result) {
+namespace {
+
+// Checks what a block must hold before its sections are read: its size, alignment, magic, format version, header
+// size, checksum (if options.verify_checksum), reserved bytes, flags and comparator. OK if all hold.
+Status CheckHeader(const Slice& contents, const BlockReadOptions& options) {
   const char* base = contents.data();
   const uint64_t size = contents.size();
   if (size < kHeaderSize) {
@@ -386,74 +406,123 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
     return Status::InvalidArgument("KeySet block was built with a different comparator than",
                                    options.comparator->Name());
   }
-  const bool has_heads = (flags & kFlagKeyHeads) != 0;
-  if (has_heads && options.comparator != BytewiseComparator()) {
+  if ((flags & kFlagKeyHeads) != 0 && options.comparator != BytewiseComparator()) {
     return Status::InvalidArgument("KeySet block has key heads but the comparator is not bytewise");
   }
+  return Status::OK();
+}
+
+// The header fields that place a block's sections, as stored (not yet checked).
+struct SectionFields {
+  bool has_heads = false;
+  uint64_t block_size = 0;
+  uint64_t count = 0;
+  uint64_t value_buffer_size = 0;
+  uint64_t keyset_offset = 0;
+  uint64_t keyset_size = 0;
+  uint64_t entry_offsets_offset = 0;
+  uint64_t key_heads_offset = 0;
+  uint64_t bloom_offset = 0;
+  bloom::Geometry geometry;
+  uint32_t skip = 0;
+  uint32_t max_height = 0;
+};
+
+// Reads the section fields of a header CheckHeader accepted.
+SectionFields DecodeSectionFields(const char* base) {
+  SectionFields f;
+  f.has_heads = (DecodeFixed32(base + hdr::kFlags) & kFlagKeyHeads) != 0;
+  f.block_size = DecodeFixed64(base + hdr::kBlockSize);
+  f.count = DecodeFixed32(base + hdr::kEntryCount);
+  f.value_buffer_size = DecodeFixed64(base + hdr::kValueBufferSize);
+  f.keyset_offset = DecodeFixed64(base + hdr::kKeySetOffset);
+  f.keyset_size = DecodeFixed64(base + hdr::kKeySetSize);
+  f.entry_offsets_offset = DecodeFixed64(base + hdr::kEntryOffsetsOffset);
+  f.key_heads_offset = DecodeFixed64(base + hdr::kKeyHeadsOffset);
+  f.bloom_offset = DecodeFixed64(base + hdr::kBloomOffset);
+  f.geometry = bloom::Geometry{DecodeFixed32(base + hdr::kBloomLines), DecodeFixed32(base + hdr::kBloomProbes)};
+  f.skip = DecodeFixed32(base + hdr::kKeyHeadSkip);
+  f.max_height = DecodeFixed32(base + hdr::kMaxHeightUsed);
+  return f;
+}
+
+// Checks that the sections lie in the builder's order, each where the one before ends, and fill the block exactly;
+// and that the key head skip and the max height are in range. OK if all hold.
+Status CheckSectionFields(const SectionFields& f) {
+  auto bad = [](const char* what) { return Status::Corruption("KeySet block header", what); };
+  if (f.value_buffer_size > kMaxSectionSize) return bad("value buffer too large");
+  if (f.keyset_offset != kHeaderSize + AlignUp8(f.value_buffer_size)) return bad("key set offset");
+  if (f.keyset_size > kMaxSectionSize || f.keyset_size < kHeadNodeSize || f.keyset_size % 8 != 0) {
+    return bad("key set size");
+  }
+  if (f.count * kMinEntrySize > f.keyset_size - kHeadNodeSize) return bad("entry count exceeds key set");
+  if (f.entry_offsets_offset != f.keyset_offset + f.keyset_size) return bad("entry offsets offset");
+  uint64_t end = f.entry_offsets_offset + AlignUp8(4 * f.count);
+  if (f.has_heads) {
+    if (f.key_heads_offset != end) return bad("key heads offset");
+    end += KeyHeadsSectionSize(f.count);
+  } else if (f.key_heads_offset != 0 || f.skip != 0) {
+    return bad("key heads fields set without key heads");
+  }
+  if (f.geometry.lines > 0) {
+    if (f.geometry.probes != bloom::kProbes) return bad("bloom probes");
+    if (f.bloom_offset != AlignUp64(end)) return bad("bloom offset");
+    end = f.bloom_offset + uint64_t{f.geometry.lines} * bloom::kLineBytes;
+  } else if (f.geometry.probes != 0 || f.bloom_offset != 0) {
+    return bad("bloom fields set without a filter");
+  }
+  if (end != f.block_size) return bad("sections do not add up to the block size");
+  if (f.skip > kMaxKeySize) return bad("key head skip");
+  if (f.max_height == 0 || f.max_height > kMaxHeight) return bad("max height");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Reader::Open(const Slice& contents, const BlockReadOptions& options,
+                    std::unique_ptr<BlockReader>* result) {
+  Status s = CheckHeader(contents, options);
+  if (!s.ok()) return s;
+  const char* base = contents.data();
+  const SectionFields f = DecodeSectionFields(base);
+  s = CheckSectionFields(f);
+  if (!s.ok()) return s;
 
   std::unique_ptr<Reader> r(new Reader());
   r->comparator_ = options.comparator;
-  const uint64_t count = DecodeFixed32(base + hdr::kEntryCount);
-  const uint64_t value_buffer_size = DecodeFixed64(base + hdr::kValueBufferSize);
-  const uint64_t keyset_offset = DecodeFixed64(base + hdr::kKeySetOffset);
-  const uint64_t keyset_size = DecodeFixed64(base + hdr::kKeySetSize);
-  const uint64_t entry_offsets_offset = DecodeFixed64(base + hdr::kEntryOffsetsOffset);
-  const uint64_t key_heads_offset = DecodeFixed64(base + hdr::kKeyHeadsOffset);
-  const uint64_t bloom_offset = DecodeFixed64(base + hdr::kBloomOffset);
-  const bloom::Geometry geometry{DecodeFixed32(base + hdr::kBloomLines), DecodeFixed32(base + hdr::kBloomProbes)};
-  const uint32_t skip = DecodeFixed32(base + hdr::kKeyHeadSkip);
-  const uint32_t max_height = DecodeFixed32(base + hdr::kMaxHeightUsed);
+  r->AttachSections(base, f);
+  s = r->CheckFirstEntries();
+  if (!s.ok()) return s;
+  *result = std::move(r);
+  return Status::OK();
+}
 
-  auto bad = [](const char* what) { return Status::Corruption("KeySet block header", what); };
-  if (value_buffer_size > kMaxSectionSize) return bad("value buffer too large");
-  if (keyset_offset != kHeaderSize + AlignUp8(value_buffer_size)) return bad("key set offset");
-  if (keyset_size > kMaxSectionSize || keyset_size < kHeadNodeSize || keyset_size % 8 != 0) {
-    return bad("key set size");
-  }
-  if (count * kMinEntrySize > keyset_size - kHeadNodeSize) return bad("entry count exceeds key set");
-  if (entry_offsets_offset != keyset_offset + keyset_size) return bad("entry offsets offset");
-  uint64_t end = entry_offsets_offset + AlignUp8(4 * count);
-  if (has_heads) {
-    if (key_heads_offset != end) return bad("key heads offset");
-    end += KeyHeadsSectionSize(count);
-  } else if (key_heads_offset != 0 || skip != 0) {
-    return bad("key heads fields set without key heads");
-  }
-  if (geometry.lines > 0) {
-    if (geometry.probes != bloom::kProbes) return bad("bloom probes");
-    if (bloom_offset != AlignUp64(end)) return bad("bloom offset");
-    end = bloom_offset + uint64_t{geometry.lines} * bloom::kLineBytes;
-  } else if (geometry.probes != 0 || bloom_offset != 0) {
-    return bad("bloom fields set without a filter");
-  }
-  if (end != block_size) return bad("sections do not add up to the block size");
-  if (skip > kMaxKeySize) return bad("key head skip");
-  if (max_height == 0 || max_height > kMaxHeight) return bad("max height");
+void Reader::AttachSections(const char* base, const SectionFields& f) {
+  count_ = static_cast<uint32_t>(f.count);
+  s_.values = base + kHeaderSize;
+  s_.value_buffer_size = f.value_buffer_size;
+  s_.keyset = base + f.keyset_offset;
+  s_.keyset_size = f.keyset_size;
+  s_.entry_offsets = base + f.entry_offsets_offset;
+  key_heads_ = f.has_heads ? base + f.key_heads_offset : nullptr;
+  head_fences_ = f.has_heads ? base + f.key_heads_offset + 8 * f.count : nullptr;
+  key_head_skip_ = f.skip;
+  bloom_ = f.geometry.lines > 0 ? base + f.bloom_offset : nullptr;
+  bloom_geometry_ = f.geometry;
+  max_height_ = f.max_height;
+}
 
-  r->count_ = static_cast<uint32_t>(count);
-  r->s_.values = base + kHeaderSize;
-  r->s_.value_buffer_size = value_buffer_size;
-  r->s_.keyset = base + keyset_offset;
-  r->s_.keyset_size = keyset_size;
-  r->s_.entry_offsets = base + entry_offsets_offset;
-  r->key_heads_ = has_heads ? base + key_heads_offset : nullptr;
-  r->head_fences_ = has_heads ? base + key_heads_offset + 8 * count : nullptr;
-  r->key_head_skip_ = skip;
-  r->bloom_ = geometry.lines > 0 ? base + bloom_offset : nullptr;
-  r->bloom_geometry_ = geometry;
-  r->max_height_ = max_height;
-
-  if (DecodeFixed32(r->s_.keyset + ent::kHeight) != kMaxHeight || DecodeFixed32(r->s_.keyset + ent::kKeySize) != 0) {
+Status Reader::CheckFirstEntries() {
+  if (DecodeFixed32(s_.keyset + ent::kHeight) != kMaxHeight || DecodeFixed32(s_.keyset + ent::kKeySize) != 0) {
     return Status::Corruption("KeySet block head node is malformed");
   }
-  if (skip > 0) {
+  if (key_head_skip_ > 0) {
     EntryView first;
-    if (count == 0 || !r->LoadEntry(0, &first) || first.key.size() < skip) {
+    if (count_ == 0 || !LoadEntry(0, &first) || first.key.size() < key_head_skip_) {
       return Status::Corruption("KeySet block first entry does not hold the common key prefix");
     }
-    r->common_prefix_ = first.key.data();
+    common_prefix_ = first.key.data();
   }
-  *result = std::move(r);
   return Status::OK();
 }
 

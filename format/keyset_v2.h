@@ -100,42 +100,24 @@ uint64_t KeySetBytesBound(uint64_t entries, uint64_t height_one_bytes);
 uint64_t BlockSizeFor(uint64_t entries, uint64_t value_bytes, uint64_t keyset_bytes,
                       const BlockBuilderOptions& options);
 
-// An entry for Builder::AddPlacedRun, its value already in the value
-// buffer.
-struct PlacedEntry {
-  Slice key;
-  uint64_t tag;
-  uint64_t value_offset;  // in the value buffer
-  uint32_t value_size;
-  uint32_t key_hash;   // bloom::KeyHash(key); read only when building a filter
-  const char* value;   // the value's bytes where the caller keeps them (the builder does not read them)
-};
+// An entry for Builder::AddPlacedRun (format/keyset_block.h).
+using keyset::PlacedEntry;
 
 // Builds a version 2 block; see BlockBuilder. Entries get BulkHeight
-// heights and are laid out contiguously in order.
-class Builder final : public BlockBuilder {
+// heights and are laid out contiguously in order. The PlacedBuilder
+// methods serve only a builder made by WithPlacedValues (InvalidArgument
+// otherwise).
+class Builder final : public PlacedBuilder {
  public:
   Builder(const BlockBuilderOptions& options, char* dest, size_t capacity);
 
-  // A builder whose caller places the values: the value buffer is the
-  // `placed_value_bytes` bytes at value_buffer(), which the caller fills
-  // (before Finish) with the values of every entry it adds with AddPlaced;
-  // Add, AddWithHash and AppendRun are InvalidArgument / 0. The key set is
-  // written in place behind the value buffer as entries are added, so
-  // nothing is staged or copied twice.
+  // A builder whose caller places the values (see PlacedBuilder).
   static std::unique_ptr<Builder> WithPlacedValues(const BlockBuilderOptions& options, char* dest, size_t capacity,
                                                    uint64_t placed_value_bytes);
-  char* value_buffer() const { return dest_ + kHeaderSize; }
-  // Adds an entry whose value is the `value_size` bytes at `value_offset` of
-  // the value buffer (InvalidArgument if that is not inside it), after the
-  // last one added; NoSpace if the block would outgrow its capacity.
+  char* value_buffer() const override { return dest_ + kHeaderSize; }
   Status AddPlaced(const Slice& user_key, SequenceNumber sequence, ValueType type, uint64_t value_offset,
-                   uint64_t value_size, uint32_t key_hash);
-  // The same for n entries in order, with the checks done for all of them
-  // first and the entries then written in one tight pass: what a flush
-  // calls. On error the builder holds the entries before the one that
-  // failed, as after that many AddPlaced calls.
-  Status AddPlacedRun(const PlacedEntry* entries, size_t n);
+                   uint64_t value_size, uint32_t key_hash) override;
+  Status AddPlacedRun(const PlacedEntry* entries, size_t n) override;
 
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) override {
     // The hash feeds the filter alone: none, no hash.
@@ -145,6 +127,8 @@ class Builder final : public BlockBuilder {
   // The hash feeds the Bloom filter only; version 2 entries do not store it.
   Status AddWithHash(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
                      uint32_t key_hash) override;
+  // Every builder but one whose caller places the values.
+  bool TakesRuns() const override { return !placed_values_; }
   // Appends a prefix of `run` (entries of another version 2 block, after
   // the last one added) as bytes: the entries and their values are copied
   // whole, then each entry's value offset is rebased, the links that enter
@@ -152,7 +136,7 @@ class Builder final : public BlockBuilder {
   // no key is compared and no field re-encoded. Takes as many entries as
   // keep the finished block within min(size_limit, capacity) and returns
   // how many (0: not even the first fits). Heights stay the source's.
-  uint32_t AppendRun(const EntryRun& run, uint64_t size_limit);
+  uint32_t AppendRun(const EntryRun& run, uint64_t size_limit) override;
   Status Finish(size_t* block_size) override;
   uint64_t num_entries() const override { return entries_; }
   Slice LastUserKey() const override;
@@ -175,6 +159,13 @@ class Builder final : public BlockBuilder {
   // `offset`, room reserved, links from the entries before it set, its
   // sample recorded; returns its size. Not the counters or the hash.
   uint64_t WriteEntry(uint64_t ordinal, uint64_t offset, const Slice& key, uint64_t tag, uint64_t index);
+  // Makes entry number `ordinal` (at key-set `offset`, of `height` levels)
+  // the last one: the previous entry of each of its levels links to it,
+  // its own links are 0 until the next entry of their level arrives, its
+  // sample and the block's height are recorded.
+  void LinkAsLast(uint64_t ordinal, uint64_t offset, uint32_t height);
+  // AppendRun for a run of one entry; false if it does not fit in `limit`.
+  bool AppendOne(const EntryRun& run, uint64_t limit);
   void ReserveStaging(uint64_t bytes);
   char* StagingAt(uint64_t offset) { return keyset_ + offset; }
   const char* StagingAt(uint64_t offset) const { return keyset_ + offset; }
@@ -408,6 +399,11 @@ class PieceReader {
   // a read of the whole block is cheaper: the caller reads it whole.
   Status Get(const BlockBytes& bytes, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
              std::string* value, bool* whole_block) const;
+
+  // Where user_key falls in the block, 0 to 1: the share of the key set
+  // before the first sample whose key head is not below the key's (to the
+  // nearest 16 entries; for GetApproximateSizes). Reads nothing.
+  double ApproximatePosition(const Slice& user_key) const;
 
   const HeaderLayout& layout() const { return layout_; }
   // DRAM the outline takes.

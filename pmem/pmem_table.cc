@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "format/keyset_v2.h"
+#include "format/keyset_block.h"
 #include "table/iterator_wrappers.h"
 
 namespace jigsaw::pmem {
@@ -31,9 +31,10 @@ class PmemTable final : public Table {
     auto it = reader_->NewIterator();
     return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
   }
-  // Version 2 blocks only: the entry cursor reads that version alone.
+  // Blocks of the current entry layout only: the entry cursor reads no
+  // other.
   std::unique_ptr<BlockScan> NewBlockScan(SampledPhase*) const override {
-    if (keyset::VersionOf(contents_) != keyset::v2::kFormatVersion) return nullptr;
+    if (!keyset::HasEntryLayout(contents_)) return nullptr;
     return NewSingleBlockScan(contents_);
   }
   uint64_t num_entries() const override { return reader_->num_entries(); }

@@ -7,7 +7,11 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -160,6 +164,129 @@ Status Pool::CheckRoot(const Root& root, const PoolOptions& options) {
   return Status::OK();
 }
 
+namespace {
+
+// Inspect's result through the pipe: status code, has_manifest, then the
+// message and the database id, each a 32-bit length and its bytes.
+void AppendField(std::string* out, const std::string& field) {
+  const uint32_t size = static_cast<uint32_t>(field.size());
+  out->append(reinterpret_cast<const char*>(&size), sizeof(size));
+  out->append(field);
+}
+
+bool ReadField(const std::string& in, size_t* pos, std::string* field) {
+  uint32_t size = 0;
+  if (in.size() - *pos < sizeof(size)) return false;
+  std::memcpy(&size, in.data() + *pos, sizeof(size));
+  *pos += sizeof(size);
+  if (in.size() - *pos < size) return false;
+  field->assign(in.data() + *pos, size);
+  *pos += size;
+  return true;
+}
+
+// How long Inspect looks again at a pool found locked: 40 times 5 ms.
+constexpr int kLockedRetries = 40;
+constexpr useconds_t kLockedRetryMicros = 5000;
+
+Status StatusOf(Status::Code code, const std::string& message) {
+  switch (code) {
+    case Status::Code::kOk: return Status::OK();
+    case Status::Code::kNotFound: return Status::NotFound(message);
+    case Status::Code::kCorruption: return Status::Corruption(message);
+    case Status::Code::kNotSupported: return Status::NotSupported(message);
+    case Status::Code::kInvalidArgument: return Status::InvalidArgument(message);
+    case Status::Code::kNoSpace: return Status::NoSpace(message);
+    default: return Status::IOError(message);
+  }
+}
+
+}  // namespace
+
+// libpmemobj trusts the metadata of the pool it opens: a damaged lane log
+// (an entry size, a capacity or a `next` offset out of bounds) makes
+// pmemobj_open read outside the mapping and fault, as would other damage it
+// checks no bounds for. So Inspect opens the pool in a child process, which
+// sends back what it found and exits; a child killed by SIGSEGV or SIGBUS
+// means the pool's own metadata is damaged: Corruption. A pool Inspect
+// accepted is then opened by this process, with the same checks on the same
+// bytes. The child only maps a file and reads it (glibc's malloc is usable
+// after a fork in a multithreaded process), and nothing of the parent's
+// runs at its exit.
+bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* result) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    // Nothing of the parent's is held past its death: the child dies with
+    // it, and keeps none of its descriptors (a flock on the database's LOCK
+    // file is shared by a descriptor's copies).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    if (fds[1] > 3) ::close_range(3, static_cast<unsigned>(fds[1]) - 1, 0);
+    ::close_range(static_cast<unsigned>(fds[1]) + 1, ~0u, 0);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    ::sigaction(SIGSEGV, &default_action, nullptr);
+    ::sigaction(SIGBUS, &default_action, nullptr);
+    Facts found;
+    const Status s = InspectHere(options, &found);
+    std::string out(1, static_cast<char>(s.code()));
+    out.push_back(static_cast<char>((found.has_manifest ? 1 : 0) | (found.locked ? 2 : 0)));
+    AppendField(&out, s.message());
+    AppendField(&out, found.database_id);
+    for (size_t done = 0; done < out.size();) {
+      const ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0 && errno != EINTR) ::_exit(1);
+      if (n > 0) done += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string in;
+  char buffer[512];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n > 0) {
+      in.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  pid_t waited;
+  do {
+    waited = ::waitpid(pid, &wstatus, 0);
+  } while (waited < 0 && errno == EINTR);
+  if (waited != pid) return false;
+  if (WIFSIGNALED(wstatus) && (WTERMSIG(wstatus) == SIGSEGV || WTERMSIG(wstatus) == SIGBUS)) {
+    *result = Status::Corruption(options.path + " is a damaged pool",
+                                 std::string("libpmemobj faulted reading its metadata (") +
+                                     strsignal(WTERMSIG(wstatus)) + ")");
+    return true;
+  }
+  size_t pos = 2;
+  std::string message;
+  Facts found;
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 || !ReadField(in, &pos, &message) ||
+      !ReadField(in, &pos, &found.database_id)) {
+    return false;
+  }
+  found.has_manifest = (in[1] & 1) != 0;
+  found.locked = (in[1] & 2) != 0;
+  *facts = std::move(found);
+  *result = StatusOf(static_cast<Status::Code>(static_cast<unsigned char>(in[0])), message);
+  return true;
+}
+
 Status Pool::Inspect(const PoolOptions& options, Facts* facts) {
   *facts = Facts();
   struct stat st {};
@@ -169,13 +296,29 @@ Status Pool::Inspect(const PoolOptions& options, Facts* facts) {
   }
   Status s = CheckPoolFileShape(options.path, st);
   if (!s.ok()) return s;
+  // A pool found locked is looked at again for a while: the child of an
+  // Inspect in a process that was just killed holds the pool's lock until
+  // it has died too (an instant later: it is killed with its parent).
+  for (int attempt = 0;; ++attempt) {
+    if (!InspectInChild(options, facts, &s)) return InspectHere(options, facts);
+    if (!facts->locked || attempt == kLockedRetries) return s;
+    ::usleep(kLockedRetryMicros);
+  }
+}
+
+Status Pool::InspectHere(const PoolOptions& options, Facts* facts) {
+  *facts = Facts();
   int enabled = 1;
   pmemobj_ctl_set(nullptr, "copy_on_write.at_open", &enabled);
   PMEMobjpool* pop = pmemobj_open(options.path.c_str(), kLayout);
   const int open_errno = errno;
   enabled = 0;
   pmemobj_ctl_set(nullptr, "copy_on_write.at_open", &enabled);
-  if (pop == nullptr) return OpenError(options.path, open_errno);
+  if (pop == nullptr) {
+    facts->locked = open_errno == EWOULDBLOCK || open_errno == EAGAIN;
+    return OpenError(options.path, open_errno);
+  }
+  Status s;
   const size_t root_size = pmemobj_root_size(pop);
   if (root_size >= sizeof(Root)) {
     const Root* root = static_cast<const Root*>(pmemobj_direct(pmemobj_root(pop, sizeof(Root))));

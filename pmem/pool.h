@@ -70,6 +70,7 @@ class Pool {
   struct Facts {
     std::string database_id;  // "" for a version-1 pool or one whose creation never finished
     bool has_manifest = false;  // a database has committed into it
+    bool locked = false;        // held open by another process or handle (the Status is IOError)
   };
   // Inspects the pool at options.path through a copy-on-write mapping.
   // Errors as Open's; NotFound if there is no file.
@@ -120,6 +121,9 @@ class Pool {
   uint64_t manifest_offset() const;
 
   // Every committed object of `type` (for garbage collection at open).
+  // Walks libpmemobj's object list: no object may be freed meanwhile, so
+  // only while no other thread uses the pool (at open). used_bytes() is
+  // the pool's usage at any time.
   std::vector<uint64_t> Objects(ObjectType type) const;
 
   uint64_t pool_size() const { return pool_size_; }
@@ -136,6 +140,13 @@ class Pool {
   Pool() = default;
   struct Root;
   static Status CheckRoot(const Root& root, const PoolOptions& options);
+  // Inspect's work, in this process: the pool opened through a
+  // copy-on-write mapping and its root read.
+  static Status InspectHere(const PoolOptions& options, Facts* facts);
+  // The same in a child process, the result sent back through a pipe
+  // (see pool.cc). False if the child could not tell (fork failed, it died
+  // of something other than a fault): the caller inspects here.
+  static bool InspectInChild(const PoolOptions& options, Facts* facts, Status* result);
   // Creates a pool file at options.path through a temporary file.
   static Status CreatePoolFile(const PoolOptions& options);
   // Writes a new root (magic, version, comparator, id) in one transaction.

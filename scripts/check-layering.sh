@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the engine's layering (docs/architecture.md): a folder includes only
-# the folders listed for it. Exits 1 naming every violation.
+# the folders listed for it, and only format/ names the KeySet format's
+# versions. Exits 1 naming every violation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,5 +31,18 @@ for folder in "${!allowed[@]}"; do
     fi
   done < <(grep -Hn '^#include "' "$folder"/*.h "$folder"/*.cc 2>/dev/null || true)
 done
+
+# The KeySet format's versions stay behind format/: outside it, code names
+# the current layout's headers (format/keyset_entry.h, keyset_node.h,
+# keyset_pieces.h, keyset_block.h) and asks builders and blocks for
+# capabilities; it neither includes a versioned header, nor names a
+# versioned namespace, nor compares a keyset_version with a number.
+version_pattern='keyset_v[0-9]+\.h|\bv[0-9]+::|keyset_version *[!=<>]=? *[0-9]'
+while IFS=: read -r file line text; do
+  echo "format versions: $file:$line names a KeySet version: ${text#"${text%%[![:space:]]*}"}" >&2
+  status=1
+done < <(grep -rnE --include='*.h' --include='*.cc' "$version_pattern" \
+           db version compaction pmem ssd table tools bench util 2>/dev/null || true)
+
 [[ $status -eq 0 ]] && echo "layering: ok"
 exit $status

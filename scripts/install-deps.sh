@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libleveldb-dev librocksdb-dev liblmdb-dev
   libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev
-  gnuplot-nox
+  gnuplot-nox universal-ctags python3
 )
 
 missing=()

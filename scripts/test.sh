@@ -7,7 +7,8 @@
 #   3. the concurrency tests under ThreadSanitizer (gcc)
 #   4. short libFuzzer runs (the clang build of step 2): both block readers,
 #      then the engine over damaged database files (tests/fuzz/)
-#   and, first, scripts/check-layering.sh (the folders' include rule)
+#   and, first, scripts/check-layering.sh (the folders' include rule) and
+#   scripts/check-size.sh (file and function sizes)
 # Installs missing Debian packages first (needs root or sudo).
 # Environment: JIGSAW_FUZZ_SECONDS (default 60), JIGSAW_JOBS (default nproc).
 set -euo pipefail
@@ -21,9 +22,13 @@ trap 'rm -f "$log"' EXIT
 
 section() { printf '\n=== %s ===\n' "$*"; }
 
-section "layering: no folder includes one above it (docs/architecture.md)"
+section "layering: no folder includes one above it, only format/ names KeySet versions (docs/architecture.md)"
 layering_status=passed
 ./scripts/check-layering.sh || layering_status=failed
+
+section "sizes: files, functions, README and docs a newcomer can read (docs/architecture.md)"
+size_status=passed
+./scripts/check-size.sh || size_status=failed
 
 section "unit tests (gcc, RelWithDebInfo with assertions)"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -42,14 +47,17 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test
 # ssd_tier_test: the durability tracker's thread against compactions;
 # keyset_v2_test: readers racing to build a block's hash index.
 # buffer_recycler_test: scan windows taken and returned on several threads.
 # db_read_lifetime_test: readers holding blocks and tables that compactions
 # replace.
+# db_concurrency_model_test: writers' atomic groups against readers that
+# check every view with the history (JIGSAW_MODEL_BATCHES and
+# JIGSAW_MODEL_ROUNDS run it longer).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
-  -R "Concurrency|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
+  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
   --output-on-failure | tee -a "$log"
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"
@@ -85,7 +93,7 @@ while read -r _ _ _ f _ _ _ _ total; do
   failed=$((failed + f))
 done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
-for status in "$fuzz_status" "$db_fuzz_status" "$layering_status"; do
+for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status"; do
   if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 echo

@@ -141,15 +141,15 @@ class PosixWritableFile final : public WritableFile {
 //
 // Either way each chunk is made writable in the mapping (PopulateForWrite)
 // before the appends (or the clearing) reach it: one call for its 16 pages
-// instead of a write fault per page (docs/decisions.md, "Log files are
-// reused").
+// instead of a write fault per page (docs/design/010-disk-log-file.md,
+// "Each chunk is made writable in one call").
 //
 // Every kWritebackStep bytes appended, the whole pages behind the appends
 // are unmapped and their writeback started (sync_file_range, not waited
 // for): a Sync -- a memtable switch syncs its log -- then waits for the last
 // stretch only, and no page is written back while mapped, which would
 // write-protect it in this process's page tables with a TLB shootdown per
-// page (docs/decisions.md, "Log writeback started behind the appends").
+// page (docs/design/010-disk-log-file.md, "Writeback starts behind the appends").
 class PosixLogFile final : public WritableFile {
  public:
   static constexpr uint64_t kStep = uint64_t{1} << 20;

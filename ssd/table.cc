@@ -1,42 +1,30 @@
+// SsdTable: opening a table (footer, index, table filter, readers over the
+// mapping), reading its blocks (the block cache, the file, the mapping,
+// batched fetches) and point lookups. Its iterators are in
+// ssd/table_iterators.cc, the writer in ssd/table_builder.cc.
 #include "ssd/table.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <utility>
 
-#include "format/keyset_v2.h"
 #include "ssd/mapped_read.h"
-#include "table/concatenating_iterator.h"
-#include "util/buffer_recycler.h"
+#include "ssd/table_internal.h"
 #include "util/checksum.h"
 #include "util/coding.h"
 #include "util/profile_clock.h"
 
 namespace jigsaw::ssd {
 
+using table_internal::kIndexEntryFixed;
+using table_internal::kTableMagic;
+using table_internal::Pad8;
+using table_internal::t_read_ns;
+
 namespace {
 
-constexpr uint64_t kTableMagic = 0x315453535753474AULL;  // bytes "JGSWSST1"
-constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 4;
-
-size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
-
-thread_local uint64_t t_read_ns = 0;
-
-void PutFixed32(std::string* dst, uint32_t v) {
-  char buf[4];
-  EncodeFixed32(buf, v);
-  dst->append(buf, 4);
-}
-void PutFixed64(std::string* dst, uint64_t v) {
-  char buf[8];
-  EncodeFixed64(buf, v);
-  dst->append(buf, 8);
-}
-
-// The bytes of one block of a table file, for keyset::v2::PieceReader.
-class FileBlockBytes final : public keyset::v2::BlockBytes {
+// The bytes of one block of a table file, for keyset::PieceReader.
+class FileBlockBytes final : public keyset::BlockBytes {
  public:
   FileBlockBytes(const RandomAccessFile* file, uint64_t block_offset, uint64_t block_size, bool timed)
       : file_(file), block_offset_(block_offset), block_size_(block_size), timed_(timed) {}
@@ -62,221 +50,12 @@ class FileBlockBytes final : public keyset::v2::BlockBytes {
 
 uint64_t ThreadReadNanos() { return t_read_ns; }
 
-// ---------------------------------------------------------------------------
-// TableBuilder
-
-TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file,
-                           BlockFormat format)
-    : options_(options), block_options_(options), block_size_(block_size), file_(file), format_(format) {
-  // The table filter answers "may this key be here" once per table, before
-  // any block is read; a filter in each block would repeat it.
-  block_options_.bloom_bits_per_key = 0;
-}
-
-Status TableBuilder::Append(const Slice& data) {
-  const uint64_t start = encode_ != nullptr ? SteadyNanos() : 0;
-  Status s = file_->Append(data);
-  if (s.ok()) {
-    offset_ += data.size();
-    const size_t pad = Pad8(offset_) - offset_;
-    if (pad > 0) {
-      static const char kZeros[8] = {};
-      s = file_->Append(Slice(kZeros, pad));
-      offset_ += pad;
-    }
-  }
-  if (encode_ != nullptr) write_ns_ += SteadyNanos() - start;
-  return s;
-}
-
-Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value) {
-  const uint32_t key_hash =
-      encode_ != nullptr ? encode_->Run([&] { return bloom::KeyHash(user_key); }) : bloom::KeyHash(user_key);
-  return Add(user_key, sequence, type, value, key_hash);
-}
-
-Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value,
-                         uint32_t key_hash) {
-  const bool new_key = builder_ == nullptr || builder_->num_entries() == 0 || key_hash != last_key_hash_ ||
-                       user_key != builder_->LastUserKey();
-  if (builder_ != nullptr && new_key && builder_->CurrentSize() >= block_size_) {
-    Status s = FlushBlock();
-    if (!s.ok()) return s;
-  }
-  const size_t footprint = MaxEntryFootprint(format_, user_key.size(), value.size()) + 4096;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (builder_ == nullptr) {
-      const size_t capacity = std::max(2 * block_size_, footprint);
-      if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-      builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
-      block_smallest_.assign(user_key.data(), user_key.size());
-    }
-    Status s = encode_ != nullptr
-                   ? encode_->Run([&] { return builder_->AddWithHash(user_key, sequence, type, value, key_hash); })
-                   : builder_->AddWithHash(user_key, sequence, type, value, key_hash);
-    if (s.ok()) {
-      if (new_key || key_hashes_.empty()) key_hashes_.push_back(key_hash);
-      last_key_hash_ = key_hash;
-      ++entries_;
-      return s;
-    }
-    if (!s.IsNoSpace() || attempt == 1) return s;
-    s = FlushBlock();  // one key's versions overflowed the block: continue in the next
-    if (!s.ok()) return s;
-  }
-  return Status::OK();
-}
-
-bool TableBuilder::TakesRuns() const {
-  return format_ == BlockFormat::kKeySet && block_options_.keyset_version == keyset::v2::kFormatVersion;
-}
-
-Status TableBuilder::AppendRun(const EntryRun& run, uint64_t table_size_limit, uint32_t* taken) {
-  *taken = 0;
-  if (!TakesRuns() || run.count == 0) return Status::OK();
-  // The whole run if it can: block after block, each ended as Add would.
-  // Only the block format's work is encode time (FlushBlock times its own
-  // Finish; its file append is write time).
-  EntryRun rest = run;
-  bool fresh = false;  // the current block was just started
-  while (rest.count > 0) {
-    if (builder_ != nullptr && builder_->CurrentSize() >= block_size_) {
-      Status s = FlushBlock();
-      if (!s.ok()) return s;
-    }
-    if (*taken > 0 && EstimatedSize() >= table_size_limit) break;
-    if (builder_ == nullptr) {
-      const size_t capacity = 2 * block_size_;
-      if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-      builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
-      Slice first;
-      uint64_t tag = 0;
-      keyset::v2::RunEntry(rest, 0, &first, &tag);
-      block_smallest_.assign(first.data(), first.size());
-      fresh = true;
-    }
-    auto append = [&] {
-      const uint32_t n = static_cast<keyset::v2::Builder*>(builder_.get())->AppendRun(rest, block_size_);
-      // One filter hash per user key (every entry of a run is a new key).
-      if (n > 0) {
-        keyset::v2::ForEachRunKey(rest, n, [&](const Slice& key) { key_hashes_.push_back(bloom::KeyHash(key)); });
-        keyset::v2::DropFront(&rest, n);
-      }
-      return n;
-    };
-    // Sampled: a merge of alternating inputs appends runs of one entry.
-    const uint32_t n = encode_ != nullptr ? encode_->Run(append) : append();
-    if (n == 0) {
-      if (fresh) break;  // an entry alone overflows a block: the caller adds it
-      Status s = FlushBlock();
-      if (!s.ok()) return s;
-      continue;
-    }
-    fresh = false;
-    last_key_hash_ = key_hashes_.back();
-    entries_ += n;
-    *taken += n;
-  }
-  return Status::OK();
-}
-
-Status TableBuilder::AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest) {
-  if (format_ != BlockFormat::kKeySet || builder_ != nullptr || !index_.empty()) {
-    return Status::InvalidArgument("a whole block must be the only block of a KeySet table");
-  }
-  keyset::v2::HeaderLayout layout;
-  Status s = keyset::v2::ParseHeader(block.data(), block.size(), options_.comparator, &layout);
-  if (!s.ok()) return s;
-  if (layout.bloom.lines > 0) {
-    copied_filter_.assign(block.data() + layout.bloom_offset, size_t{layout.bloom.lines} * bloom::kLineBytes);
-  }
-  index_.push_back({offset_, static_cast<uint32_t>(block.size()), layout.count, smallest.ToString(),
-                    largest.ToString()});
-  index_bytes_ += kIndexEntryFixed + Pad8(smallest.size() + largest.size());
-  entries_ += layout.count;
-  return Append(block);
-}
-
-Status TableBuilder::FlushBlock() {
-  if (builder_ == nullptr) return Status::OK();
-  size_t size = 0;
-  const uint64_t entries = builder_->num_entries();
-  if (entries > 0) block_largest_ = builder_->LastUserKey().ToString();
-  Status s = encode_ != nullptr ? encode_->RunExact([&] { return builder_->Finish(&size); }) : builder_->Finish(&size);
-  builder_.reset();
-  if (!s.ok()) return s;
-  if (entries == 0) return Status::OK();
-  index_.push_back({offset_, static_cast<uint32_t>(size), static_cast<uint32_t>(entries), block_smallest_,
-                    block_largest_});
-  index_bytes_ += kIndexEntryFixed + Pad8(block_smallest_.size() + block_largest_.size());
-  return Append(Slice(reinterpret_cast<const char*>(buffer_.data()), size));
-}
-
-uint64_t TableBuilder::EstimatedSize() const {
-  uint64_t size = offset_ + kTableFooterSize + 8 + index_bytes_;
-  if (builder_ != nullptr) size += builder_->CurrentSize();
-  return size;
-}
-
-void TableBuilder::EncodeIndex(std::string* index) const {
-  const bloom::Geometry geometry =
-      !copied_filter_.empty()
-          ? bloom::Geometry{static_cast<uint32_t>(copied_filter_.size() / bloom::kLineBytes), bloom::kProbes}
-          : bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
-  PutFixed32(index, static_cast<uint32_t>(index_.size()));
-  PutFixed32(index, geometry.lines);
-  for (const TableIndexEntry& e : index_) {
-    PutFixed64(index, e.offset);
-    PutFixed32(index, e.size);
-    PutFixed32(index, e.entries);
-    PutFixed32(index, static_cast<uint32_t>(e.smallest.size()));
-    PutFixed32(index, static_cast<uint32_t>(e.largest.size()));
-    index->append(e.smallest);
-    index->append(e.largest);
-    index->resize(Pad8(index->size()), '\0');
-  }
-  if (!copied_filter_.empty()) {
-    index->append(copied_filter_);
-  } else if (geometry.lines > 0) {
-    const size_t filter_offset = index->size();
-    index->resize(filter_offset + size_t{geometry.lines} * bloom::kLineBytes, '\0');
-    for (uint32_t hash : key_hashes_) bloom::AddHash(index->data() + filter_offset, geometry, hash);
-  }
-}
-
-Status TableBuilder::Finish(TableInfo* info) {
-  Status s = FlushBlock();
-  if (!s.ok()) return s;
-  std::string index;
-  if (encode_ != nullptr) {
-    encode_->RunExact([&] { EncodeIndex(&index); });
-  } else {
-    EncodeIndex(&index);
-  }
-  const uint64_t index_offset = offset_;
-  s = Append(index);
-  if (!s.ok()) return s;
-  std::string footer;
-  PutFixed64(&footer, kTableMagic);
-  PutFixed32(&footer, kTableFormatVersion);
-  PutFixed32(&footer, static_cast<uint32_t>(format_));
-  PutFixed64(&footer, index_offset);
-  PutFixed64(&footer, index.size());
-  PutFixed64(&footer, entries_);
-  PutFixed32(&footer, crc32c::Value(index.data(), index.size()));
-  PutFixed32(&footer, crc32c::Value(footer.data(), footer.size()));
-  s = Append(footer);
-  if (!s.ok()) return s;
-  info->file_size = offset_;
-  info->entries = entries_;
-  info->blocks = static_cast<uint32_t>(index_.size());
-  info->smallest = index_.empty() ? std::string() : index_.front().smallest;
-  info->largest = index_.empty() ? std::string() : index_.back().largest;
-  return Status::OK();
-}
-
-// ---------------------------------------------------------------------------
-// SsdTable
+// Where the footer says the index lies, and its checksum.
+struct SsdTable::IndexLocation {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t crc = 0;
+};
 
 Status SsdTable::Corrupt(const std::string& what) const { return Status::Corruption("table " + path_, what); }
 
@@ -287,48 +66,77 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
   t->file_ = std::move(file);
   t->number_ = number;
   t->path_ = path;
-  const uint64_t size = t->file_->Size();
-  if (size < kTableFooterSize) return t->Corrupt("file too short for a footer");
+  IndexLocation where;
+  Status s = t->ReadFooter(&where);
+  if (!s.ok()) return s;
+  std::string index;
+  s = t->ReadIndex(where, &index);
+  if (!s.ok()) return s;
+  s = t->DecodeIndex(index, where.offset);
+  if (!s.ok()) return s;
+  t->LoadKeyBounds();
+  s = t->OpenMappedReaders();
+  if (!s.ok()) return s;
+  if (!t->options_.use_mmap && t->options_.cache == nullptr) {
+    return Status::InvalidArgument("an SSD table needs a block cache or mmap");
+  }
+  t->SetUpMappedGets();
+  t->OpenPieceReaders();
+  *result = std::move(t);
+  return Status::OK();
+}
+
+Status SsdTable::ReadFooter(IndexLocation* where) {
+  const uint64_t size = file_->Size();
+  if (size < kTableFooterSize) return Corrupt("file too short for a footer");
   char footer[kTableFooterSize];
   Slice got;
-  Status s = t->file_->Read(size - kTableFooterSize, kTableFooterSize, footer, &got);
+  Status s = file_->Read(size - kTableFooterSize, kTableFooterSize, footer, &got);
   if (!s.ok()) return s;
-  if (got.size() != kTableFooterSize) return t->Corrupt("short read of the footer");
+  if (got.size() != kTableFooterSize) return Corrupt("short read of the footer");
   if (got.data() != footer) std::memcpy(footer, got.data(), kTableFooterSize);
-  if (DecodeFixed64(footer) != kTableMagic) return t->Corrupt("bad magic (not a JigsawDB table)");
-  if (DecodeFixed32(footer + 44) != crc32c::Value(footer, 44)) return t->Corrupt("footer checksum mismatch");
+  if (DecodeFixed64(footer) != kTableMagic) return Corrupt("bad magic (not a JigsawDB table)");
+  if (DecodeFixed32(footer + 44) != crc32c::Value(footer, 44)) return Corrupt("footer checksum mismatch");
   const uint32_t version = DecodeFixed32(footer + 8);
   if (version > kTableFormatVersion) {
-    return Status::NotSupported("table " + path, "format version " + std::to_string(version) + " is newer than " +
-                                                     std::to_string(kTableFormatVersion));
+    return Status::NotSupported("table " + path_, "format version " + std::to_string(version) + " is newer than " +
+                                                      std::to_string(kTableFormatVersion));
   }
   const uint32_t format = DecodeFixed32(footer + 12);
   if (version == 0 || (format != static_cast<uint32_t>(BlockFormat::kKeySet) &&
                        format != static_cast<uint32_t>(BlockFormat::kClassic))) {
-    return t->Corrupt("unknown version or block format");
+    return Corrupt("unknown version or block format");
   }
-  t->format_ = static_cast<BlockFormat>(format);
-  const uint64_t index_offset = DecodeFixed64(footer + 16);
-  const uint64_t index_size = DecodeFixed64(footer + 24);
-  t->entries_ = DecodeFixed64(footer + 32);
-  if (index_offset > size - kTableFooterSize || index_size != size - kTableFooterSize - index_offset ||
-      index_size < 8) {
-    return t->Corrupt("index out of bounds");
+  format_ = static_cast<BlockFormat>(format);
+  where->offset = DecodeFixed64(footer + 16);
+  where->size = DecodeFixed64(footer + 24);
+  entries_ = DecodeFixed64(footer + 32);
+  where->crc = DecodeFixed32(footer + 40);
+  if (where->offset > size - kTableFooterSize || where->size != size - kTableFooterSize - where->offset ||
+      where->size < 8) {
+    return Corrupt("index out of bounds");
   }
-  std::string index(index_size, '\0');
-  s = t->file_->Read(index_offset, index_size, index.data(), &got);
+  return Status::OK();
+}
+
+Status SsdTable::ReadIndex(const IndexLocation& where, std::string* index) const {
+  index->assign(where.size, '\0');
+  Slice got;
+  Status s = file_->Read(where.offset, where.size, index->data(), &got);
   if (!s.ok()) return s;
-  if (got.size() != index_size) return t->Corrupt("short read of the index");
-  if (got.data() != index.data()) std::memcpy(index.data(), got.data(), index_size);
-  if (crc32c::Value(index.data(), index.size()) != DecodeFixed32(footer + 40)) {
-    return t->Corrupt("index checksum mismatch");
-  }
+  if (got.size() != where.size) return Corrupt("short read of the index");
+  if (got.data() != index->data()) std::memcpy(index->data(), got.data(), where.size);
+  if (crc32c::Value(index->data(), index->size()) != where.crc) return Corrupt("index checksum mismatch");
+  return Status::OK();
+}
+
+Status SsdTable::DecodeIndex(const std::string& index, uint64_t index_offset) {
   const uint32_t blocks = DecodeFixed32(index.data());
   const uint32_t filter_lines = DecodeFixed32(index.data() + 4);
   size_t pos = 8;
   uint64_t entries = 0;
   for (uint32_t i = 0; i < blocks; ++i) {
-    if (index.size() - pos < kIndexEntryFixed) return t->Corrupt("index truncated");
+    if (index.size() - pos < kIndexEntryFixed) return Corrupt("index truncated");
     TableIndexEntry e;
     e.offset = DecodeFixed64(index.data() + pos);
     e.size = DecodeFixed32(index.data() + pos + 8);
@@ -336,71 +144,78 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
     const uint32_t small_len = DecodeFixed32(index.data() + pos + 16);
     const uint32_t large_len = DecodeFixed32(index.data() + pos + 20);
     pos += kIndexEntryFixed;
-    if (index.size() - pos < uint64_t{small_len} + large_len) return t->Corrupt("index truncated");
+    if (index.size() - pos < uint64_t{small_len} + large_len) return Corrupt("index truncated");
     e.smallest.assign(index.data() + pos, small_len);
     e.largest.assign(index.data() + pos + small_len, large_len);
     pos = Pad8(pos + small_len + large_len);
-    const uint64_t end = t->index_.empty() ? 0 : t->index_.back().offset + t->index_.back().size;
+    const uint64_t end = index_.empty() ? 0 : index_.back().offset + index_.back().size;
     if (e.offset % 8 != 0 || e.offset < end || e.offset + e.size > index_offset) {
-      return t->Corrupt("block " + std::to_string(i) + " out of bounds");
+      return Corrupt("block " + std::to_string(i) + " out of bounds");
     }
     entries += e.entries;
-    t->index_.push_back(std::move(e));
+    index_.push_back(std::move(e));
   }
-  if (entries != t->entries_) return t->Corrupt("entry counts of the index and footer differ");
-  if (index.size() - pos != uint64_t{filter_lines} * bloom::kLineBytes) return t->Corrupt("filter size mismatch");
+  if (entries != entries_) return Corrupt("entry counts of the index and footer differ");
+  if (index.size() - pos != uint64_t{filter_lines} * bloom::kLineBytes) return Corrupt("filter size mismatch");
   if (filter_lines > 0) {
-    t->filter_.assign(index.data() + pos, index.size() - pos);
-    t->filter_geometry_.lines = filter_lines;
-    t->filter_geometry_.probes = bloom::kProbes;
+    filter_.assign(index.data() + pos, index.size() - pos);
+    filter_geometry_.lines = filter_lines;
+    filter_geometry_.probes = bloom::kProbes;
   }
-  if (!t->index_.empty()) {
-    t->smallest_ = t->index_.front().smallest;
-    t->largest_ = t->index_.back().largest;
-  }
-  if (t->options_.comparator == BytewiseComparator()) {
-    t->largest_prefixes_.reserve(t->index_.size());
-    t->smallest_prefixes_.reserve(t->index_.size());
-    for (const TableIndexEntry& e : t->index_) {
-      t->largest_prefixes_.push_back(LoadKeyPrefix(e.largest));
-      t->smallest_prefixes_.push_back(LoadKeyPrefix(e.smallest));
-    }
-  }
-  if (options.use_mmap) {
-    const char* base = t->file_->Mapping();
-    if (base != nullptr) {
-      for (uint32_t i = 0; i < blocks; ++i) {
-        auto block = std::make_shared<CachedBlock>();
-        block->size = t->index_[i].size;
-        // No checksum per mapping: memory-safe without; VerifyIntegrity checks.
-        s = t->OpenReader(base + t->index_[i].offset, /*verify=*/false, block.get());
-        if (!s.ok()) return t->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
-        t->mapped_.push_back(std::move(block));
-      }
-    } else {
-      t->options_.use_mmap = false;  // this file system cannot map: use the cache
-    }
-  }
-  if (!t->options_.use_mmap && t->options_.cache == nullptr) {
-    return Status::InvalidArgument("an SSD table needs a block cache or mmap");
-  }
-  if (options.mapped_gets && !t->options_.use_mmap && !options.verify_checksums) {
-    t->gets_mapping_ = t->file_->Mapping();
-    if (t->gets_mapping_ != nullptr) t->gets_readers_.reset(new std::atomic<const BlockReader*>[blocks]());
-  }
-  if (!t->options_.use_mmap && t->gets_mapping_ == nullptr && t->format_ == BlockFormat::kKeySet) {
-    t->pieces_.resize(blocks);
-    for (uint32_t i = 0; i < blocks; ++i) {
-      if (!t->IsLarge(i)) continue;
-      const FileBlockBytes bytes(t->file_.get(), t->index_[i].offset, t->index_[i].size, /*timed=*/false);
-      // A block that cannot be read in pieces (no key heads; or damaged:
-      // its reads then report the damage) is read whole.
-      s = keyset::v2::PieceReader::Open(bytes, t->index_[i].size, options.comparator, &t->pieces_[i]);
-      if (!s.ok() || t->pieces_[i]->layout().count != t->index_[i].entries) t->pieces_[i].reset();
-    }
-  }
-  *result = std::move(t);
   return Status::OK();
+}
+
+void SsdTable::LoadKeyBounds() {
+  if (!index_.empty()) {
+    smallest_ = index_.front().smallest;
+    largest_ = index_.back().largest;
+  }
+  if (options_.comparator == BytewiseComparator()) {
+    largest_prefixes_.reserve(index_.size());
+    smallest_prefixes_.reserve(index_.size());
+    for (const TableIndexEntry& e : index_) {
+      largest_prefixes_.push_back(LoadKeyPrefix(e.largest));
+      smallest_prefixes_.push_back(LoadKeyPrefix(e.smallest));
+    }
+  }
+}
+
+Status SsdTable::OpenMappedReaders() {
+  if (!options_.use_mmap) return Status::OK();
+  const char* base = file_->Mapping();
+  if (base == nullptr) {
+    options_.use_mmap = false;  // this file system cannot map: use the cache
+    return Status::OK();
+  }
+  for (uint32_t i = 0; i < index_.size(); ++i) {
+    auto block = std::make_shared<CachedBlock>();
+    block->size = index_[i].size;
+    // No checksum per mapping: memory-safe without; VerifyIntegrity checks.
+    Status s = OpenReader(base + index_[i].offset, /*verify=*/false, block.get());
+    if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+    mapped_.push_back(std::move(block));
+  }
+  return Status::OK();
+}
+
+void SsdTable::SetUpMappedGets() {
+  if (!options_.mapped_gets || options_.use_mmap || options_.verify_checksums) return;
+  gets_mapping_ = file_->Mapping();
+  if (gets_mapping_ != nullptr) gets_readers_.reset(new std::atomic<const BlockReader*>[index_.size()]());
+}
+
+void SsdTable::OpenPieceReaders() {
+  if (options_.use_mmap || gets_mapping_ != nullptr || format_ != BlockFormat::kKeySet) return;
+  const auto blocks = static_cast<uint32_t>(index_.size());
+  pieces_.resize(blocks);
+  for (uint32_t i = 0; i < blocks; ++i) {
+    if (!IsLarge(i)) continue;
+    const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, /*timed=*/false);
+    // A block that cannot be read in pieces (no key heads; or damaged:
+    // its reads then report the damage) is read whole.
+    Status s = keyset::PieceReader::Open(bytes, index_[i].size, options_.comparator, &pieces_[i]);
+    if (!s.ok() || pieces_[i]->layout().count != index_[i].entries) pieces_[i].reset();
+  }
 }
 
 SsdTable::~SsdTable() {
@@ -598,7 +413,29 @@ double SsdTable::ApproximatePosition(const Slice& user_key) const {
   const uint32_t i = FirstCandidateBlock(user_key);
   const uint64_t size = file_->Size();
   if (size == 0) return 0.5;
-  return static_cast<double>(i < index_.size() ? index_[i].offset : size) / static_cast<double>(size);
+  if (i >= index_.size()) return 1;
+  // By the block the key would be in; inside a large block (a table that
+  // migrated from pmem is one), where the block's outline puts it.
+  double offset = static_cast<double>(index_[i].offset);
+  double inside = 0;  // where the key falls in block i, 0 to 1
+  if (i < mapped_.size() && mapped_[i] != nullptr) {
+    inside = mapped_[i]->reader->ApproximatePosition(user_key);
+  } else if (i < pieces_.size() && pieces_[i] != nullptr) {
+    inside = pieces_[i]->ApproximatePosition(user_key);
+  } else if (gets_mapping_ != nullptr && IsLarge(i)) {
+    // Its reader over the mapping, made by the first Get if not yet; a
+    // fault or a malformed block leaves the estimate at the block's start.
+    std::unique_ptr<BlockReader> opened;
+    Status s;
+    if (!GuardedMappedRead([&] {
+          const BlockReader* reader = MappedReader(i, &opened, &s);
+          if (reader != nullptr) inside = reader->ApproximatePosition(user_key);
+        })) {
+      inside = 0;
+    }
+  }
+  offset += inside * static_cast<double>(index_[i].size);
+  return offset / static_cast<double>(size);
 }
 
 void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {
@@ -712,368 +549,6 @@ Status SsdTable::Validate() const {
     if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   }
   return Status::OK();
-}
-
-// A user's iterator over a block of a table mapped for Gets, the block not
-// in the cache: each move runs on the block's reader over the mapping (the
-// one Gets use), under the SIGBUS guard, and copies the entry it lands on
-// out of the mapping (no Slice it hands out points into the mapping, where
-// touching a page the kernel cannot supply would raise SIGBUS unguarded). A
-// Seek thus reads the pages it touches -- a few, of a block of megabytes
-// for a large one -- with no system call. After kSmallBlockStepsBeforeWholeRead
-// (kLargeBlockStepsBeforeWholeRead for a large block) steps forward it reads
-// the block whole -- a small one copied from the mapping into the cache, a
-// large one from the file into a buffer of its own -- and goes on in place
-// there. Thread-safety: one thread at a time, as any iterator.
-class SsdTable::MappedBlockIterator final : public InternalIterator {
- public:
-  MappedBlockIterator(const SsdTable* table, uint32_t block)
-      : table_(table),
-        block_(block),
-        large_(table->IsLarge(block)),
-        steps_before_whole_read_(large_ ? kLargeBlockStepsBeforeWholeRead : kSmallBlockStepsBeforeWholeRead) {}
-
-  void SeekToFirst() override {
-    steps_ = 0;
-    Move([](InternalIterator* it) { it->SeekToFirst(); });
-  }
-  void SeekToLast() override {
-    steps_ = 0;
-    Move([](InternalIterator* it) { it->SeekToLast(); });
-  }
-  void Seek(const Slice& user_key, SequenceNumber sequence) override {
-    steps_ = 0;
-    Move([&](InternalIterator* it) { it->Seek(user_key, sequence); });
-  }
-  void Next() override {
-    if (whole_ == nullptr && ++steps_ >= steps_before_whole_read_) ReadWhole();
-    Move([](InternalIterator* it) { it->Next(); });
-  }
-  void Prev() override {
-    steps_ = 0;
-    Move([](InternalIterator* it) { it->Prev(); });
-  }
-  void SkipRun(uint32_t n) override {
-    if (whole_ == nullptr) return InternalIterator::SkipRun(n);
-    Move([n](InternalIterator* it) { it->SkipRun(n); });
-  }
-  // Only once read whole: a window points into the block's bytes.
-  bool OpenWindow(BlockWindow* window) override { return whole_ != nullptr && inner_->OpenWindow(window); }
-  Status status() const override {
-    if (!status_.ok()) return status_;
-    return inner_ != nullptr ? inner_->status() : Status::OK();
-  }
-
- private:
-  // Runs `move` on the inner iterator -- guarded, with the entry copied out,
-  // until the block is read whole -- and takes the entry it lands on.
-  template <typename Op>
-  void Move(Op&& move) {
-    valid_ = false;
-    if (!status_.ok()) return;
-    if (whole_ != nullptr) {
-      move(inner_.get());
-      if (inner_->Valid()) SetEntryFrom(*inner_);
-      valid_ = inner_->Valid();
-      return;
-    }
-    if (inner_ == nullptr) {
-      // The reader lives as long as the table; its iterator reads the
-      // mapping only when it moves.
-      std::unique_ptr<BlockReader> opened;  // out here: see mapped_read.h
-      const BlockReader* reader = nullptr;
-      Status s;
-      if (!GuardedMappedRead([&] { reader = table_->MappedReader(block_, &opened, &s); })) {
-        status_ = table_->MappingFault();
-        return;
-      }
-      if (reader == nullptr) {
-        status_ = table_->Corrupt("block " + std::to_string(block_) + ": " + s.ToString());
-        return;
-      }
-      inner_ = reader->NewIterator();
-    }
-    bool landed = false;
-    const char* copy = nullptr;
-    size_t key_size = 0, value_size = 0;
-    const bool read = GuardedMappedRead([&] {
-      move(inner_.get());
-      landed = inner_->Valid();
-      if (!landed) return;
-      key_size = inner_->user_key().size();
-      value_size = inner_->value().size();
-      // Into the inline buffer when the entry fits (no allocation per
-      // iterator), else into spill_.
-      char* to = inline_;
-      if (key_size + value_size > sizeof(inline_)) {
-        spill_.resize(key_size + value_size);
-        to = spill_.data();
-      }
-      std::memcpy(to, inner_->user_key().data(), key_size);
-      std::memcpy(to + key_size, inner_->value().data(), value_size);
-      copy = to;
-    });
-    if (!read) {
-      status_ = table_->MappingFault();
-      return;
-    }
-    if (!landed) return;
-    user_key_ = Slice(copy, key_size);
-    value_ = Slice(copy + key_size, value_size);
-    tag_ = inner_->tag();
-    has_key_hash_ = inner_->carries_key_hash();
-    key_hash_ = has_key_hash_ ? inner_->key_hash() : 0;
-    valid_ = true;
-  }
-  // From the mapped reader to the block read whole, at the same entry: a
-  // large block read from the file (most of its pages were never touched
-  // through the mapping), a small one copied from the mapping (its pages
-  // just were) and put in the block cache, as a read would be.
-  void ReadWhole() {
-    if (!valid_) return;
-    std::shared_ptr<CachedBlock> fresh;
-    const Status s = table_->ReadBlockCopy(block_, /*verify=*/false, /*from_mapping=*/!large_, &fresh);
-    if (!s.ok()) {
-      status_ = s;
-      return;
-    }
-    CachedBlockRef whole = std::move(fresh);
-    auto inner = whole->reader->NewIterator();
-    inner->Seek(user_key_, TagSequence(tag_));  // (user key, sequence) names one entry
-    if (!inner->Valid() || inner->user_key() != user_key_ || inner->tag() != tag_) {
-      status_ = table_->Corrupt("block " + std::to_string(block_) + " reads differently from the file and the mapping");
-      return;
-    }
-    // Cached only once it agrees with what the mapping showed.
-    if (!large_) table_->options_.cache->Insert(table_->number_, block_, whole);
-    inner_ = std::move(inner);
-    whole_ = std::move(whole);
-    SetEntryFrom(*inner_);
-  }
-
-  const SsdTable* const table_;
-  const uint32_t block_;
-  const bool large_;  // never cached: read from the file when read whole
-  const uint32_t steps_before_whole_read_;
-  CachedBlockRef whole_;                     // once read whole (declared before inner_: outlives it)
-  std::unique_ptr<InternalIterator> inner_;  // over the mapping, or over whole_
-  // The current entry's key and value, copied out of the mapping, back to
-  // back: inline when they fit, else in spill_.
-  char inline_[240];
-  std::string spill_;
-  uint32_t steps_ = 0;                       // Next calls since the last seek or step back
-  Status status_;
-};
-
-// Iteration concatenates the blocks (table/concatenating_iterator.h): this
-// source opens them, and holds the current block so that eviction cannot
-// free it.
-//
-// A scan (compaction inputs) bypasses the block cache: it reads runs of
-// adjacent blocks, up to kScanWindowBytes, with one read into a window of its
-// own and serves blocks in place from there -- no per-block buffer, no cache
-// insert evicting blocks that readers use. A user's iterator reads through
-// the cache (with read-ahead) until it has stepped forward into
-// kReadAheadBlocks blocks in a row; it is scanning then, and reads the next
-// blocks through windows too, until it seeks or turns back. A window whose
-// blocks Gets have all read through the table's mapping is copied from the
-// mapping, under the SIGBUS guard, instead of read (WarmInMapping).
-class SsdTable::BlockSource {
- public:
-  // verify: see ReadBlock (for a scan, blocks are always verified). decode:
-  // see Table::NewScanIterator; may be null. scanning: a user's iterator
-  // that reads through windows from its first block on
-  // (Table::NewSequentialIterator), as if it had stepped forward through
-  // kReadAheadBlocks blocks already.
-  BlockSource(const SsdTable* table, bool scan, bool verify, SampledPhase* decode, bool scanning = false)
-      : table_(table),
-        scan_(scan && !table->options_.use_mmap),
-        verify_mapped_(scan && table->options_.use_mmap),
-        verify_(verify),
-        decode_(decode),
-        reads_mapping_(!scan_ && !verify_mapped_ && !verify && !table->options_.verify_checksums &&
-                       table->gets_mapping_ != nullptr),
-        forward_run_(scanning ? kReadAheadBlocks : 0) {}
-
-  size_t num_children() const { return table_->index_.size(); }
-  size_t FirstCandidate(const Slice& user_key) const { return table_->FirstCandidateBlock(user_key); }
-  Status OpenChild(size_t i, std::unique_ptr<InternalIterator>* child) {
-    block_.reset();
-    // A forward step into the block after the last one opened continues a
-    // run; anything else (a seek, a step back) ends it.
-    const bool scanning = forward_run_ >= kReadAheadBlocks && i == stepping_into_ && i == opened_ + 1;
-    if (i != stepping_into_) forward_run_ = 0;
-    opened_ = i;
-    // Decode: opening the block's reader (its reads are excluded by the phase).
-    const auto open = [&, block = static_cast<uint32_t>(i)] {
-      const bool own_buffer = (scanning || table_->IsLarge(block)) && !mapped();
-      return scan_            ? OpenInWindow(block, /*verify=*/true)
-             : verify_mapped_ ? OpenMappedVerified(block)
-             : own_buffer     ? OpenInWindow(block, verify_ || table_->options_.verify_checksums)
-                              : table_->ReadBlock(block, verify_, &block_);
-    };
-    // A block a user's iterator seeks into, when the table is mapped for
-    // Gets and nothing asks for checksums: from the cache if it is there,
-    // else in place from the mapping, as Gets read it (no read-ahead; the
-    // block reaches the cache only if the iterator steps on in it).
-    if (reads_mapping_ && !scanning) {
-      const auto block = static_cast<uint32_t>(i);
-      if (!table_->IsLarge(block)) block_ = table_->options_.cache->Lookup(table_->number_, block);
-      if (block_ == nullptr) {
-        *child = std::make_unique<MappedBlockIterator>(table_, block);
-        return Status::OK();
-      }
-      *child = block_->reader->NewIterator();
-      return Status::OK();
-    }
-    Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
-    if (!s.ok()) return s;
-    *child = block_->reader->NewIterator();
-    return Status::OK();
-  }
-  // A scan's block i as bytes (verified as OpenChild verifies them), valid
-  // until the next call.
-  Status OpenBytes(size_t i, Slice* bytes) {
-    assert(scan_ || verify_mapped_);
-    block_.reset();
-    const auto open = [&, block = static_cast<uint32_t>(i)] {
-      return scan_ ? OpenInWindow(block, /*verify=*/true) : OpenMappedVerified(block);
-    };
-    Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
-    if (s.ok()) *bytes = block_bytes_;
-    return s;
-  }
-  // Sequential reading: the next blocks in one batch.
-  void WillReadForwardFrom(size_t i) {
-    forward_run_ = i == opened_ + 1 ? forward_run_ + 1 : 1;
-    stepping_into_ = i;
-    if (!scan_ && !reads_mapping_ && forward_run_ < kReadAheadBlocks && i % kReadAheadBlocks == 0) {
-      table_->Prefetch(static_cast<uint32_t>(i), kReadAheadBlocks);
-    }
-  }
-
- private:
-  bool mapped() const { return table_->options_.use_mmap; }
-  // Block i from the window, reading a new window from block i on first.
-  Status OpenInWindow(uint32_t i, bool verify) {
-    const auto& index = table_->index_;
-    if (window_end_ == 0 || i < window_first_ || i >= window_end_) {
-      // Nothing refers to the old window any more (the iterator dropped the
-      // block's iterator, OpenChild the block): its buffer is reused.
-      window_end_ = 0;
-      uint32_t end = i + 1;
-      while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
-      const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
-      if (window_bytes_ < bytes) {  // none yet, or one block larger than a window
-        window_ = ScanWindows().Take(bytes);
-        window_bytes_ = std::max<uint64_t>(bytes, ScanWindows().buffer_bytes());
-      }
-      // A user's scan counts toward populating the table's mapping; a
-      // compaction's reads a table about to be deleted and does not.
-      if (!scan_ && !noted_user_scan_) {
-        noted_user_scan_ = true;
-        table_->NoteUserScan();
-      }
-      Status s = table_->WarmInMapping(i, end) ? table_->CopyMappedBlocks(i, bytes, WindowData())
-                                               : table_->ReadBlocks(i, bytes, WindowData());
-      if (!s.ok()) return s;
-      window_first_ = i;
-      window_end_ = end;
-    }
-    return OpenVerified(i, WindowData() + (index[i].offset - index[window_first_].offset), verify);
-  }
-  // Scan windows are recycled across sources: a source reads one table, and
-  // a fresh window per table would fault in its pages every time. Never
-  // destroyed: an iterator may outlive static destruction.
-  static BufferRecycler& ScanWindows() {
-    static BufferRecycler* const windows = new BufferRecycler(kScanWindowBytes, /*max_kept=*/16);
-    return *windows;
-  }
-  char* WindowData() const { return reinterpret_cast<char*>(window_.get()); }
-  // A scan of a mapped table: the mapped readers were opened without their
-  // checksums; a scan opens its own, checked.
-  Status OpenMappedVerified(uint32_t i) {
-    return OpenVerified(i, table_->file_->Mapping() + table_->index_[i].offset, /*verify=*/true);
-  }
-  // A scan feeds compactions, which rewrite what they read: its blocks'
-  // checksums are always verified (whatever verify_checksums says), so a
-  // damaged block stops the compaction instead of being rewritten as if
-  // intact -- a flipped stored key hash, say, would make the merge keep a
-  // shadowed version or drop a live one. The check is part of reading the
-  // block (timed as a read, like LevelDB's ReadBlock). A user's scan
-  // verifies as its ReadOptions and the table say (`verify`). `data`: block
-  // i's bytes, which outlive the reader (a read window or the mapping).
-  Status OpenVerified(uint32_t i, const char* data, bool verify) {
-    auto block = std::make_shared<CachedBlock>();  // a reader over bytes it does not own
-    block->size = table_->index_[i].size;
-    const uint64_t open_start = table_->options_.time_reads ? SteadyNanos() : 0;
-    Status s = table_->OpenReader(data, verify, block.get());
-    if (table_->options_.time_reads) t_read_ns += SteadyNanos() - open_start;
-    if (!s.ok()) return table_->Corrupt("block " + std::to_string(i) + ": " + s.ToString());
-    block_ = std::move(block);
-    block_bytes_ = Slice(data, table_->index_[i].size);
-    return Status::OK();
-  }
-
-  const SsdTable* const table_;
-  const bool scan_;           // scan through read windows (tables read by pread)
-  const bool verify_mapped_;  // scan of a mapped table
-  const bool verify_;         // not a scan: ReadOptions::verify_checksums
-  SampledPhase* const decode_;
-  // A user's iterator over a table mapped for Gets, verifying nothing: until
-  // it scans, blocks not in the cache are read in place from the mapping
-  // (MappedBlockIterator), with no read-ahead.
-  const bool reads_mapping_;
-  // Scan: blocks [window_first_, window_end_) (end 0: none), in a window of
-  // window_bytes_ (recycled, or larger for a block that outgrows one).
-  BufferRecycler::Buffer window_;
-  uint64_t window_bytes_ = 0;
-  uint32_t window_first_ = 0, window_end_ = 0;
-  // A user's iterator: blocks stepped into forward in a row, the one being
-  // stepped into, and the last one opened.
-  size_t forward_run_;
-  size_t stepping_into_ = SIZE_MAX;
-  size_t opened_ = SIZE_MAX;
-  bool noted_user_scan_ = false;  // told the table (NoteUserScan)
-  CachedBlockRef block_;  // the current block; declared after window_: released before it
-  Slice block_bytes_;     // its bytes, when opened by OpenVerified
-};
-
-// A compaction's pass over the table's blocks as bytes: BlockSource's scan,
-// without an iterator per block.
-class SsdTable::TableBlockScan final : public BlockScan {
- public:
-  TableBlockScan(const SsdTable* table, SampledPhase* decode)
-      : source_(table, /*scan=*/true, /*verify=*/true, decode) {}
-  bool NextBlock(Slice* block) override {
-    if (!status_.ok() || next_ >= source_.num_children()) return false;
-    status_ = source_.OpenBytes(next_++, block);
-    return status_.ok();
-  }
-  Status status() const override { return status_; }
-
- private:
-  BlockSource source_;
-  size_t next_ = 0;
-  Status status_;
-};
-
-std::unique_ptr<InternalIterator> SsdTable::NewIterator(const ReadOptions& options) const {
-  return std::make_unique<ConcatenatingIterator<BlockSource>>(/*decode=*/nullptr, this, /*scan=*/false,
-                                                              options.verify_checksums, /*decode=*/nullptr);
-}
-std::unique_ptr<InternalIterator> SsdTable::NewSequentialIterator(const ReadOptions& options) const {
-  return std::make_unique<ConcatenatingIterator<BlockSource>>(/*decode=*/nullptr, this, /*scan=*/false,
-                                                              options.verify_checksums, /*decode=*/nullptr,
-                                                              /*scanning=*/true);
-}
-std::unique_ptr<InternalIterator> SsdTable::NewScanIterator(SampledPhase* decode) const {
-  return std::make_unique<ConcatenatingIterator<BlockSource>>(decode, this, /*scan=*/true, /*verify=*/true, decode);
-}
-
-std::unique_ptr<BlockScan> SsdTable::NewBlockScan(SampledPhase* decode) const {
-  if (format_ != BlockFormat::kKeySet) return nullptr;
-  return std::make_unique<TableBlockScan>(this, decode);
 }
 
 }  // namespace jigsaw::ssd

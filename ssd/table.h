@@ -22,7 +22,7 @@
 
 #include "format/bloom.h"
 #include "format/keyset_block.h"
-#include "format/keyset_v2.h"
+#include "format/keyset_pieces.h"
 #include "jigsaw/file_system.h"
 #include "ssd/block_cache.h"
 #include "ssd/io_engine.h"
@@ -69,7 +69,8 @@ class TableBuilder {
   // blocks), whose hashing is then part of the format's work (timed as
   // encode when profiling).
   Status Add(const Slice& user_key, SequenceNumber sequence, ValueType type, const Slice& value);
-  // Whether AppendRun can take entries: KeySet version 2 blocks.
+  // Whether AppendRun can take entries: blocks whose builders take runs
+  // (BuilderTakesRuns).
   bool TakesRuns() const;
   // Appends `run` (entries after the last one added, each a new user key)
   // as bytes, block after block, ending blocks as Add would, until the table
@@ -77,13 +78,14 @@ class TableBuilder {
   // cannot take runs, or an entry alone overflows a block: the caller adds
   // it). Each key is hashed for the table filter.
   Status AppendRun(const EntryRun& run, uint64_t table_size_limit, uint32_t* taken);
-  // Appends `block`, a finished KeySet version 2 block holding the user keys
+  // Appends `block`, a finished KeySet block holding the user keys
   // [smallest, largest], as its bytes -- one append, nothing decoded or
   // re-encoded: a block migrating from pmem (docs/ssd_format.md, "Large
   // blocks"). It must be the table's only block: its Bloom filter becomes
   // the table filter (the same layout and hashing). InvalidArgument if the
-  // table has blocks already or is not of KeySet blocks, Corruption if
-  // `block`'s header is not a valid version 2 header.
+  // table has blocks already or is not of KeySet blocks, what
+  // keyset::ReadOutline says if `block`'s header is not valid (Corruption
+  // for one not of the current entry layout).
   Status AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest);
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
@@ -176,7 +178,7 @@ inline constexpr uint32_t kReadAheadBlocks = 8;
 // Bytes of adjacent blocks a scan iterator reads at once.
 inline constexpr uint64_t kScanWindowBytes = 256 << 10;
 // Blocks larger than this (blocks migrated from pmem) never enter the block
-// cache: a point lookup reads them in pieces (keyset::v2::PieceReader) or in
+// cache: a point lookup reads them in pieces (keyset::PieceReader) or in
 // place from the mapping; an iterator in place from the mapping, copying
 // each entry out (until it has stepped kLargeBlockStepsBeforeWholeRead
 // entries forward), or whole into a buffer of its own.
@@ -212,7 +214,9 @@ class SsdTable final : public Table {
   // KeySet tables only (null for classic ones).
   std::unique_ptr<BlockScan> NewBlockScan(SampledPhase* decode) const override;
   uint64_t num_entries() const override { return entries_; }
-  // By the offset of the block the key would be in.
+  // By the offset of the block the key would be in, and inside a large
+  // block (read in pieces: by its outline's samples; read through the
+  // mapping: by its reader) or a block of use_mmap (by its reader).
   double ApproximatePosition(const Slice& user_key) const override;
   Status Validate() const override;
 
@@ -237,8 +241,24 @@ class SsdTable final : public Table {
   class BlockSource;
   class TableBlockScan;
   class MappedBlockIterator;
+  struct IndexLocation;
   friend void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
   SsdTable() = default;
+  // Open's steps, in order; each fails as Open does.
+  // Reads and checks the footer: sets format_ and entries_, and *where to the index's location and checksum.
+  Status ReadFooter(IndexLocation* where);
+  // Reads the index section `where` into *index, its checksum checked.
+  Status ReadIndex(const IndexLocation& where, std::string* index) const;
+  // Decodes `index` into index_ and the table filter; Corruption if it disagrees with itself, entries_ or index_offset.
+  Status DecodeIndex(const std::string& index, uint64_t index_offset);
+  // From index_: smallest_, largest_ and, for a bytewise comparator, the blocks' key prefixes.
+  void LoadKeyBounds();
+  // use_mmap: a reader per block over the file's mapping (mapped_), or use_mmap cleared if the file cannot be mapped.
+  Status OpenMappedReaders();
+  // mapped_gets (neither use_mmap nor verify_checksums): the file's mapping and a reader slot per block, if it maps.
+  void SetUpMappedGets();
+  // KeySet tables read from the file: a PieceReader per large block that can be read in pieces (pieces_).
+  void OpenPieceReaders();
   bool MayContain(const Slice& user_key) const;
   // The first block whose largest key is >= user_key (index_.size(): none).
   uint32_t FirstCandidateBlock(const Slice& user_key) const;
@@ -317,7 +337,7 @@ class SsdTable final : public Table {
   // Per block: the outline of a large KeySet block read by pread, for
   // lookups in pieces (nullptr for the others, and for large blocks that
   // cannot be read in pieces).
-  std::vector<std::unique_ptr<keyset::v2::PieceReader>> pieces_;
+  std::vector<std::unique_ptr<keyset::PieceReader>> pieces_;
   std::string filter_;                   // table Bloom filter lines (empty: none)
   bloom::Geometry filter_geometry_;
   uint64_t entries_ = 0;

@@ -18,7 +18,7 @@ namespace jigsaw {
 
 // The blocks of a table (or of a level's tables) as bytes, in key order,
 // for a merge that copies entries instead of iterating them
-// (compaction/keyset_merge.h). Thread-safety: one thread at a time.
+// (compaction/merge.h, MergeBlockScans). Thread-safety: one thread at a time.
 class BlockScan {
  public:
   virtual ~BlockScan() = default;

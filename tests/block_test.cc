@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "format/keyset_block.h"
+#include "format/keyset_entry.h"
 #include "tests/block_test_util.h"
+#include "util/coding.h"
 
 namespace jigsaw {
 namespace {
@@ -362,6 +366,147 @@ TEST_P(BlockTest, WrongFormatIsCorruption) {
   const BlockFormat other = format() == BlockFormat::kKeySet ? BlockFormat::kClassic : BlockFormat::kKeySet;
   std::unique_ptr<BlockReader> reader;
   EXPECT_TRUE(BlockReader::Open(other, block_, {}, &reader).IsCorruption());
+}
+
+// Runs go to a builder exactly when BuilderTakesRuns says its options make
+// one that takes them, through the BlockBuilder interface.
+TEST_P(BlockTest, AppendRunWorksWhereBuilderTakesRuns) {
+  std::vector<TestEntry> source_entries;
+  for (int i = 0; i < 40; ++i) source_entries.push_back({"k" + std::to_string(100 + i), 7, ValueType::kValue, "v"});
+  AlignedBuffer source;
+  size_t source_size = 0;
+  ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, source_entries, {}, &source, &source_size).ok());
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(source.data(), source_size), {}, &reader).ok());
+  auto it = reader->NewIterator();
+  it->SeekToFirst();
+  EntryRun run;
+  ASSERT_EQ(it->PeekRun(nullptr, 0, 1000, &run), 40u);
+
+  AlignedBuffer buffer(1 << 16);
+  auto builder = NewBlockBuilder(format(), Options(), buffer.data(), buffer.size());
+  const bool takes = BuilderTakesRuns(format(), Options());
+  EXPECT_EQ(builder->TakesRuns(), takes);
+  ASSERT_EQ(builder->AppendRun(run, buffer.size()), takes ? 40u : 0u);
+  if (!takes) return;
+  size_t size = 0;
+  ASSERT_TRUE(builder->Finish(&size).ok());
+  block_ = Slice(buffer.data(), size);
+  ASSERT_TRUE(BlockReader::Open(format(), block_, {}, &reader_).ok());
+  ExpectIterationMatches(source_entries);
+}
+
+// KeySet: both sizings answer for the block the builder makes, and a
+// builder that places values, where the version has one, makes a block
+// holding the same entries.
+TEST_P(BlockTest, SizingAndPlacedValuesAgreeWithTheBuilder) {
+  if (format() != BlockFormat::kKeySet) return;  // KeySet capabilities
+  std::mt19937_64 rng(21);
+  for (size_t count : {0, 1, 7, 64, 700}) {
+    std::vector<TestEntry> entries = test::RandomEntries(&rng, count, 30, 200);
+    size_t size = 0;
+    ASSERT_TRUE(test::BuildBlock(format(), entries, Options(), &buffer_, &size).ok());
+    keyset::BlockSizer sizer(Options());
+    uint64_t value_bytes = 0, sizing_bytes = 0;
+    for (const TestEntry& e : entries) {
+      sizer.Add(e.user_key.size(), e.value.size());
+      value_bytes += e.value.size();
+      sizing_bytes += keyset::SizingEntryBytes(e.user_key.size());
+    }
+    EXPECT_EQ(sizer.size(), size) << count;
+    uint64_t bound = 0;
+    if (keyset::BlockSizeBound(Options(), entries.size(), value_bytes, sizing_bytes, &bound)) {
+      EXPECT_GE(bound, size) << count;
+      EXPECT_LE(bound, size + 2 * entries.size() + 8) << count;
+    }
+
+    AlignedBuffer placed_buffer(size + 64);
+    std::unique_ptr<keyset::PlacedBuilder> placed =
+        keyset::NewPlacedBuilder(Options(), placed_buffer.data(), placed_buffer.size(), value_bytes);
+    if (placed == nullptr) continue;
+    EXPECT_FALSE(placed->TakesRuns());
+    std::vector<keyset::PlacedEntry> run;
+    uint64_t offset = 0;
+    for (const TestEntry& e : entries) {
+      std::memcpy(placed->value_buffer() + offset, e.value.data(), e.value.size());
+      run.push_back(keyset::PlacedEntry{e.user_key, PackTag(e.sequence, e.type), offset,
+                                        static_cast<uint32_t>(e.value.size()), bloom::KeyHash(e.user_key),
+                                        e.value.data()});
+      offset += e.value.size();
+    }
+    ASSERT_TRUE(placed->AddPlacedRun(run.data(), run.size()).ok());
+    size_t placed_size = 0;
+    ASSERT_TRUE(placed->Finish(&placed_size).ok());
+    block_ = Slice(placed_buffer.data(), placed_size);
+    ASSERT_TRUE(BlockReader::Open(format(), block_, {}, &reader_).ok());
+    ASSERT_TRUE(reader_->Validate().ok());
+    ExpectIterationMatches(entries);
+  }
+}
+
+// KeySet: an entry cursor reads a block exactly when HasEntryLayout says
+// so, and ReadOutline reads the header of such a block.
+TEST_P(BlockTest, EntryLayoutAndOutline) {
+  if (format() != BlockFormat::kKeySet) return;  // KeySet capabilities
+  std::mt19937_64 rng(22);
+  std::vector<TestEntry> entries = test::RandomEntries(&rng, 100, 20, 50);
+  BuildAndOpen(entries);
+  const bool current = keyset::HasEntryLayout(block_);
+  EXPECT_EQ(current, BuilderTakesRuns(format(), Options()));
+  keyset::EntryCursor cursor;
+  EXPECT_EQ(cursor.Reset(block_, BytewiseComparator()).ok(), current);
+
+  keyset::BlockOutline outline;
+  const Status s = keyset::ReadOutline(block_.data(), block_.size(), BytewiseComparator(), &outline);
+  if (!current) {
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    return;
+  }
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(outline.count, entries.size());
+  EXPECT_TRUE(outline.piece_reads);  // bytewise: key heads
+  EXPECT_GT(outline.bloom.lines, 0u);
+  EXPECT_EQ(outline.bloom_offset + uint64_t{outline.bloom.lines} * bloom::kLineBytes, block_.size());
+  EXPECT_TRUE(keyset::ReadOutline(block_.data(), block_.size() - 8, BytewiseComparator(), &outline).IsCorruption());
+}
+
+// DescribeHeader prints every header field, named as the block's version
+// names them.
+TEST(KeySetHeaderTest, DescribeHeaderPrintsEveryField) {
+  AlignedBuffer header(keyset::kHeaderSize);
+  char* h = header.data();
+  EncodeFixed64(h + keyset::hdr::kMagic, keyset::kMagic);
+  EncodeFixed32(h + keyset::hdr::kVersion, 2);
+  EncodeFixed32(h + keyset::hdr::kHeaderSize, 128);
+  EncodeFixed64(h + keyset::hdr::kBlockSize, 384);
+  EncodeFixed32(h + keyset::hdr::kFlags, 1);
+  EncodeFixed32(h + keyset::hdr::kEntryCount, 2);
+  EncodeFixed64(h + keyset::hdr::kValueBufferSize, 12);
+  EncodeFixed64(h + keyset::hdr::kKeySetOffset, 144);
+  EncodeFixed64(h + keyset::hdr::kKeySetSize, 136);
+  EncodeFixed64(h + keyset::hdr::kEntryOffsetsOffset, 280);
+  EncodeFixed64(h + keyset::hdr::kKeyHeadsOffset, 288);
+  EncodeFixed64(h + keyset::hdr::kBloomOffset, 320);
+  EncodeFixed32(h + keyset::hdr::kBloomLines, 1);
+  EncodeFixed32(h + keyset::hdr::kBloomProbes, 8);
+  EncodeFixed32(h + keyset::hdr::kKeyHeadSkip, 4);
+  EncodeFixed32(h + keyset::hdr::kMaxHeightUsed, 1);
+  EncodeFixed32(h + keyset::hdr::kComparatorId, 0xb9a7283a);
+  EncodeFixed32(h + keyset::hdr::kChecksum, 0x81bc2dc2);
+  EXPECT_EQ(keyset::DescribeHeader(Slice(h, keyset::kHeaderSize), "  "),
+            "  magic 534b57415347494a (JIGSAWKS), format_version 2, header_size 128, block_size 384\n"
+            "  flags 0x1, entry_count 2, value_buffer_size 12, keyset_offset 144, keyset_size 136\n"
+            "  samples_offset 280, sample_heads_offset 288, bloom_offset 320, bloom_lines 1, bloom_probes 8\n"
+            "  key_head_skip 4, max_height 1, comparator_id b9a7283a, checksum 81bc2dc2\n");
+  EncodeFixed32(h + keyset::hdr::kVersion, 1);
+  EncodeFixed64(h + keyset::hdr::kMagic, 7);
+  EncodeFixed32(h + keyset::hdr::kFlags, 0);
+  EXPECT_EQ(keyset::DescribeHeader(Slice(h, keyset::kHeaderSize), ""),
+            "magic 0000000000000007 (not a KeySet block), format_version 1, header_size 128, block_size 384\n"
+            "flags 0, entry_count 2, value_buffer_size 12, keyset_offset 144, keyset_size 136\n"
+            "entry_offsets_offset 280, key_heads_offset 288, bloom_offset 320, bloom_lines 1, bloom_probes 8\n"
+            "key_head_skip 4, max_height 1, comparator_id b9a7283a, checksum 81bc2dc2\n");
+  EXPECT_EQ(keyset::DescribeHeader(Slice(h, 5), "> "), "> (5 bytes: shorter than a KeySet header)\n");
 }
 
 // Built from the same entries, both formats iterate identically, forwards

@@ -241,13 +241,50 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
     jigsaw_iter_destroy(iter);
   }
 
+  phase = "iterator bounds";
+  {
+    /* [bb, foo): box only; the options' copies of the bounds outlive the
+     * caller's buffer. */
+    char lower[3] = "bb";
+    jigsaw_iterator_t* iter;
+    jigsaw_readoptions_set_iterate_lower_bound(roptions, lower, 2);
+    jigsaw_readoptions_set_iterate_upper_bound(roptions, "foo", 3);
+    lower[0] = 'z';
+    iter = jigsaw_create_iterator(db, roptions);
+    CHECK(iter != NULL);
+    jigsaw_iter_seek_to_first(iter);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_next(iter);
+    CHECK(!jigsaw_iter_valid(iter));
+    jigsaw_iter_seek_to_last(iter);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_prev(iter);
+    CHECK(!jigsaw_iter_valid(iter));
+    jigsaw_iter_seek(iter, "a", 1);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_get_error(iter, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_iter_destroy(iter);
+    jigsaw_readoptions_set_iterate_lower_bound(roptions, NULL, 0);
+    jigsaw_readoptions_set_iterate_upper_bound(roptions, NULL, 0);
+    iter = jigsaw_create_iterator(db, roptions);
+    jigsaw_iter_seek_to_first(iter);
+    CHECK_ITER(iter, "baz", "d");
+    jigsaw_iter_destroy(iter);
+  }
+
   phase = "snapshot";
   {
     const jigsaw_snapshot_t* snapshot = jigsaw_create_snapshot(db);
+    const uint64_t at_snapshot = jigsaw_get_latest_sequence_number(db);
     jigsaw_iterator_t* iter;
     CHECK(snapshot != NULL);
+    CHECK(at_snapshot > 0);
+    CHECK(jigsaw_snapshot_get_sequence_number(snapshot) == at_snapshot);
     jigsaw_put(db, woptions, "foo", 3, "world", 5, &err);
     CHECK_NO_ERROR(err);
+    CHECK(jigsaw_get_latest_sequence_number(db) == at_snapshot + 1);
+    CHECK(jigsaw_snapshot_get_sequence_number(snapshot) == at_snapshot);
     jigsaw_delete(db, woptions, "box", 3, &err);
     CHECK_NO_ERROR(err);
     CHECK_GET(db, roptions, "foo", "world");

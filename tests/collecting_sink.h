@@ -1,4 +1,4 @@
-// An OutputSink for merge tests: builds KeySet v2 blocks of at most
+// An OutputSink for merge tests: builds KeySet blocks of at most
 // `block_bytes` in DRAM (with the default Bloom filter, as the engine's pmem
 // outputs: runs must feed it too), checks each finished block with
 // Validate(), and collects every output entry in order.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compaction/output_sink.h"
-#include "format/keyset_v2.h"
+#include "format/keyset_block.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw::test {
@@ -44,7 +44,7 @@ class CollectingKeySetSink final : public OutputSink {
   uint64_t added = 0;  // entries added one by one (not as runs)
 
  private:
-  void Start() { builder_ = std::make_unique<keyset::v2::Builder>(BlockBuilderOptions(), buffer_.data(), buffer_.size()); }
+  void Start() { builder_ = keyset::NewBuilder(BlockBuilderOptions(), buffer_.data(), buffer_.size()); }
   Status FinishBlock() {
     size_t size = 0;
     Status s = builder_->Finish(&size);
@@ -65,7 +65,7 @@ class CollectingKeySetSink final : public OutputSink {
   const bool take_runs_;
   const size_t block_bytes_;
   AlignedBuffer buffer_;
-  std::unique_ptr<keyset::v2::Builder> builder_;
+  std::unique_ptr<BlockBuilder> builder_;
 };
 
 }  // namespace jigsaw::test

@@ -536,6 +536,130 @@ TEST_P(DBConcurrencyTest, ReadersOnSeveralThreadsAskForL0Once) {
   EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 1u);
 }
 
+// A writer overwrites one key while fresh iterators scan its neighbourhood
+// backwards and switch direction around it. Each version the writer adds
+// after an iterator was made is invisible to it, and sorts just before the
+// versions it sees; moving back must step over them, not stop.
+TEST_P(DBConcurrencyTest, ReverseScansSeeEveryKeyWhileOneIsOverwritten) {
+  test::ScratchDir dir;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(ModeOptions(), dir.path(), &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "a", "1").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "b", "0").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "c", "1").ok());
+  std::atomic<bool> stop{false};
+  std::atomic<bool> write_failed{false};
+  std::thread writer([&] {
+    for (uint64_t i = 1; !stop; ++i) {
+      // Values of 1 KiB: the memtable is switched every ~150 writes.
+      if (!db->Put(WriteOptions(), "b", std::to_string(i).append(1000, 'v')).ok()) write_failed = true;
+    }
+  });
+  enum Pattern { kFromLast, kSeekThenBack, kForwardThenBack, kBackThenForward, kPatterns };
+  std::string failure;
+  for (int scan = 0; scan < 20000 && failure.empty() && !write_failed; ++scan) {
+    auto it = db->NewIterator(ReadOptions());
+    std::string keys;
+    auto visit = [&] { keys += it->Valid() ? it->key().ToString() : std::string("."); };
+    // A move from an invalid position would be misuse; the visit shows it.
+    auto next = [&] { if (it->Valid()) it->Next(); visit(); };
+    auto prev = [&] { if (it->Valid()) it->Prev(); visit(); };
+    std::string expected;
+    switch (static_cast<Pattern>(scan % kPatterns)) {
+      case kFromLast:
+        it->SeekToLast();
+        visit();
+        prev(), prev(), prev();
+        expected = "cba.";
+        break;
+      case kSeekThenBack:
+        it->Seek("b");
+        visit();
+        prev();
+        expected = "ba";
+        break;
+      case kForwardThenBack:
+        it->SeekToFirst();
+        visit();
+        next(), next(), prev(), prev();
+        expected = "abcba";
+        break;
+      case kBackThenForward:
+        it->SeekToLast();
+        visit();
+        prev(), next();
+        expected = "cbc";
+        break;
+      case kPatterns:
+        break;
+    }
+    if (keys != expected) failure = "visited " + keys + " instead of " + expected;
+    if (failure.empty() && !it->status().ok()) failure = "status " + it->status().ToString() + " after " + keys;
+    if (!failure.empty()) failure += " (scan " + std::to_string(scan) + ")";
+  }
+  stop = true;
+  writer.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_FALSE(write_failed);
+}
+
+// Every documented property, asked for over and over while a writer fills
+// memtables, flushes and compactions replace tables (and free their pool
+// objects) and readers drop the last reference to old tables as their
+// iterators die.
+TEST_P(DBConcurrencyTest, PropertiesCanBePolledWhileTablesAreReplaced) {
+  test::ScratchDir dir;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(ModeOptions(), dir.path(), &db).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    std::mt19937 rng(1);
+    for (int i = 0; i < 60000 && !failed; ++i) {
+      if (!db->Put(WriteOptions(), Key(0, static_cast<int>(rng() % 3000)), std::string(200, 'v')).ok()) failed = true;
+    }
+    stop = true;
+  });
+  threads.emplace_back([&] {
+    while (!stop && !failed) {
+      auto it = db->NewIterator(ReadOptions());
+      int n = 0;
+      for (it->SeekToFirst(); it->Valid() && n < 500; it->Next()) ++n;
+      if (!it->status().ok()) failed = true;
+    }
+  });
+  const std::vector<std::string> properties = {
+      "jigsaw.levels", "jigsaw.num-blocks-at-level0", "jigsaw.num-blocks-at-level1", "jigsaw.pmem-bytes",
+      "jigsaw.ssd-bytes", "jigsaw.pool-used-bytes", "jigsaw.compactions", "jigsaw.flushes", "jigsaw.write-groups",
+      "jigsaw.read-triggered-compactions", "jigsaw.stalls", "jigsaw.sync-stats", "jigsaw.block-cache", "jigsaw.io",
+      "jigsaw.pmem-device", "jigsaw.wal-recovery", "jigsaw.stats-json", "jigsaw.stats"};
+  // One thread asks for the pool's usage alone, most often.
+  threads.emplace_back([&] {
+    std::string value;
+    while (!stop && !failed) {
+      if (!db->GetProperty("jigsaw.pool-used-bytes", &value)) failed = true;
+    }
+  });
+  uint64_t polls = 0;
+  while (!stop && !failed) {
+    for (const std::string& name : properties) {
+      std::string value;
+      if (!db->GetProperty(name, &value)) {
+        ADD_FAILURE() << name << " is not known";
+        failed = true;
+      }
+      ++polls;
+    }
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(failed);
+  EXPECT_GT(polls, 0u);
+  std::string flushes;
+  ASSERT_TRUE(db->GetProperty("jigsaw.flushes", &flushes));
+  EXPECT_GT(std::stoull(flushes), 0u) << "the writer replaced no table";
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DBConcurrencyTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
                          test::ModeName);
 

@@ -179,7 +179,9 @@ TEST_P(ReadLifetimeTest, GetsAndScansSeeOnlyValuesWrittenForTheirKey) {
         ASSERT_TRUE(db->Put(WriteOptions(), K(i), V(i, gen)).ok());
       }
     }
-    if (gen % 3 == 0) ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    if (gen % 3 == 0) {
+      ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    }
   }
   stop = true;
   for (auto& t : threads) t.join();

@@ -667,12 +667,12 @@ TEST_P(DBTest, StatsJsonAgreesWithTheTextProperties) {
 }
 
 // Compactions of KeySet tables copy every surviving entry as bytes
-// (compaction/keyset_merge.h): with unique keys in scattered order (inputs
+// (compaction/merge.h, MergeBlockScans): with unique keys in scattered order (inputs
 // alternating key by key), all but the few entries that start a new output
-// are spliced, not rebuilt. Classic SSD tables are merged entry by entry.
+// are spliced, not rebuilt. Classic tables (pmem table images and SSD
+// tables) are merged entry by entry.
 TEST_P(DBTest, CompactionsCopySurvivingEntriesAsBytes) {
   for (const TableFormat format : {TableFormat::kKeySet, TableFormat::kClassic}) {
-    if (format == TableFormat::kClassic && GetParam() == StorageMode::kPmem) continue;  // no SSD tables
     SCOPED_TRACE(format == TableFormat::kKeySet ? "keyset" : "classic");
     db_.reset();
     ASSERT_TRUE(DestroyDB(dir_.path(), ModeOptions()).ok());
@@ -693,8 +693,8 @@ TEST_P(DBTest, CompactionsCopySurvivingEntriesAsBytes) {
     ASSERT_GT(merged, 20000u);
     if (format == TableFormat::kKeySet) {
       EXPECT_GE(spliced, merged - merged / 20) << json;
-    } else if (GetParam() == StorageMode::kDisk) {
-      EXPECT_EQ(spliced, 0u) << json;
+    } else {
+      EXPECT_EQ(spliced, 0u) << json;  // classic in every tier: nothing to splice
     }
     for (int i = 0; i < 20000; i += 997) {
       std::snprintf(key, sizeof(key), "key%08d", i);
@@ -852,6 +852,282 @@ TEST_P(DBTest, PmemHashIndexAnswersAsTheSearchAndIsOptional) {
   Open(options);
   check(model, nullptr);
   EXPECT_EQ(index_bytes(), 0u);
+}
+
+// Live tables by tier and format (jigsaw.table-formats).
+struct TableFormats {
+  uint64_t pmem_keyset = 0, pmem_images = 0, ssd_keyset = 0, ssd_classic = 0;
+};
+TableFormats CountTableFormats(DB* db) {
+  std::string value;
+  EXPECT_TRUE(db->GetProperty("jigsaw.table-formats", &value));
+  TableFormats f;
+  unsigned long long a = 0, b = 0, c = 0, d = 0;
+  EXPECT_EQ(std::sscanf(value.c_str(),
+                        "pmem %llu KeySet blocks, %llu table images of classic blocks\nssd %llu tables of KeySet "
+                        "blocks, %llu of classic blocks",
+                        &a, &b, &c, &d),
+            4)
+      << value;
+  f.pmem_keyset = a;
+  f.pmem_images = b;
+  f.ssd_keyset = c;
+  f.ssd_classic = d;
+  return f;
+}
+
+// With table_format kClassic every tier is classic: pmem tables are SSD
+// table images of classic blocks, SSD tables are of classic blocks. Gets,
+// scans both ways and snapshots read the same across flushes, compactions
+// (and hybrid mode's migrations) and reopening.
+TEST_P(DBTest, ClassicTablesInEveryTier) {
+  Options options = ModeOptions();
+  options.table_format = TableFormat::kClassic;
+  Open(options);
+  std::map<std::string, std::string> model;
+  std::mt19937_64 rng(21);
+  char key[16];
+  auto write = [&](int n, bool in_order) {
+    for (int i = 0; i < n; ++i) {
+      std::snprintf(key, sizeof(key), "key%07d", in_order ? i : static_cast<int>(rng() % 40000));
+      if (!in_order && rng() % 9 == 0) {
+        ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
+        model.erase(key);
+      } else {
+        const std::string value(20 + rng() % 150, static_cast<char>('a' + rng() % 26));
+        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+        model[key] = value;
+      }
+    }
+  };
+  write(25000, /*in_order=*/true);  // tables that overlap nothing: moves and migrations
+  const Snapshot* snapshot = db_->GetSnapshot();
+  const std::map<std::string, std::string> at_snapshot = model;
+  write(25000, /*in_order=*/false);
+  TableFormats formats = CountTableFormats(db_.get());
+  EXPECT_EQ(formats.pmem_keyset, 0u);
+  EXPECT_EQ(formats.ssd_keyset, 0u);
+  if (GetParam() == StorageMode::kPmem) {
+    EXPECT_GT(formats.pmem_images, 0u);  // hybrid mode may have migrated all by now
+  }
+  EXPECT_EQ(Contents(), model);
+  EXPECT_EQ(Contents(snapshot), at_snapshot);
+  for (const auto& [k, v] : at_snapshot) {
+    if (rng() % 50 == 0) {
+      EXPECT_EQ(Get(k, snapshot), v);
+    }
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_EQ(Contents(), model);
+  EXPECT_EQ(Contents(snapshot), at_snapshot);
+  db_->ReleaseSnapshot(snapshot);
+  formats = CountTableFormats(db_.get());
+  EXPECT_EQ(formats.pmem_keyset, 0u);
+  EXPECT_EQ(formats.ssd_keyset, 0u);
+  if (GetParam() != StorageMode::kPmem) {
+    EXPECT_GT(formats.ssd_classic, 0u);
+  }
+  if (GetParam() == StorageMode::kHybrid) {
+    std::string stats;
+    ASSERT_TRUE(db_->GetProperty("jigsaw.stats", &stats));
+    const size_t at = stats.find("migrations: ");
+    ASSERT_NE(at, std::string::npos) << stats;
+    EXPECT_GT(std::stoull(stats.substr(at + std::strlen("migrations: "))), 0u) << stats;
+  }
+  EXPECT_TRUE(db_->VerifyIntegrity().ok());
+  // A reopen recovers the log's writes into one L0 table, which lives in
+  // pmem (an image of classic blocks) in pmem and hybrid mode.
+  write(100, /*in_order=*/false);
+  Open(options);
+  if (GetParam() != StorageMode::kDisk) {
+    formats = CountTableFormats(db_.get());
+    EXPECT_GT(formats.pmem_images, 0u);
+    EXPECT_EQ(formats.pmem_keyset, 0u);
+  }
+  EXPECT_EQ(Contents(), model);
+  for (const auto& [k, v] : model) {
+    if (rng() % 20 == 0) {
+      EXPECT_EQ(Get(k), v);
+    }
+  }
+  EXPECT_TRUE(db_->VerifyIntegrity().ok());
+}
+
+// A database written with one table_format and reopened with the other
+// reads every table by the format it was written in, writes new tables in
+// the current one, and merges across the two.
+TEST_P(DBTest, AReopenWithTheOtherTableFormatReadsEverything) {
+  for (const TableFormat first : {TableFormat::kKeySet, TableFormat::kClassic}) {
+    const TableFormat second = first == TableFormat::kKeySet ? TableFormat::kClassic : TableFormat::kKeySet;
+    SCOPED_TRACE(first == TableFormat::kKeySet ? "keyset, then classic" : "classic, then keyset");
+    db_.reset();
+    ASSERT_TRUE(DestroyDB(dir_.path(), ModeOptions()).ok());
+    Options options = ModeOptions();
+    options.table_format = first;
+    Open(options);
+    std::map<std::string, std::string> model;
+    char key[16];
+    auto write = [&](int round, int n) {
+      for (int i = 0; i < n; ++i) {
+        std::snprintf(key, sizeof(key), "key%06d", (i * 7919 + round * 13) % 30000);
+        if (i % 13 == round) {
+          ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
+          model.erase(key);
+        } else {
+          const std::string value = "r" + std::to_string(round) + "-" + std::to_string(i) + std::string(60, 'x');
+          ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+          model[key] = value;
+        }
+      }
+    };
+    write(0, 20000);
+    ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    write(1, 4000);  // in L0 above the compacted levels
+    options.table_format = second;
+    Open(options);
+    EXPECT_EQ(Contents(), model);
+    write(2, 8000);
+    // Both formats live at once (disk mode's SSD tables alike).
+    const TableFormats mixed = CountTableFormats(db_.get());
+    EXPECT_GT(mixed.pmem_keyset + mixed.ssd_keyset, 0u);
+    EXPECT_GT(mixed.pmem_images + mixed.ssd_classic, 0u);
+    EXPECT_EQ(Contents(), model);
+    EXPECT_TRUE(db_->VerifyIntegrity().ok());
+    ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    EXPECT_EQ(Contents(), model);
+    // Compacted, everything is in the current format.
+    const TableFormats after = CountTableFormats(db_.get());
+    if (second == TableFormat::kClassic) {
+      EXPECT_EQ(after.pmem_keyset + after.ssd_keyset, 0u);
+    } else {
+      EXPECT_EQ(after.pmem_images + after.ssd_classic, 0u);
+    }
+    Open(options);
+    EXPECT_EQ(Contents(), model);
+    for (int i = 0; i < 30000; i += 37) {
+      std::snprintf(key, sizeof(key), "key%06d", i);
+      const auto it = model.find(key);
+      EXPECT_EQ(Get(key), it == model.end() ? "NOT_FOUND" : it->second) << key;
+    }
+    EXPECT_TRUE(db_->VerifyIntegrity().ok());
+  }
+}
+
+// Sequence numbers: one per operation, consecutive within a batch, seen
+// by snapshots, kept across flushes, compactions and reopening.
+TEST_P(DBTest, SequenceNumbersCountEveryOperationAndSurviveReopening) {
+  Open();
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 0u);
+  ASSERT_TRUE(db_->Put(WriteOptions(), "a", "1").ok());
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 1u);
+  WriteBatch batch;
+  batch.Put("b", "2");
+  batch.Delete("a");
+  batch.Put("c", "3");
+  ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 4u);
+  const Snapshot* snapshot = db_->GetSnapshot();
+  EXPECT_EQ(snapshot->sequence(), 4u);
+  ASSERT_TRUE(db_->Delete(WriteOptions(), "b").ok());
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 5u);
+  EXPECT_EQ(snapshot->sequence(), 4u);
+  EXPECT_EQ(Get("b", snapshot), "2");
+  db_->ReleaseSnapshot(snapshot);
+  const std::string value(100, 'v');
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(db_->Put(WriteOptions(), "k" + std::to_string(i), value).ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 5005u);
+  Open();
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 5005u);
+  ASSERT_TRUE(db_->Put(WriteOptions(), "d", "4").ok());
+  EXPECT_EQ(db_->GetLatestSequenceNumber(), 5006u);
+}
+
+// Iterator bounds (ReadOptions::iterate_lower_bound, iterate_upper_bound)
+// over keys in the memtable, L0 and deeper levels, live and deleted, at
+// the latest state and at a snapshot: scans both ways and seeks see
+// exactly the model's keys in [lower, upper).
+TEST_P(DBTest, IteratorBoundsShowOnlyTheKeysBetweenThem) {
+  Open();
+  std::map<std::string, std::string> model;
+  std::mt19937_64 rng(77);
+  char key[16];
+  auto write = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      std::snprintf(key, sizeof(key), "k%05d", static_cast<int>(rng() % 3000));
+      if (rng() % 6 == 0) {
+        ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
+        model.erase(key);
+      } else {
+        const std::string value(10 + rng() % 90, static_cast<char>('a' + rng() % 26));
+        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+        model[key] = value;
+      }
+    }
+  };
+  write(20000);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  write(6000);  // on top: memtable and L0 over the compacted levels
+  const Snapshot* snapshot = db_->GetSnapshot();
+  const std::map<std::string, std::string> at_snapshot = model;
+  write(3000);
+
+  auto check = [&](const std::map<std::string, std::string>& expected, const Snapshot* snap, const std::string* lower,
+                   const std::string* upper) {
+    const Slice lower_slice = lower != nullptr ? Slice(*lower) : Slice();
+    const Slice upper_slice = upper != nullptr ? Slice(*upper) : Slice();
+    ReadOptions options;
+    options.snapshot = snap;
+    options.iterate_lower_bound = lower != nullptr ? &lower_slice : nullptr;
+    options.iterate_upper_bound = upper != nullptr ? &upper_slice : nullptr;
+    std::vector<std::pair<std::string, std::string>> want;
+    for (auto it = lower != nullptr ? expected.lower_bound(*lower) : expected.begin();
+         it != expected.end() && (upper == nullptr || it->first < *upper); ++it) {
+      want.push_back(*it);
+    }
+    SCOPED_TRACE((lower != nullptr ? *lower : "-") + " .. " + (upper != nullptr ? *upper : "-"));
+    auto it = db_->NewIterator(options);
+    std::vector<std::pair<std::string, std::string>> got;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) got.emplace_back(it->key().ToString(), it->value().ToString());
+    ASSERT_TRUE(it->status().ok());
+    EXPECT_EQ(got, want);
+    got.clear();
+    for (it->SeekToLast(); it->Valid(); it->Prev()) got.emplace_back(it->key().ToString(), it->value().ToString());
+    ASSERT_TRUE(it->status().ok());
+    std::reverse(got.begin(), got.end());
+    EXPECT_EQ(got, want);
+    // Seeks: below, inside and above the bounds.
+    for (int k = 0; k < 20; ++k) {
+      std::snprintf(key, sizeof(key), "k%05d", static_cast<int>(rng() % 3100));
+      it->Seek(key);
+      auto at = expected.lower_bound(std::max<std::string>(key, lower != nullptr ? *lower : std::string()));
+      const bool want_valid = at != expected.end() && (upper == nullptr || at->first < *upper);
+      ASSERT_EQ(it->Valid(), want_valid) << key;
+      if (want_valid) {
+        EXPECT_EQ(it->key().ToString(), at->first);
+        // One step back stays inside the lower bound, or ends the iterator.
+        it->Prev();
+        if (at == expected.begin() || (lower != nullptr && std::prev(at)->first < *lower)) {
+          EXPECT_FALSE(it->Valid());
+        } else {
+          ASSERT_TRUE(it->Valid());
+          EXPECT_EQ(it->key().ToString(), std::prev(at)->first);
+        }
+      }
+      ASSERT_TRUE(it->status().ok());
+    }
+  };
+  const std::vector<std::string> bounds = {"", "k00000", "k00733", "k01500", "k01500\x01", "k02999", "k09999"};
+  for (const Snapshot* snap : {static_cast<const Snapshot*>(nullptr), snapshot}) {
+    const auto& expected = snap == nullptr ? model : at_snapshot;
+    check(expected, snap, nullptr, nullptr);
+    for (const std::string& lower : bounds) {
+      check(expected, snap, &lower, nullptr);
+      check(expected, snap, nullptr, &lower);
+      for (const std::string& upper : bounds) check(expected, snap, &lower, &upper);
+    }
+  }
+  db_->ReleaseSnapshot(snapshot);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DBTest, ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),

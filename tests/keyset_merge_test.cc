@@ -1,8 +1,8 @@
-// The merge of KeySet blocks as bytes (compaction/keyset_merge.h): the same
+// The merge of KeySet blocks as bytes (compaction/merge.h, MergeBlockScans): the same
 // surviving entries as MergeInto over iterators, under every rule, with
 // inputs of many blocks; most entries copied as bytes; blocks of another
 // version refused with NotSupported; damage reported, never read past.
-#include "compaction/keyset_merge.h"
+#include "compaction/merge.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "format/keyset_v2.h"
+#include "format/keyset_block.h"
+#include "format/keyset_entry.h"
 #include "table/merging_iterator.h"
 #include "tests/block_test_util.h"
 #include "tests/collecting_sink.h"
@@ -46,7 +47,11 @@ void BuildWithValuesReversed(const std::vector<TestEntry>& entries, const BlockB
     value_bytes += e.value.size();
   }
   buffer->Resize(capacity);
-  auto builder = keyset::v2::Builder::WithPlacedValues(options, buffer->data(), capacity, value_bytes);
+  auto builder = keyset::NewPlacedBuilder(options, buffer->data(), capacity, value_bytes);
+  if (builder == nullptr) {  // a version whose values lie in key order
+    ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, options, buffer, size).ok());
+    return;
+  }
   uint64_t end = value_bytes;
   for (const TestEntry& e : entries) {
     end -= e.value.size();
@@ -90,7 +95,7 @@ void MakeInputs(std::mt19937_64* rng, int count, BlockBuilderOptions options, In
       std::vector<TestEntry> part(entries.begin() + start, entries.begin() + start + n);
       inputs->buffers[b].emplace_back();
       size_t size = 0;
-      if (b == 0 && options.keyset_version == keyset::v2::kFormatVersion) {
+      if (b == 0) {
         // As a flush lays blocks out: values in the order they were
         // written, here the reverse of the keys' -- adjacent entries whose
         // values are not adjacent, which no run may join.
@@ -141,7 +146,7 @@ std::vector<TestEntry> MergeAsBytes(const Inputs& inputs, const MergeRules& rule
   std::vector<std::unique_ptr<BlockScan>> scans;
   for (const auto& blocks : inputs.blocks) scans.push_back(std::make_unique<SliceScan>(blocks));
   CollectingSink sink(/*take_runs=*/true, block_bytes);
-  EXPECT_TRUE(MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, read, spliced).ok());
+  EXPECT_TRUE(MergeBlockScans(std::move(scans), rules, &sink, nullptr, nullptr, read, spliced).ok());
   if (added != nullptr) *added = sink.added;
   return sink.entries;
 }
@@ -239,7 +244,7 @@ TEST(KeySetMergeTest, KeysOfAnyComparatorMergeInItsOrder) {
       for (uint32_t i = 0; i < run.count; ++i) {
         Slice key;
         uint64_t tag = 0;
-        keyset::v2::RunEntry(run, i, &key, &tag);
+        keyset::RunEntry(run, i, &key, &tag);
         out_->push_back({key.ToString(), TagSequence(tag), TagType(tag), ""});
       }
       *taken = run.count;
@@ -251,7 +256,7 @@ TEST(KeySetMergeTest, KeysOfAnyComparatorMergeInItsOrder) {
    private:
     std::vector<TestEntry>* out_;
   } sink(&got);
-  ASSERT_TRUE(MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, &read, &spliced).ok());
+  ASSERT_TRUE(MergeBlockScans(std::move(scans), rules, &sink, nullptr, nullptr, &read, &spliced).ok());
   ASSERT_FALSE(got.empty());
   for (size_t i = 1; i < got.size(); ++i) {
     ASSERT_LT(rules.ucmp->Compare(got[i - 1].user_key, got[i].user_key), 0) << i;
@@ -269,7 +274,7 @@ TEST(KeySetMergeTest, AVersionOneBlockIsNotSupported) {
   std::vector<std::unique_ptr<BlockScan>> scans;
   for (const auto& blocks : inputs.blocks) scans.push_back(std::make_unique<SliceScan>(blocks));
   CollectingSink sink(/*take_runs=*/true, 4096);
-  Status s = MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, nullptr, nullptr);
+  Status s = MergeBlockScans(std::move(scans), rules, &sink, nullptr, nullptr, nullptr, nullptr);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
 }
 
@@ -280,14 +285,14 @@ TEST(KeySetMergeTest, ADamagedLinkIsCorruptionNotAStrayRead) {
   AlignedBuffer buffer;
   size_t size = 0;
   ASSERT_TRUE(test::BuildBlock(BlockFormat::kKeySet, entries, {}, &buffer, &size).ok());
-  keyset::v2::HeaderLayout layout;
-  ASSERT_TRUE(keyset::v2::ParseHeader(buffer.data(), size, BytewiseComparator(), &layout).ok());
+  keyset::BlockOutline outline;
+  ASSERT_TRUE(keyset::ReadOutline(buffer.data(), size, BytewiseComparator(), &outline).ok());
   // The 50th entry's level-0 link leads far past the key set.
-  keyset::v2::EntryCursor cursor;
+  keyset::EntryCursor cursor;
   ASSERT_TRUE(cursor.Reset(Slice(buffer.data(), size), BytewiseComparator()).ok());
   for (int i = 0; i < 50; ++i) cursor.Next();
   ASSERT_TRUE(cursor.Valid());
-  EncodeFixed32(const_cast<char*>(cursor.entry_bytes()) + keyset::v2::ent::kNext, 1u << 30);
+  EncodeFixed32(const_cast<char*>(cursor.entry_bytes()) + keyset::ent::kNext, 1u << 30);
 
   std::vector<std::unique_ptr<BlockScan>> scans;
   scans.push_back(NewSingleBlockScan(Slice(buffer.data(), size)));
@@ -295,7 +300,7 @@ TEST(KeySetMergeTest, ADamagedLinkIsCorruptionNotAStrayRead) {
   rules.ucmp = BytewiseComparator();
   CollectingSink sink(/*take_runs=*/true, 1 << 20);
   uint64_t read = 0;
-  Status s = MergeKeySetBlocks(std::move(scans), rules, &sink, nullptr, nullptr, &read, nullptr);
+  Status s = MergeBlockScans(std::move(scans), rules, &sink, nullptr, nullptr, &read, nullptr);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_EQ(read, 51u);
 }
@@ -313,7 +318,7 @@ TEST(KeySetMergeTest, ASinkThatTakesNoRunsIsNotSupported) {
   } sink;
   MergeRules rules;
   rules.ucmp = BytewiseComparator();
-  EXPECT_TRUE(MergeKeySetBlocks({}, rules, &sink, nullptr, nullptr, nullptr, nullptr).IsNotSupported());
+  EXPECT_TRUE(MergeBlockScans({}, rules, &sink, nullptr, nullptr, nullptr, nullptr).IsNotSupported());
 }
 
 }  // namespace

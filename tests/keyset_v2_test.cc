@@ -675,7 +675,9 @@ TEST(KeySetV2Test, AppendedRunsReadAsIfAddedOneByOne) {
   for (int i = 0; i < 1000; ++i) {
     char key[16];
     std::snprintf(key, sizeof(key), "s%05d", 2 * i + 1);
-    source_entries.push_back({key, 7, ValueType::kValue, std::string(i % 37, static_cast<char>('a' + i % 26))});
+    // Values of 0 to 36 bytes, and every fifth one longer (up to 720).
+    const size_t value_size = (i % 37) * (i % 5 == 0 ? 20 : 1);
+    source_entries.push_back({key, 7, ValueType::kValue, std::string(value_size, static_cast<char>('a' + i % 26))});
   }
   AlignedBuffer source_buffer;
   Slice source = Build(source_entries, &source_buffer);
@@ -683,7 +685,8 @@ TEST(KeySetV2Test, AppendedRunsReadAsIfAddedOneByOne) {
   ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, source, {}, &source_reader).ok());
 
   // The output interleaves added entries (even keys) with runs of the
-  // source of varied lengths.
+  // source: every other run one entry long (a merge of alternating inputs),
+  // the others of varied lengths.
   std::vector<TestEntry> expected;
   const size_t capacity = 1 << 20;
   AlignedBuffer out(capacity);
@@ -698,7 +701,7 @@ TEST(KeySetV2Test, AppendedRunsReadAsIfAddedOneByOne) {
     ASSERT_TRUE(builder.Add(key, 9, ValueType::kValue, "added").ok());
     expected.push_back({key, 9, ValueType::kValue, "added"});
     EntryRun run;
-    const uint32_t want = 1 + static_cast<uint32_t>(rng() % 150);
+    const uint32_t want = step % 2 == 0 ? 1 : 1 + static_cast<uint32_t>(rng() % 150);
     const uint32_t n = it->PeekRun(nullptr, 0, want, &run);
     ASSERT_EQ(n, std::min<uint32_t>(want, static_cast<uint32_t>(source_entries.size() - next)));
     ASSERT_EQ(builder.AppendRun(run, capacity), n);
@@ -758,6 +761,40 @@ TEST(KeySetV2Test, AppendRunTakesThePrefixThatFits) {
   AlignedBuffer again(1 << 16);
   v2::Builder bigger(BlockBuilderOptions(), again.data(), 1 << 16);
   EXPECT_EQ(bigger.AppendRun(run, 1 << 16), 500u);
+}
+
+// A run of one entry is taken whole or not at all, by the same size rule.
+TEST(KeySetV2Test, AppendRunOfOneEntryTakesItOnlyIfTheBlockStaysWithinTheLimit) {
+  auto entries = SequentialEntries(3);
+  AlignedBuffer source_buffer;
+  Slice source = Build(entries, &source_buffer);
+  std::unique_ptr<BlockReader> source_reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, source, {}, &source_reader).ok());
+  auto it = source_reader->NewIterator();
+  it->SeekToFirst();
+  EntryRun run;
+  ASSERT_EQ(it->PeekRun(nullptr, 0, 1, &run), 1u);
+  size_t exact = 0;
+  {
+    AlignedBuffer out(1 << 16);
+    v2::Builder builder(BlockBuilderOptions(), out.data(), 1 << 16);
+    ASSERT_EQ(builder.AppendRun(run, 1 << 16), 1u);
+    exact = builder.CurrentSize();
+  }
+  AlignedBuffer out(1 << 16);
+  v2::Builder tight(BlockBuilderOptions(), out.data(), 1 << 16);
+  EXPECT_EQ(tight.AppendRun(run, exact - 1), 0u);
+  EXPECT_EQ(tight.num_entries(), 0u);
+  EXPECT_EQ(tight.AppendRun(run, exact), 1u);
+  size_t size = 0;
+  ASSERT_TRUE(tight.Finish(&size).ok());
+  EXPECT_EQ(size, exact);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, Slice(out.data(), size), {}, &reader).ok());
+  ASSERT_TRUE(reader->Validate().ok());
+  BlockLookup r;
+  ASSERT_TRUE(reader->Get(entries[0].user_key, kMaxSequenceNumber, &r).ok());
+  EXPECT_EQ(r.value.ToString(), entries[0].value);
 }
 
 // ---------------------------------------------------------------------------

@@ -16,6 +16,8 @@
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
 #include "tests/forwarding_fs.h"
+#include "util/checksum.h"
+#include "util/coding.h"
 
 namespace jigsaw {
 namespace {
@@ -61,6 +63,75 @@ TEST(ManifestTest, EveryDamageIsDetected) {
   for (size_t len = 0; len < buffer.size(); ++len) {
     EXPECT_FALSE(DecodeManifest(buffer.data(), len, &decoded).ok()) << "length " << len;
   }
+}
+
+uint32_t EncodedVersion(const test::AlignedBuffer& record) { return DecodeFixed32(record.data() + 8); }
+
+// Sets the version and the flags of block entry `block` of an encoded
+// record, with its CRC made to match: a record another writer could have
+// written.
+void Rewrite(test::AlignedBuffer* record, const ManifestState& state, size_t block, uint32_t version, uint32_t flags) {
+  char* data = record->data();
+  EncodeFixed32(data + 8, version);
+  char* entry = data + 64 + 24 * state.wal_segments.size() + 32 * block;
+  EncodeFixed32(entry + 28, flags);
+  const uint64_t size = DecodeFixed64(data + 16);
+  EncodeFixed32(data + 12, crc32c::Value(data + 16, size - 16));
+}
+
+// Flag bit 1 marks a pmem table image (docs/manifest.md); a record holding
+// none is written as version 2, which older builds read.
+TEST(ManifestTest, TableImagesRoundTripAndNeedVersion3) {
+  ManifestState state = SampleState();
+  test::AlignedBuffer keyset_only(ManifestSize(state));
+  EncodeManifest(state, keyset_only.data());
+  EXPECT_EQ(EncodedVersion(keyset_only), 2u);
+
+  state.blocks[1].pmem_layout = PmemLayout::kTableImage;
+  state.blocks.push_back({0, 9000, 13, 5, Residence::kSsd});
+  test::AlignedBuffer with_image(ManifestSize(state));
+  EncodeManifest(state, with_image.data());
+  EXPECT_EQ(EncodedVersion(with_image), 3u);
+  ManifestState decoded;
+  ASSERT_TRUE(DecodeManifest(with_image.data(), with_image.size(), &decoded).ok());
+  ASSERT_EQ(decoded.blocks.size(), 4u);
+  for (size_t i = 0; i < decoded.blocks.size(); ++i) {
+    EXPECT_EQ(decoded.blocks[i].pmem_layout, i == 1 ? PmemLayout::kTableImage : PmemLayout::kKeySetBlock) << i;
+    EXPECT_EQ(decoded.blocks[i].residence, i == 3 ? Residence::kSsd : Residence::kPmem) << i;
+  }
+
+  // An image among a pending compaction's shadows needs version 3 too.
+  ManifestState pending = SampleState();
+  pending.pending.push_back({2, {11}, {{5 << 20, 4000, 9, 1, Residence::kPmem, PmemLayout::kTableImage}}});
+  test::AlignedBuffer shadow_image(ManifestSize(pending));
+  EncodeManifest(pending, shadow_image.data());
+  EXPECT_EQ(EncodedVersion(shadow_image), 3u);
+  ASSERT_TRUE(DecodeManifest(shadow_image.data(), shadow_image.size(), &decoded).ok());
+  ASSERT_EQ(decoded.pending.size(), 1u);
+  ASSERT_EQ(decoded.pending[0].shadows.size(), 1u);
+  EXPECT_EQ(decoded.pending[0].shadows[0].pmem_layout, PmemLayout::kTableImage);
+  EXPECT_EQ(decoded.pending[0].shadows[0].number, 9u);
+}
+
+TEST(ManifestTest, TheImageFlagIsCorruptionInVersion2AndOnAnSsdTable) {
+  ManifestState state = SampleState();
+  state.blocks[0].pmem_layout = PmemLayout::kTableImage;
+  test::AlignedBuffer record(ManifestSize(state));
+  EncodeManifest(state, record.data());
+  ManifestState decoded;
+  ASSERT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).ok());
+
+  Rewrite(&record, state, 0, /*version=*/2, /*flags=*/2);  // bit 1 before version 3
+  EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
+  Rewrite(&record, state, 0, /*version=*/3, /*flags=*/3);  // an SSD table "held in a pmem object"
+  EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
+  Rewrite(&record, state, 0, /*version=*/3, /*flags=*/4);  // a bit no version defines
+  EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
+  Rewrite(&record, state, 0, /*version=*/4, /*flags=*/2);
+  EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsNotSupported());
+  Rewrite(&record, state, 0, /*version=*/2, /*flags=*/0);  // as an older writer: a KeySet block
+  ASSERT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).ok());
+  EXPECT_EQ(decoded.blocks[0].pmem_layout, PmemLayout::kKeySetBlock);
 }
 
 void ExpectSameState(const ManifestState& a, const ManifestState& b) {

@@ -10,7 +10,7 @@
 
 #include "format/bloom.h"
 #include "format/keyset_block.h"
-#include "format/keyset_v2.h"
+#include "format/keyset_entry.h"
 #include "tests/block_test_util.h"
 
 namespace jigsaw {
@@ -71,13 +71,13 @@ TEST(MemTableTest, NodesUseTheKeySetEntryLayout) {
 TEST(MemTableTest, CountsValueBytesAndEntryBytesForTheFlush) {
   MemTable mem(BytewiseComparator());
   EXPECT_EQ(mem.value_bytes(), 0u);
-  EXPECT_EQ(mem.height_one_entry_bytes(), 0u);
+  EXPECT_EQ(mem.sizing_entry_bytes(), 0u);
   mem.Add(1, ValueType::kValue, "k", "12345");
   mem.Add(2, ValueType::kDeletion, "a-longer-key-of-25-bytes!", "");
   mem.Add(3, ValueType::kValue, "", "x");
   EXPECT_EQ(mem.value_bytes(), 6u);
-  EXPECT_EQ(mem.height_one_entry_bytes(),
-            keyset::v2::EntrySize(1, 1) + keyset::v2::EntrySize(1, 25) + keyset::v2::EntrySize(1, 0));
+  EXPECT_EQ(mem.sizing_entry_bytes(),
+            keyset::SizingEntryBytes(1) + keyset::SizingEntryBytes(25) + keyset::SizingEntryBytes(0));
 }
 
 // A flush's view: entries in internal-key order with their values' offsets
@@ -249,10 +249,10 @@ TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
   uint64_t value_bytes = 0, entry_bytes = 0;
   for (const auto& e : entries) {
     value_bytes += e.value.size();
-    entry_bytes += keyset::v2::EntrySize(1, e.user_key.size());
+    entry_bytes += keyset::SizingEntryBytes(e.user_key.size());
   }
   EXPECT_EQ(mem.value_bytes(), value_bytes);
-  EXPECT_EQ(mem.height_one_entry_bytes(), entry_bytes);
+  EXPECT_EQ(mem.sizing_entry_bytes(), entry_bytes);
   std::string log(mem.value_bytes(), '\0');
   mem.CopyValuesTo(log.data());
   size_t i = 0;

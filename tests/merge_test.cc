@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "format/keyset_v2.h"
 #include "table/merging_iterator.h"
 #include "tests/block_test_util.h"
 #include "tests/collecting_sink.h"

@@ -1,15 +1,25 @@
 // Pmem tables (pmem/pmem_table.h): a block served through the Table
 // interface like the model; the NVM-timed decorator charging one random
 // read per Get and per iterator positioning, and the block's bytes to the
-// read bandwidth as iterators and scans step over its entries.
+// read bandwidth as iterators and scans step over its entries. And pmem
+// tables opened from a pool object by their layout (version/version.h,
+// OpenPmemTable): an SSD table image served in place like the model, and
+// damage to one a Corruption at open.
 #include "pmem/pmem_table.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "format/keyset_block.h"
+#include "pmem/pool.h"
+#include "ssd/table.h"
 #include "tests/block_test_util.h"
+#include "tests/db_test_util.h"
+#include "util/coding.h"
+#include "util/memory_file.h"
+#include "version/version.h"
 
 namespace jigsaw::pmem {
 namespace {
@@ -197,6 +207,107 @@ TEST(PmemTableTest, BlockScanHandsOverTheBlockInPlace) {
   EXPECT_FALSE(scan->NextBlock(&block));
   EXPECT_EQ(timing.random_reads_charged(), 1u);
   EXPECT_EQ(timing.sequential_read_bytes_charged(), f.size);
+}
+
+// A pool with one reserved object holding `bytes`.
+struct PoolObject {
+  test::ScratchDir dir;
+  std::unique_ptr<Pool> pool;
+  Reservation object;
+  uint64_t size = 0;  // of the bytes
+
+  explicit PoolObject(const std::string& bytes, bool timed = false) : size(bytes.size()) {
+    PoolOptions options;
+    options.path = dir.path() + "/pool";
+    options.size = 32 << 20;
+    options.create_if_missing = true;
+    options.comparator_name = BytewiseComparator()->Name();
+    if (timed) options.timing = NvmTimingModel::Optane();
+    EXPECT_TRUE(Pool::Open(options, &pool).ok());
+    EXPECT_TRUE(pool->Reserve(ObjectType::kBlock, bytes.size(), /*zero=*/false, &object).ok());
+    std::memcpy(object.data, bytes.data(), bytes.size());
+  }
+  ~PoolObject() { pool->Cancel(&object); }
+  Status Open(PmemLayout layout, bool verify, TableRef* table) const {
+    return OpenPmemTable(pool.get(), BytewiseComparator(), 7, layout, object.offset, size, verify,
+                         /*hash_index=*/true, table);
+  }
+};
+
+// `entries` as an SSD table file of classic blocks (inner blocks of 1 KiB).
+std::string TableImage(const std::vector<TestEntry>& entries) {
+  std::string image;
+  StringWritableFile file(&image);
+  ssd::TableBuilder builder(BlockBuilderOptions(), 1024, &file, BlockFormat::kClassic);
+  for (const TestEntry& e : entries) EXPECT_TRUE(builder.Add(e.user_key, e.sequence, e.type, e.value).ok());
+  ssd::TableInfo info;
+  EXPECT_TRUE(builder.Finish(&info).ok());
+  EXPECT_EQ(info.file_size, image.size());
+  return image;
+}
+
+TEST(PmemTableImageTest, ServesTheImageInPlaceLikeTheModel) {
+  std::mt19937_64 rng(11);
+  const auto entries = test::RandomEntries(&rng, 2000, 8, 60);
+  for (bool timed : {false, true}) {
+    PoolObject object(TableImage(entries), timed);
+    TableRef table;
+    ASSERT_TRUE(object.Open(PmemLayout::kTableImage, /*verify=*/true, &table).ok());
+    EXPECT_EQ(table->pmem_layout, PmemLayout::kTableImage);
+    EXPECT_EQ(table->entries, entries.size());
+    EXPECT_EQ(table->smallest, entries.front().user_key);
+    EXPECT_EQ(table->largest, entries.back().user_key);
+    ExpectServesTheModel(*table->table, entries);
+    if (timed) {
+      // Wrapped in the NVM-timed decorator, as a KeySet block is.
+      EXPECT_GT(object.pool->timing()->random_reads_charged(), 0u);
+    }
+  }
+}
+
+// A damaged image -- its footer, its index or a block's bytes -- is a
+// Corruption naming the table when it is opened with verification (as
+// recovery opens every table), never a crash; footer and index damage is
+// caught without.
+TEST(PmemTableImageTest, DamageIsCorruptionAtOpen) {
+  std::mt19937_64 rng(12);
+  const auto entries = test::RandomEntries(&rng, 600, 8, 60);
+  const std::string image = TableImage(entries);
+  PoolObject object(image);
+  const uint64_t index_offset = DecodeFixed64(image.data() + image.size() - ssd::kTableFooterSize + 16);
+  std::vector<uint64_t> spots;
+  for (uint64_t at = image.size() - ssd::kTableFooterSize; at < image.size(); ++at) spots.push_back(at);
+  for (uint64_t at = index_offset; at < image.size() - ssd::kTableFooterSize; at += 5) spots.push_back(at);
+  for (uint64_t at = 0; at < 64; at += 3) spots.push_back(at);  // the first block's entries (no padding before it)
+  for (const uint64_t at : spots) {
+    object.object.data[at] ^= 0x5a;
+    TableRef table;
+    const Status s = object.Open(PmemLayout::kTableImage, /*verify=*/true, &table);
+    EXPECT_TRUE(s.IsCorruption()) << "byte " << at << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find("pmem table image 7"), std::string::npos) << s.ToString();
+    if (at >= index_offset) {
+      EXPECT_TRUE(object.Open(PmemLayout::kTableImage, /*verify=*/false, &table).IsCorruption()) << at;
+    }
+    object.object.data[at] ^= 0x5a;
+  }
+  TableRef table;
+  ASSERT_TRUE(object.Open(PmemLayout::kTableImage, /*verify=*/true, &table).ok());
+}
+
+// The layout recorded for an object is the one it is read by: an image is
+// not a KeySet block, nor a KeySet block an image.
+TEST(PmemTableImageTest, AnObjectOpenedByTheWrongLayoutIsCorruption) {
+  std::mt19937_64 rng(13);
+  const auto entries = test::RandomEntries(&rng, 300, 8, 60);
+  TableRef table;
+  PoolObject image(TableImage(entries));
+  EXPECT_TRUE(image.Open(PmemLayout::kKeySetBlock, /*verify=*/true, &table).IsCorruption());
+  Fixture block;
+  MakeTable(14, &block);
+  PoolObject keyset(std::string(block.buffer.data(), block.size));
+  EXPECT_TRUE(keyset.Open(PmemLayout::kTableImage, /*verify=*/true, &table).IsCorruption());
+  ASSERT_TRUE(keyset.Open(PmemLayout::kKeySetBlock, /*verify=*/true, &table).ok());
+  EXPECT_EQ(table->entries, block.entries.size());
 }
 
 }  // namespace

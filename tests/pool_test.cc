@@ -223,5 +223,50 @@ TEST(PoolTest, NewerFormatVersionIsNotSupportedAndFileUntouched) {
   EXPECT_TRUE(ReadFile(path) == before) << "opening a newer pool modified it";
 }
 
+// The offsets below are libpmemobj's on-media layout (PMDK 1.12, pool
+// major version 6): the pool descriptor follows the 4 KiB pool header and
+// the 1 KiB layout name; each 3 KiB lane begins with its internal redo log:
+// a 64-byte header (checksum, next, capacity, ...), then 192 bytes of
+// entries.
+TEST(PoolTest, PoolWhoseLaneLogLeadsOutsideTheFileIsCorruptionNotACrash) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/pool";
+  {
+    std::unique_ptr<pmem::Pool> pool;
+    ASSERT_TRUE(pmem::Pool::Open(Options(path), &pool).ok());
+  }
+  std::string bytes = ReadFile(path);
+  uint64_t lanes_offset = 0, heap_offset = 0;
+  std::memcpy(&lanes_offset, bytes.data() + 4096 + 1024, 8);
+  std::memcpy(&heap_offset, bytes.data() + 4096 + 1024 + 16, 8);
+  ASSERT_LT(lanes_offset + 3072, bytes.size());
+  // Lane 0's internal redo log, which pmemobj_open checks entry by entry:
+  // fill it with valid entries (a store of 0 into the heap), so that the
+  // check follows its `next` offset, and point that far past the file.
+  char* log = bytes.data() + lanes_offset;
+  const uint64_t next = uint64_t{1} << 44;
+  std::memcpy(log + 8, &next, 8);
+  uint64_t capacity = 0;
+  std::memcpy(&capacity, log + 16, 8);
+  ASSERT_EQ(capacity, 192u);
+  for (uint64_t entry = 0; entry < capacity / 16; ++entry) {
+    const uint64_t target = heap_offset + 4096, value = 0;
+    std::memcpy(log + 64 + entry * 16, &target, 8);
+    std::memcpy(log + 64 + entry * 16 + 8, &value, 8);
+  }
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  pmem::Pool::Facts facts;
+  Status s = pmem::Pool::Inspect(Options(path), &facts);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  std::unique_ptr<pmem::Pool> pool;
+  s = pmem::Pool::Open(Options(path), &pool);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("damaged pool"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(ReadFile(path) == bytes) << "a refused pool was modified";
+}
+
 }  // namespace
 }  // namespace jigsaw

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "format/keyset_v2.h"
+#include "format/keyset_entry.h"
 #include "tests/block_test_util.h"
 #include "util/checksum.h"
 #include "util/profile_clock.h"
@@ -335,6 +335,14 @@ TEST_P(SsdTableTest, AWholeLargeBlockServesLikeTheModelWithoutTheCache) {
   auto it = table->NewIterator(ReadOptions());
   ExpectIteratesLikeTheModel(it.get(), entries);
   it.reset();
+  // Positions inside the one block follow the keys' ranks.
+  double last_position = 0;
+  for (size_t rank = 0; rank < entries.size(); rank += 97) {
+    const double position = table->ApproximatePosition(entries[rank].user_key);
+    EXPECT_GE(position, last_position) << rank;
+    EXPECT_NEAR(position, static_cast<double>(rank) / static_cast<double>(entries.size()), 0.1) << rank;
+    last_position = position;
+  }
   for (int probe = 0; probe < 3000; ++probe) {
     const TestEntry& e = entries[rng() % entries.size()];
     std::string key = e.user_key;
@@ -976,7 +984,7 @@ TEST_P(SsdTableTest, BlockScanHandsOverEveryBlockAsVerifiedBytes) {
   Slice block;
   while (scan->NextBlock(&block)) {
     ++blocks;
-    keyset::v2::EntryCursor cursor;
+    keyset::EntryCursor cursor;
     ASSERT_TRUE(cursor.Reset(block, BytewiseComparator()).ok());
     for (; cursor.Valid(); cursor.Next(), ++i) {
       ASSERT_LT(i, entries.size());

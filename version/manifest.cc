@@ -16,30 +16,50 @@ namespace jigsaw {
 namespace {
 
 constexpr uint64_t kManifestMagic = 0x464E414D5753474AULL;  // bytes "JGSWMANF"
-constexpr uint32_t kManifestVersion = 2;
+// Version 3 adds flag bit 1 (a pmem table image); a record without one is
+// written as version 2.
+constexpr uint32_t kManifestVersion = 3;
+constexpr uint32_t kManifestVersionWithoutImages = 2;
 constexpr uint64_t kHeaderSize = 64;
 constexpr uint64_t kWalEntrySize = 24;
 constexpr uint64_t kBlockEntrySize = 32;
 constexpr uint64_t kPendingHeaderSize = 16;
 constexpr uint32_t kFlagSsd = 1;
+constexpr uint32_t kFlagTableImage = 2;  // version 3
+
+bool IsTableImage(const ManifestState::BlockEntry& b) {
+  return b.residence == Residence::kPmem && b.pmem_layout == PmemLayout::kTableImage;
+}
 
 char* EncodeBlockEntry(const ManifestState::BlockEntry& b, char* p) {
   EncodeFixed64(p, b.offset);
   EncodeFixed64(p + 8, b.size);
   EncodeFixed64(p + 16, b.number);
   EncodeFixed32(p + 24, static_cast<uint32_t>(b.level));
-  EncodeFixed32(p + 28, b.residence == Residence::kSsd ? kFlagSsd : 0);
+  EncodeFixed32(p + 28, b.residence == Residence::kSsd ? kFlagSsd : IsTableImage(b) ? kFlagTableImage : 0);
   return p + kBlockEntrySize;
 }
 
-Status DecodeBlockEntry(const char* p, ManifestState::BlockEntry* b) {
+Status DecodeBlockEntry(const char* p, uint32_t version, ManifestState::BlockEntry* b) {
   const uint32_t level = DecodeFixed32(p + 24);
   const uint32_t flags = DecodeFixed32(p + 28);
   if (level >= kNumLevels) return Status::Corruption("manifest", "block level out of range");
-  if ((flags & ~kFlagSsd) != 0) return Status::Corruption("manifest", "unknown block flags");
+  const uint32_t known = version >= 3 ? kFlagSsd | kFlagTableImage : kFlagSsd;
+  if ((flags & ~known) != 0) return Status::Corruption("manifest", "unknown block flags");
+  if ((flags & kFlagSsd) != 0 && (flags & kFlagTableImage) != 0) {
+    return Status::Corruption("manifest", "an SSD table flagged as a pmem table image");
+  }
   *b = {DecodeFixed64(p), DecodeFixed64(p + 8), DecodeFixed64(p + 16), static_cast<int>(level),
-        (flags & kFlagSsd) != 0 ? Residence::kSsd : Residence::kPmem};
+        (flags & kFlagSsd) != 0 ? Residence::kSsd : Residence::kPmem,
+        (flags & kFlagTableImage) != 0 ? PmemLayout::kTableImage : PmemLayout::kKeySetBlock};
   return Status::OK();
+}
+
+// The oldest version that can hold `state`.
+uint32_t VersionFor(const ManifestState& state) {
+  bool images = std::any_of(state.blocks.begin(), state.blocks.end(), IsTableImage);
+  for (const auto& p : state.pending) images = images || std::any_of(p.shadows.begin(), p.shadows.end(), IsTableImage);
+  return images ? kManifestVersion : kManifestVersionWithoutImages;
 }
 
 }  // namespace
@@ -56,7 +76,7 @@ void EncodeManifest(const ManifestState& state, char* dest) {
   const uint64_t size = ManifestSize(state);
   std::memset(dest, 0, kHeaderSize);
   EncodeFixed64(dest + 0, kManifestMagic);
-  EncodeFixed32(dest + 8, kManifestVersion);
+  EncodeFixed32(dest + 8, VersionFor(state));
   EncodeFixed64(dest + 16, size);
   EncodeFixed64(dest + 24, state.generation);
   EncodeFixed64(dest + 32, state.last_sequence);
@@ -119,7 +139,7 @@ Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state)
   }
   for (uint32_t i = 0; i < block_count; ++i, p += kBlockEntrySize) {
     ManifestState::BlockEntry b;
-    Status s = DecodeBlockEntry(p, &b);
+    Status s = DecodeBlockEntry(p, version, &b);
     if (!s.ok()) return s;
     state->blocks.push_back(b);
   }
@@ -138,7 +158,7 @@ Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state)
     for (uint32_t j = 0; j < outputs; ++j, p += 8) pending.outputs.push_back(DecodeFixed64(p));
     for (uint32_t j = 0; j < shadows; ++j, p += kBlockEntrySize) {
       ManifestState::BlockEntry b;
-      Status s = DecodeBlockEntry(p, &b);
+      Status s = DecodeBlockEntry(p, version, &b);
       if (!s.ok()) return s;
       pending.shadows.push_back(b);
     }

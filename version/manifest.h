@@ -37,6 +37,7 @@ struct ManifestState {
     uint64_t offset, size, number;
     int level;
     Residence residence = Residence::kPmem;
+    PmemLayout pmem_layout = PmemLayout::kKeySetBlock;  // pmem only
   };
   std::vector<BlockEntry> blocks;
   // Compactions whose SSD outputs are not yet durable (NobLSM): the outputs
@@ -51,9 +52,11 @@ struct ManifestState {
 
 // Size of the encoded record.
 uint64_t ManifestSize(const ManifestState& state);
-// Encodes into dest (ManifestSize bytes).
+// Encodes into dest (ManifestSize bytes): version 3 if a table (or shadow)
+// is a pmem table image, else version 2, which older builds read.
 void EncodeManifest(const ManifestState& state, char* dest);
-// Decodes and verifies (magic, version, CRC). `capacity`: bytes available.
+// Decodes and verifies (magic, version, CRC, flags). `capacity`: bytes
+// available.
 Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state);
 
 // fdatasync/fsync calls made on SSD files and the bytes they covered

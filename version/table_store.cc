@@ -21,7 +21,7 @@ TableStore::~TableStore() {
 void TableStore::ChooseIo(std::string* description) {
   io_ = ssd::ChooseIoEngine(options_.ssd_io, dbname_, description);
   // io_uring table writes only when asked for: they measured no faster than
-  // pwrite (docs/decisions.md, "Bounded io_uring waits").
+  // pwrite (docs/design/015-ssd-writes.md, "Bounded io_uring waits").
   async_table_writes_ = options_.ssd_io == SsdIo::kUring && io_->is_uring();
   if (options_.file_system != nullptr) {
     *description += "; table writes: through Options::file_system";
@@ -46,12 +46,13 @@ BlockBuilderOptions TableStore::block_builder_options() const {
   return build_options;
 }
 
-Status TableStore::OpenPmem(uint64_t number, uint64_t offset, uint64_t size, bool verify_checksum, TableRef* table) {
+Status TableStore::OpenPmem(uint64_t number, PmemLayout layout, uint64_t offset, uint64_t size, bool verify_checksum,
+                            TableRef* table) {
   if (pool_ == nullptr) {
     // A manifest of a disk-only database that names a pmem block: damaged.
     return Status::Corruption("block " + std::to_string(number), "a pmem block in a database without a pool");
   }
-  Status s = OpenPmemTable(pool_.get(), options_.comparator, number, offset, size, verify_checksum,
+  Status s = OpenPmemTable(pool_.get(), options_.comparator, number, layout, offset, size, verify_checksum,
                            options_.pmem_hash_index, table);
   if (s.ok()) (*table)->disposer = this;
   return s;
@@ -91,7 +92,7 @@ void TableStore::RemoveTableFile(uint64_t number) { (void)fs_->RemoveFile(TableP
 
 void TableStore::Dispose(const TableMeta& table) {
   if (table.residence == Residence::kPmem) {
-    pool_->Free(table.offset);
+    pool_->Free(table.offset);  // a block or a table image (served in place: nothing cached)
   } else {
     const auto* ssd_table = static_cast<const ssd::SsdTable*>(table.table.get());
     block_cache_->EraseTable(table.number, ssd_table != nullptr ? ssd_table->num_blocks() : 0);

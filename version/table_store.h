@@ -49,14 +49,22 @@ class TableStore final : public TableDisposer {
   const Comparator* comparator() const { return options_.comparator; }
   uint64_t NewTableNumber();
 
-  // The blocks of SSD tables: KeySet, or classic (Options::table_format).
+  // The blocks of new SSD tables: KeySet, or classic (Options::table_format).
   BlockFormat ssd_block_format() const {
+    return options_.table_format == TableFormat::kClassic ? BlockFormat::kClassic : BlockFormat::kKeySet;
+  }
+  // The format of new pmem tables (Options::table_format): kKeySet, one
+  // KeySet block per object; kClassic, an SSD table image of classic blocks
+  // per object (PmemLayout::kTableImage).
+  BlockFormat pmem_table_format() const {
     return options_.table_format == TableFormat::kClassic ? BlockFormat::kClassic : BlockFormat::kKeySet;
   }
   BlockBuilderOptions block_builder_options() const;
 
-  // Opens the pmem block at `offset` (committed or just built) as a table.
-  Status OpenPmem(uint64_t number, uint64_t offset, uint64_t size, bool verify_checksum, TableRef* table);
+  // Opens the pmem table of `layout` at `offset` (committed or just built):
+  // OpenPmemTable.
+  Status OpenPmem(uint64_t number, PmemLayout layout, uint64_t offset, uint64_t size, bool verify_checksum,
+                  TableRef* table);
   // Opens the SSD table file `number`: Corruption if it is missing or empty.
   Status OpenSsd(uint64_t number, TableRef* table);
   // Creates the file of a new SSD table.

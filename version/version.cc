@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include "pmem/pmem_table.h"
+#include "ssd/table.h"
 #include "util/checksum.h"
 #include "util/coding.h"
+#include "util/memory_file.h"
 
 namespace jigsaw {
 
@@ -27,35 +29,76 @@ TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table
   return block;
 }
 
-Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                     bool verify_checksum, bool hash_index, TableRef* result) {
-  const char* data = pool->Direct(offset);
-  if (data == nullptr || size > pool->ObjectSize(offset)) {
-    return Status::Corruption("block " + std::to_string(number), "size exceeds its pmem object");
+namespace {
+
+// The key range of a table: its first and last user key.
+Status ReadKeyRange(const Table& table, std::string* smallest, std::string* largest) {
+  auto it = table.NewIterator(ReadOptions());
+  it->SeekToFirst();
+  if (it->Valid()) {
+    *smallest = it->user_key().ToString();
+    it->SeekToLast();
+    if (it->Valid()) *largest = it->user_key().ToString();
   }
-  auto block = std::make_shared<TableMeta>();
-  block->number = number;
-  block->offset = offset;
-  block->size = size;
+  return it->status();
+}
+
+Status OpenKeySetBlock(const Comparator* comparator, const Slice& contents, bool verify_checksum, bool hash_index,
+                       TableMeta* table) {
   BlockReadOptions options;
   options.comparator = comparator;
   options.verify_checksum = verify_checksum;
   options.hash_index = hash_index;
   std::unique_ptr<BlockReader> reader;
-  Status s = BlockReader::Open(BlockFormat::kKeySet, Slice(data, size), options, &reader);
-  if (!s.ok()) return Status::Corruption("block " + std::to_string(number), s.ToString());
-  block->entries = reader->num_entries();
-  block->table = pmem::NewPmemTable(std::move(reader), Slice(data, size));
-  auto it = block->table->NewIterator(ReadOptions());
-  it->SeekToFirst();
-  if (it->Valid()) {
-    block->smallest = it->user_key().ToString();
-    it->SeekToLast();
-    if (it->Valid()) block->largest = it->user_key().ToString();
+  Status s = BlockReader::Open(BlockFormat::kKeySet, contents, options, &reader);
+  if (!s.ok()) return s;
+  table->entries = reader->num_entries();
+  table->table = pmem::NewPmemTable(std::move(reader), contents);
+  return ReadKeyRange(*table->table, &table->smallest, &table->largest);
+}
+
+Status OpenTableImage(const Comparator* comparator, const Slice& contents, bool verify_checksum, TableMeta* table) {
+  ssd::SsdTableOptions options;
+  options.comparator = comparator;
+  options.use_mmap = true;  // blocks served in place from the object
+  std::unique_ptr<ssd::SsdTable> image;
+  Status s = ssd::SsdTable::Open(options, std::make_unique<MemoryRandomAccessFile>(contents), table->number,
+                                 std::to_string(table->number) + " (pmem object at " + std::to_string(table->offset) +
+                                     ")",
+                                 &image);
+  if (s.ok() && verify_checksum) s = image->Validate();
+  if (!s.ok()) return s;
+  if (image->num_entries() == 0) return Status::Corruption("empty table image");
+  table->entries = image->num_entries();
+  table->smallest = image->smallest();
+  table->largest = image->largest();
+  table->table = std::move(image);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, PmemLayout layout,
+                     uint64_t offset, uint64_t size, bool verify_checksum, bool hash_index, TableRef* result) {
+  const char* data = pool->Direct(offset);
+  if (data == nullptr || size > pool->ObjectSize(offset)) {
+    return Status::Corruption("block " + std::to_string(number), "size exceeds its pmem object");
   }
-  if (!it->status().ok()) return Status::Corruption("block " + std::to_string(number), it->status().ToString());
-  if (pool->timing() != nullptr) block->table = pmem::NewNvmTimedTable(std::move(block->table), pool->timing(), size);
-  *result = std::move(block);
+  auto table = std::make_shared<TableMeta>();
+  table->number = number;
+  table->pmem_layout = layout;
+  table->offset = offset;
+  table->size = size;
+  const Slice contents(data, size);
+  Status s = layout == PmemLayout::kTableImage ? OpenTableImage(comparator, contents, verify_checksum, table.get())
+                                              : OpenKeySetBlock(comparator, contents, verify_checksum, hash_index,
+                                                                table.get());
+  if (!s.ok()) {
+    return Status::Corruption(
+        (layout == PmemLayout::kTableImage ? "pmem table image " : "block ") + std::to_string(number), s.ToString());
+  }
+  if (pool->timing() != nullptr) table->table = pmem::NewNvmTimedTable(std::move(table->table), pool->timing(), size);
+  *result = std::move(table);
   return Status::OK();
 }
 

@@ -1,5 +1,5 @@
 // Version: the tables that make up the LSM tree's persistent levels at one
-// moment -- KeySet blocks in pmem and table files on SSD, each a TableMeta --
+// moment -- pmem objects and table files on SSD, each a TableMeta --
 // and VersionEdit, the one way a new version is made from an old one.
 // version/manifest.h records a version durably; version/version_set.h holds the
 // current one.
@@ -28,9 +28,14 @@ namespace jigsaw {
 
 inline constexpr int kNumLevels = 7;
 
-// Where a level's unit lives: a KeySet block in a pmem object, or a table
-// file of KeySet blocks on the SSD tier (<db>/<number>.jst).
+// Where a level's unit lives: a pmem object, or a table file on the SSD
+// tier (<db>/<number>.jst).
 enum class Residence : uint8_t { kPmem = 0, kSsd = 1 };
+
+// What a pmem object holds: one KeySet block (docs/format.md), or an SSD
+// table image -- the bytes of a table file of classic blocks
+// (docs/ssd_format.md), read in place (Options::table_format kClassic).
+enum class PmemLayout : uint8_t { kKeySetBlock = 0, kTableImage = 1 };
 
 struct TableMeta;
 
@@ -42,14 +47,15 @@ class TableDisposer {
   virtual void Dispose(const TableMeta& block) = 0;
 };
 
-// One unit of a level: a KeySet block in pmem or an SSD table. Which level
+// One unit of a level: a pmem table or an SSD table. Which level
 // it is in is the Version's to say: a trivial move puts the same TableMeta
 // one level down.
 struct TableMeta {
   uint64_t number = 0;  // unique, increasing in creation order
   Residence residence = Residence::kPmem;
-  uint64_t offset = 0;  // pmem: pool object holding the block
-  uint64_t size = 0;    // pmem: block bytes; SSD: file bytes
+  PmemLayout pmem_layout = PmemLayout::kKeySetBlock;  // pmem only
+  uint64_t offset = 0;  // pmem: pool object holding the table
+  uint64_t size = 0;    // pmem: block or image bytes; SSD: file bytes
   std::string smallest;  // first and last user key
   std::string largest;
   uint64_t entries = 0;
@@ -61,12 +67,18 @@ struct TableMeta {
 };
 using TableRef = std::shared_ptr<TableMeta>;
 
-// Opens a committed or just-built pmem block: table plus key range; the
-// table's reads are charged to the pool's timing model if it has one.
-// With `hash_index`, the block gets a DRAM hash index for point lookups
-// (BlockReadOptions::hash_index).
-Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, uint64_t offset, uint64_t size,
-                     bool verify_checksum, bool hash_index, TableRef* block);
+// Opens the committed or just-built pmem table of `layout` in the first
+// `size` bytes of the object at `offset`: table plus key range; the table's
+// reads are charged to the pool's timing model if it has one. A KeySet
+// block is read by its BlockReader -- with `hash_index`, with a DRAM hash
+// index for point lookups (BlockReadOptions::hash_index) -- and with
+// `verify_checksum` has its checksum checked. A table image is read as an
+// SSD table over the object's bytes (ssd::SsdTable, use_mmap: its index and
+// filter in DRAM, its blocks served in place, no block cache); with
+// `verify_checksum` every block is validated (SsdTable::Validate).
+// Corruption naming the table if it cannot be read or holds no entries.
+Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, PmemLayout layout,
+                     uint64_t offset, uint64_t size, bool verify_checksum, bool hash_index, TableRef* table);
 // Wraps an open SSD table.
 TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries);

@@ -31,7 +31,7 @@ ManifestState VersionSet::PrepareCommit(const Version& next, const std::vector<W
   state.wal_segments = wals;
   for (int level = 0; level < kNumLevels; ++level) {
     for (const TableRef& t : next.levels[level]) {
-      state.blocks.push_back({t->offset, t->size, t->number, level, t->residence});
+      state.blocks.push_back({t->offset, t->size, t->number, level, t->residence, t->pmem_layout});
     }
   }
   state.pending = std::move(pending);

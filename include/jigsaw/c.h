@@ -88,6 +88,10 @@ JIGSAW_EXPORT jigsaw_iterator_t* jigsaw_create_iterator(jigsaw_t* db, const jigs
  * with jigsaw_release_snapshot on the same database, before closing it. */
 JIGSAW_EXPORT const jigsaw_snapshot_t* jigsaw_create_snapshot(jigsaw_t* db);
 JIGSAW_EXPORT void jigsaw_release_snapshot(jigsaw_t* db, const jigsaw_snapshot_t* snapshot);
+/* The sequence number of the newest write reads now see, and of the newest
+ * write a snapshot sees (DB::GetLatestSequenceNumber, Snapshot::sequence). */
+JIGSAW_EXPORT uint64_t jigsaw_get_latest_sequence_number(jigsaw_t* db);
+JIGSAW_EXPORT uint64_t jigsaw_snapshot_get_sequence_number(const jigsaw_snapshot_t* snapshot);
 
 /* The property `propname` (see DB::GetProperty in jigsaw/db.h, e.g.
  * "jigsaw.stats") as a malloc'ed NUL-terminated string, or NULL if the
@@ -237,6 +241,13 @@ JIGSAW_EXPORT void jigsaw_readoptions_set_verify_checksums(jigsaw_readoptions_t*
  * owned: it must stay unreleased while reads use these options. */
 JIGSAW_EXPORT void jigsaw_readoptions_set_snapshot(jigsaw_readoptions_t* options,
                                                    const jigsaw_snapshot_t* snapshot);
+/* Iterators made with these options show only keys in [lower, upper)
+ * (ReadOptions::iterate_lower_bound and iterate_upper_bound in
+ * jigsaw/options.h). The key is copied; NULL removes the bound. */
+JIGSAW_EXPORT void jigsaw_readoptions_set_iterate_lower_bound(jigsaw_readoptions_t* options, const char* key,
+                                                              size_t keylen);
+JIGSAW_EXPORT void jigsaw_readoptions_set_iterate_upper_bound(jigsaw_readoptions_t* options, const char* key,
+                                                              size_t keylen);
 
 /* ---- Write options ---- */
 

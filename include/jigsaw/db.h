@@ -32,6 +32,11 @@ inline constexpr size_t kMaxUserValueSize = 16 * 1024 * 1024;
 // A consistent read-only view of the database. Obtain with GetSnapshot,
 // release with ReleaseSnapshot before the DB is destroyed.
 class JIGSAW_EXPORT Snapshot {
+ public:
+  // The sequence number of the newest write the snapshot sees (see
+  // DB::GetLatestSequenceNumber).
+  virtual uint64_t sequence() const = 0;
+
  protected:
   virtual ~Snapshot();
 };
@@ -84,13 +89,25 @@ class JIGSAW_EXPORT DB {
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
+  // The sequence number of the newest write reads now see. Every Put and
+  // Delete takes the next number: a WriteBatch of n operations takes n
+  // consecutive numbers, ending at the value this returns once the batch
+  // is visible. 0 for a database never written. Numbers survive reopening
+  // and only grow.
+  virtual uint64_t GetLatestSequenceNumber() const = 0;
+
   // Properties (false if unknown); "table" is a pmem block or an SSD table:
   //   "jigsaw.levels"           tables and bytes per level, one line each
   //   "jigsaw.num-blocks-at-level<N>"   tables at level N (0-6)
   //   "jigsaw.pmem-bytes"       bytes of live tables in pmem
   //   "jigsaw.ssd-bytes"        bytes of live SSD tables
-  //   "jigsaw.pool-used-bytes"  bytes allocated in the pmem pool (blocks,
-  //                             WAL segments, manifest); 0 in disk mode
+  //   "jigsaw.table-formats"    live tables by tier and format: pmem KeySet
+  //                             blocks and table images of classic blocks,
+  //                             SSD tables of KeySet and of classic blocks
+  //                             (Options::table_format), two lines
+  //   "jigsaw.pool-used-bytes"  bytes of the pmem pool given to objects
+  //                             (blocks, WAL segments, manifest), in whole
+  //                             256 KiB heap chunks; 0 in disk mode
   //   "jigsaw.compactions"      number of merging compactions run
   //   "jigsaw.flushes"          number of memtable flushes
   //   "jigsaw.write-groups"     group commit: write batches, the WAL records
@@ -130,7 +147,12 @@ class JIGSAW_EXPORT DB {
   //                             entries_spliced (of entries, copied as
   //                             bytes in runs), entries_migrated (> 0: a
   //                             migration, pmem blocks written to SSD
-  //                             tables as their bytes)
+  //                             tables as their bytes), encode_copy_s and
+  //                             encode_filter_checksum_s (of encode: bytes
+  //                             moved unchanged; key hashes, Bloom bits and
+  //                             CRCs -- the rest is conversion into the
+  //                             block format), decode_convert_s (of decode:
+  //                             conversion out of it)
   //   "jigsaw.stats-json"       the counters of jigsaw.stats, sync-stats,
   //                             stalls, write-groups and block-cache as one
   //                             JSON object, for programs (keys: levels

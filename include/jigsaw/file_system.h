@@ -73,7 +73,7 @@ class JIGSAW_EXPORT FileSystem {
   // returned by the next call. `async_io`: the POSIX file system writes its
   // buffers through io_uring where it can, else pwrite(2); a write not
   // completed within a bound (5 s) is written again with pwrite, and its
-  // later table files use pwrite (docs/decisions.md). Default:
+  // later table files use pwrite (docs/design/015-ssd-writes.md). Default:
   // NewWritableFile.
   virtual Status NewTableFile(const std::string& path, bool async_io, std::unique_ptr<WritableFile>* file) {
     (void)async_io;

@@ -16,7 +16,7 @@ class FileSystem;
 class Logger;
 class Snapshot;
 
-// Where the LSM tree lives (docs/ssd_format.md, docs/decisions.md).
+// Where the LSM tree lives (docs/ssd_format.md, docs/design/004-migration-as-bytes.md).
 enum class StorageMode {
   // Everything in the pmem pool: WAL, manifest, every level. Default.
   kPmem,
@@ -45,13 +45,16 @@ enum class PmemEmulation {
   kOff,
 };
 
-// Encoding of the blocks in SSD tables.
+// Format of the tables of every tier.
 enum class TableFormat {
-  // The KeySet format: the same bytes as in DRAM and pmem. Default.
+  // The KeySet format: the same bytes as in DRAM, pmem (one KeySet block
+  // per pool object) and SSD tables. Default.
   kKeySet,
   // A LevelDB-style encoding (prefix-compressed keys, varints, restart
-  // points): what flush and compaction would cost with encode/decode, for
-  // the conversion-cost profiler. Reads and writes both work.
+  // points) in every tier: SSD tables of classic blocks, and pmem tables
+  // that are images of such table files, read in place. What flush and
+  // compaction would cost with encode/decode, for the conversion-cost
+  // profiler. Reads and writes both work.
   kClassic,
 };
 
@@ -207,7 +210,7 @@ struct JIGSAW_EXPORT Options {
   // The guard installs a process-wide SIGBUS handler that passes every
   // other SIGBUS on to the handler it found; an application that sets its
   // own SIGBUS handler later must chain to the previous one
-  // (docs/decisions.md, "Point reads through a guarded mapping").
+  // (docs/design/014-ssd-reads.md, "Point reads through a guarded mapping").
   // Default: true.
   bool ssd_mapped_gets = true;
   // Disk-only mode: a log file no longer needed (its memtable flushed) is
@@ -234,8 +237,8 @@ struct JIGSAW_EXPORT Options {
   // single-writer path either way. Off: one group at a time, its leader
   // inserting every batch. Default: true.
   bool concurrent_memtable_writes = true;
-  // Block encoding of new SSD tables (existing ones keep theirs). Default:
-  // kKeySet.
+  // Format of new tables, pmem and SSD (existing ones keep theirs: a
+  // database reopened with the other format reads both). Default: kKeySet.
   TableFormat table_format = TableFormat::kKeySet;
   // Time every flush and compaction by phase (read, decode, merge, encode,
   // write, sync): GetProperty("jigsaw.compaction-profile"). Off: no timing
@@ -320,6 +323,14 @@ struct JIGSAW_EXPORT ReadOptions {
   // Read as of this snapshot (from DB::GetSnapshot) instead of the latest
   // state. Default: nullptr.
   const Snapshot* snapshot = nullptr;
+  // Iterators (DB::NewIterator) show only keys k with
+  // *iterate_lower_bound <= k < *iterate_upper_bound; a null bound leaves
+  // that side open. The bounds are copied when the iterator is made. A Seek
+  // below the lower bound seeks to it; SeekToLast starts below the upper
+  // bound; an iterator that steps past a bound is !Valid() with an OK
+  // status. Get and MultiGet ignore them. Default: nullptr (unbounded).
+  const Slice* iterate_lower_bound = nullptr;
+  const Slice* iterate_upper_bound = nullptr;
 };
 
 struct JIGSAW_EXPORT WriteOptions {

@@ -1,7 +1,8 @@
 // libFuzzer target for the engine's reading of its own files: small
 // databases are made once -- disk mode (MANIFEST, WAL log files, SSD tables
-// of KeySet or of classic blocks) and hybrid mode (a pmem pool holding the
-// manifest, WAL segments and upper levels; SSD tables below) -- then every
+// of KeySet or of classic blocks) and hybrid mode, of either format too (a
+// pmem pool holding the manifest, WAL segments and the upper levels' tables;
+// SSD tables below) -- then every
 // input damages one file of one of them and the engine opens the result
 // and uses it: recovery, reads, scans both ways, a write, a compaction over
 // the damaged tables, VerifyIntegrity. Whatever the damage, each call must
@@ -247,6 +248,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   templates->push_back(MakeTemplate(jigsaw::StorageMode::kDisk, jigsaw::TableFormat::kKeySet));
   templates->push_back(MakeTemplate(jigsaw::StorageMode::kDisk, jigsaw::TableFormat::kClassic));
   templates->push_back(MakeTemplate(jigsaw::StorageMode::kHybrid, jigsaw::TableFormat::kKeySet));
+  templates->push_back(MakeTemplate(jigsaw::StorageMode::kHybrid, jigsaw::TableFormat::kClassic));
   work_dir = new std::string(MakeScratchDir("dbfuzz"));
   std::atexit(CleanUp);
   return 0;

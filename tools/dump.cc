@@ -1,0 +1,206 @@
+// jigsaw dump: a table file's or a database table's footer, index and
+// blocks, entry by entry (docs/tool.md).
+#include <cinttypes>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/block.h"
+#include "format/keyset_block.h"
+#include "jigsaw/file_system.h"
+#include "ssd/table.h"
+#include "tools/tool.h"
+#include "util/coding.h"
+#include "util/memory_file.h"
+#include "version/filename.h"
+#include "version/version.h"
+
+namespace jigsaw::tool {
+namespace {
+
+// The header fields of a KeySet block (docs/format.md, "Header").
+void PrintKeySetHeader(const Slice& block, const char* indent) {
+  std::fputs(keyset::DescribeHeader(block, indent).c_str(), stdout);
+}
+
+// Prints every entry `reader` yields; false if the iteration met damage.
+bool PrintEntries(const BlockReader& reader, bool values, const char* indent) {
+  std::unique_ptr<InternalIterator> it = reader.NewIterator();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const bool deletion = it->type() == ValueType::kDeletion;
+    std::printf("%skey %s seq %" PRIu64 " %s", indent, Escape(it->user_key()).c_str(), it->sequence(),
+                deletion ? "deletion" : "value");
+    if (deletion) {
+      std::printf("\n");
+    } else if (values) {
+      std::printf(" %s\n", Escape(it->value()).c_str());
+    } else {
+      std::printf(" size %zu\n", it->value().size());
+    }
+  }
+  if (!it->status().ok()) {
+    std::printf("%s%s\n", indent, it->status().ToString().c_str());
+    return false;
+  }
+  return true;
+}
+
+// Dumps one block's header and entries; false if damage was found.
+// `contents` must be 8-byte aligned.
+bool DumpBlock(BlockFormat format, const Slice& contents, bool values, const char* indent) {
+  if (format == BlockFormat::kKeySet) PrintKeySetHeader(contents, indent);
+  BlockReadOptions checked;
+  std::unique_ptr<BlockReader> reader;
+  Status s = BlockReader::Open(format, contents, checked, &reader);
+  bool intact = s.ok();
+  if (!s.ok()) {
+    std::printf("%schecksum/header check: %s\n", indent, s.ToString().c_str());
+    BlockReadOptions unchecked;  // show what can still be read (bounds are checked)
+    unchecked.verify_checksum = false;
+    if (!BlockReader::Open(format, contents, unchecked, &reader).ok()) return false;
+  } else {
+    std::printf("%s%s block, %" PRIu64 " entries, checksum ok\n", indent, BlockFormatName(format),
+                reader->num_entries());
+  }
+  if (!PrintEntries(*reader, values, indent)) intact = false;
+  return intact;
+}
+
+// The footer fields of an SSD table (docs/ssd_format.md); false if they
+// cannot be read.
+bool PrintFooter(const RandomAccessFile& file, uint64_t* index_offset, uint64_t* index_size) {
+  const uint64_t size = file.Size();
+  if (size < ssd::kTableFooterSize) {
+    std::printf("file of %" PRIu64 " bytes: shorter than a footer\n", size);
+    return false;
+  }
+  char scratch[ssd::kTableFooterSize];
+  Slice f;
+  if (!file.Read(size - ssd::kTableFooterSize, ssd::kTableFooterSize, scratch, &f).ok() ||
+      f.size() != ssd::kTableFooterSize) {
+    std::printf("footer unreadable\n");
+    return false;
+  }
+  const char* p = f.data();
+  const std::string magic(p, 8);
+  *index_offset = DecodeFixed64(p + 16);
+  *index_size = DecodeFixed64(p + 24);
+  std::printf("footer: magic %s, version %u, block_format %u, index_offset %" PRIu64 ", index_size %" PRIu64
+              ", entries %" PRIu64 ", index_crc %08x, footer_crc %08x\n",
+              Escape(magic).c_str(), DecodeFixed32(p + 8), DecodeFixed32(p + 12), *index_offset, *index_size,
+              DecodeFixed64(p + 32), DecodeFixed32(p + 40), DecodeFixed32(p + 44));
+  return true;
+}
+
+// The offset of each block, from the table's index (already checked by
+// SsdTable::Open); empty if it cannot be parsed.
+std::vector<uint64_t> BlockOffsets(const RandomAccessFile& file, uint64_t index_offset, uint64_t index_size) {
+  std::vector<uint64_t> offsets;
+  std::string buffer(index_size, '\0');
+  Slice index;
+  if (!file.Read(index_offset, index_size, buffer.data(), &index).ok() || index.size() != index_size ||
+      index_size < 8) {
+    return offsets;
+  }
+  const char* p = index.data();
+  const char* end = p + index.size();
+  const uint32_t count = DecodeFixed32(p);
+  p += 8;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (end - p < 24) return {};
+    offsets.push_back(DecodeFixed64(p));
+    const uint64_t keys = uint64_t{DecodeFixed32(p + 16)} + DecodeFixed32(p + 20);
+    const uint64_t entry = (24 + keys + 7) & ~uint64_t{7};
+    if (static_cast<uint64_t>(end - p) < entry) return {};
+    p += entry;
+  }
+  return offsets;
+}
+
+// Dumps the table `file` (table `number`, `path` in messages): its footer,
+// index and every block.
+int DumpTable(std::unique_ptr<RandomAccessFile> file, uint64_t number, const std::string& path, bool values) {
+  uint64_t index_offset = 0, index_size = 0;
+  if (!PrintFooter(*file, &index_offset, &index_size)) return kDamage;
+  const std::vector<uint64_t> offsets = BlockOffsets(*file, index_offset, index_size);
+
+  ssd::BlockCache cache(0);  // every block read afresh
+  ssd::SsdTableOptions options;
+  options.cache = &cache;
+  options.verify_checksums = true;
+  std::unique_ptr<ssd::SsdTable> table;
+  Status s = ssd::SsdTable::Open(options, std::move(file), number, path, &table);
+  if (!s.ok()) return Fail("cannot read " + path, s, CodeOf(s));
+  std::printf("table: %u blocks of %s format, %" PRIu64 " entries, keys %s .. %s\n", table->num_blocks(),
+              BlockFormatName(table->format()), table->num_entries(), Escape(table->smallest()).c_str(),
+              Escape(table->largest()).c_str());
+  bool intact = true;
+  for (uint32_t i = 0; i < table->num_blocks(); ++i) {
+    std::printf("block %u", i);
+    if (i < offsets.size()) std::printf(" at offset %" PRIu64, offsets[i]);
+    std::printf(":\n");
+    ssd::CachedBlockRef block;
+    s = table->ReadBlock(i, /*verify=*/false, &block);
+    if (!s.ok()) {
+      std::printf("  %s\n", s.ToString().c_str());
+      intact = false;
+      continue;
+    }
+    if (!DumpBlock(table->format(), Slice(block->data(), block->size), values, "  ")) intact = false;
+  }
+  if (!intact) {
+    std::cerr << "jigsaw: " << path << ": damage found (see the dump)\n";
+    return kDamage;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int DumpTableFile(const std::string& path, bool values) {
+  std::unique_ptr<RandomAccessFile> file;
+  Status s = FileSystem::Default()->NewRandomAccessFile(path, &file);
+  if (!s.ok()) return Fail("cannot open " + path, s, s.IsNotFound() ? kNotFound : kError);
+  std::printf("SSD table %s, %" PRIu64 " bytes\n", path.c_str(), file->Size());
+  FileType type;
+  uint64_t number = 0;
+  if (!ParseFileName(std::filesystem::path(path).filename().string(), &type, &number)) number = 0;
+  return DumpTable(std::move(file), number, path, values);
+}
+
+int DumpDbBlock(const std::string& name, const DbFlags& flags, uint64_t number, bool values) {
+  std::unique_ptr<DB> db;
+  int rc = OpenDb(name, flags, &db);
+  if (rc != kOk) return rc;
+  const std::shared_ptr<const Version> version = Impl(db.get())->CurrentVersion();
+  for (int level = 0; level < kNumLevels; ++level) {
+    for (const TableRef& t : version->levels[level]) {
+      if (t->number != number) continue;
+      if (t->residence == Residence::kSsd) {
+        std::printf("table %" PRIu64 " at level %d is an SSD table\n", number, level);
+        return DumpTableFile(TableFileName(name, number), values);
+      }
+      const Slice contents = Impl(db.get())->PmemBlockContents(*t);
+      const bool image = t->pmem_layout == PmemLayout::kTableImage;
+      std::printf("pmem %s %" PRIu64 " at level %d: pool object at offset %" PRIu64 ", %" PRIu64
+                  " bytes, %" PRIu64 " entries, keys %s .. %s\n",
+                  image ? "table image" : "block", number, level, t->offset, t->size, t->entries,
+                  Escape(t->smallest).c_str(), Escape(t->largest).c_str());
+      if (image) {
+        return DumpTable(std::make_unique<MemoryRandomAccessFile>(contents), number,
+                         "pmem table image " + std::to_string(number), values);
+      }
+      if (!DumpBlock(BlockFormat::kKeySet, contents, values, "  ")) {
+        std::cerr << "jigsaw: block " << number << ": damage found (see the dump)\n";
+        return kDamage;
+      }
+      return kOk;
+    }
+  }
+  std::cerr << "jigsaw: " << name << " has no table numbered " << number << " (jigsaw verify --verbose lists them)\n";
+  return kNotFound;
+}
+
+}  // namespace jigsaw::tool
