@@ -304,6 +304,17 @@ void jigsaw_verify_integrity(jigsaw_t* db, char** errptr) {
   }
 }
 
+void jigsaw_create_checkpoint(jigsaw_t* db, const char* dir, uint64_t* sequence, char** errptr) {
+  try {
+    uint64_t at = 0;
+    const Status s = db->rep->CreateCheckpoint(dir != nullptr ? dir : "", &at);
+    if (s.ok() && sequence != nullptr) *sequence = at;
+    SaveError(errptr, s);
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
 void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr) {
   if (!CheckOptions(options, errptr)) return;
   try {

@@ -21,7 +21,8 @@
 // Files: db_impl.cc (writes, memtable switches, manifest commits,
 // CompactRange), db_impl_read.cc (reads, snapshots), db_impl_properties.cc
 // (properties, approximate sizes, integrity checks), db_impl_open.cc (open,
-// recovery, close), db_impl_compaction.cc (flush, compaction, the tracker).
+// recovery, close), db_impl_compaction.cc (flush, compaction, the tracker),
+// checkpoint.cc (online checkpoints).
 #ifndef JIGSAW_DB_DB_IMPL_H_
 #define JIGSAW_DB_DB_IMPL_H_
 
@@ -85,6 +86,7 @@ class DBImpl final : public DB {
   void GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status VerifyIntegrity() override;
+  Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) override;
 
   // For tools and tests (tools/jigsaw.cc), not for the engine's own use.
   // The current version, pinned: its tables stay readable while held.

@@ -644,6 +644,10 @@ class PosixFileSystem final : public FileSystem {
     if (r != 0) return PosixError(path, err);
     return Status::OK();
   }
+  Status LinkFile(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) != 0) return PosixError(from + " -> " + to, errno);
+    return Status::OK();
+  }
   Status GetFileSize(const std::string& path, uint64_t* size) override {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return PosixError(path, errno);

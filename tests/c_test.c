@@ -5,6 +5,7 @@
 
 #include "jigsaw/c.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,34 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
   jigsaw_put(db, woptions, "serial", 6, "write", 5, &err);
   CHECK_NO_ERROR(err);
   CHECK_GET(db, roptions, "serial", "write");
+
+  phase = "checkpoint";
+  {
+    jigsaw_options_t* disk = SmallOptions(jigsaw_storage_disk);
+    char checkpoint[600];
+    uint64_t sequence = 0;
+    jigsaw_t* copy;
+    snprintf(checkpoint, sizeof(checkpoint), "%s-checkpoint", dbname);
+    jigsaw_create_checkpoint(db, checkpoint, &sequence, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(sequence == jigsaw_get_latest_sequence_number(db));
+    jigsaw_create_checkpoint(db, checkpoint, NULL, &err);
+    CHECK_ERROR(err, "Invalid argument");
+    jigsaw_put(db, woptions, "after", 5, "checkpoint", 10, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_options_set_create_if_missing(disk, 0);
+    copy = jigsaw_open(disk, checkpoint, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(jigsaw_get_latest_sequence_number(copy) == sequence);
+    CHECK_GET(copy, roptions, "serial", "write");
+    CHECK_GET(copy, roptions, "foo", "world");
+    CHECK_GET(copy, roptions, "after", NULL);
+    jigsaw_close(copy);
+    jigsaw_destroy_db(disk, checkpoint, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(rmdir(checkpoint) == 0 || errno == ENOENT);
+    jigsaw_options_destroy(disk);
+  }
   jigsaw_close(db);
   jigsaw_options_set_pmem_hash_index(options, 1);
   jigsaw_options_set_read_triggered_compactions(options, 1);

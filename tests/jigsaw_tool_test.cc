@@ -282,6 +282,27 @@ TEST(JigsawToolTest, CopyIntoDiskModeKeepsEveryKey) {
   EXPECT_EQ(r.code, 4);
 }
 
+TEST(JigsawToolTest, CheckpointIsADiskModeDatabaseOfEveryKey) {
+  for (StorageMode mode : {StorageMode::kPmem, StorageMode::kDisk}) {
+    ScratchDir dir;
+    const std::string db = MakeDb(dir, mode, 500);
+    ASSERT_EQ(Tool(dir, {"delete", db, Key(10)}).code, 0);
+    const ToolRun before = Tool(dir, {"scan", db});
+    ASSERT_EQ(before.code, 0) << before.err;
+    const std::string checkpoint = dir.path() + "/checkpoint";
+    ToolRun r = Tool(dir, {"checkpoint", db, checkpoint});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("at sequence"), std::string::npos) << r.out;
+    EXPECT_TRUE(std::filesystem::exists(checkpoint + "/MANIFEST"));
+    const ToolRun after = Tool(dir, {"scan", checkpoint});
+    EXPECT_EQ(after.code, 0) << after.err;
+    EXPECT_EQ(after.out, before.out);
+    r = Tool(dir, {"checkpoint", db, checkpoint});  // it exists
+    EXPECT_EQ(r.code, 4);
+    EXPECT_NE(r.err.find("exists"), std::string::npos) << r.err;
+  }
+}
+
 TEST(JigsawToolTest, RefusesADatabaseOpenElsewhere) {
   ScratchDir dir;
   Options options;

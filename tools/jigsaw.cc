@@ -6,6 +6,7 @@
 //   jigsaw dump --table <file.jst> | dump <db> --block <number>
 //   jigsaw verify <db>               every table checked; exit 3 on damage
 //   jigsaw compact <db> | destroy <db> --yes | copy <src> <dst> ...
+//   jigsaw checkpoint <db> <dir>     a disk-mode copy, tables hard-linked
 //
 // Every command except `dump --table` opens the database through
 // DB::Open, which takes <db>/LOCK (a database open elsewhere is refused)
@@ -271,6 +272,18 @@ int Compact(const std::string& name, const DbFlags& flags) {
   return kOk;
 }
 
+int Checkpoint(const std::string& name, const std::string& dir, const DbFlags& flags) {
+  std::unique_ptr<DB> db;
+  int rc = OpenDb(name, flags, &db);
+  if (rc != kOk) return rc;
+  uint64_t sequence = 0;
+  const Status s = db->CreateCheckpoint(dir, &sequence);
+  if (!s.ok()) return Fail("checkpoint " + name, s, CodeOf(s));
+  std::printf("checkpoint of %s at sequence %" PRIu64 " in %s (a disk-mode database)\n", name.c_str(), sequence,
+              dir.c_str());
+  return kOk;
+}
+
 int Destroy(const std::string& name, const DbFlags& flags, bool yes) {
   if (!yes) {
     std::cerr << "jigsaw: destroy deletes " << name << " and its pool for good; add --yes to do it\n";
@@ -467,7 +480,7 @@ void AddMaintenanceCommands(CLI::App* app, CommandLine* cl) {
   destroy->callback([cl] { cl->rc = Destroy(cl->db, cl->flags, cl->yes); });
 }
 
-// Defines `copy`: its arguments, and a callback that runs it.
+// Defines `copy` and `checkpoint`: their arguments, and callbacks that run them.
 void AddCopyCommand(CLI::App* app, CommandLine* cl) {
   CopyFlags& copy_flags = cl->copy;
   CLI::App* copy = app->add_subcommand(
@@ -485,6 +498,14 @@ void AddCopyCommand(CLI::App* app, CommandLine* cl) {
       ->check(CLI::IsMember({"pmem", "hybrid", "disk"}));
   copy->add_option("--from_pmem_path", copy_flags.from.pmem_path, "the source's pool file (default: as recorded)");
   copy->callback([cl] { cl->rc = Copy(cl->db, cl->dst, cl->copy); });
+
+  CLI::App* checkpoint = app->add_subcommand(
+      "checkpoint", "write a checkpoint: a disk-mode database of every write, SSD tables hard-linked, pmem tables "
+                    "written out (DB::CreateCheckpoint)");
+  checkpoint->add_option("db", cl->db, "database directory")->required();
+  checkpoint->add_option("dir", cl->dst, "the checkpoint's directory (must not exist)")->required();
+  AddDbFlags(checkpoint, &cl->flags);
+  checkpoint->callback([cl] { cl->rc = Checkpoint(cl->db, cl->dst, cl->flags); });
 }
 
 // Defines the subcommands, parses the command line and runs the one given; returns its exit code, or kUsage for a

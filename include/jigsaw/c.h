@@ -116,6 +116,11 @@ JIGSAW_EXPORT void jigsaw_compact_range(jigsaw_t* db, const char* start_key, siz
  * Corruption in *errptr names the first problem. */
 JIGSAW_EXPORT void jigsaw_verify_integrity(jigsaw_t* db, char** errptr);
 
+/* Writes an online checkpoint of `db` into the new directory `dir`: a
+ * disk-mode database of every write up to one sequence number, stored in
+ * *sequence (may be NULL). See DB::CreateCheckpoint in jigsaw/db.h. */
+JIGSAW_EXPORT void jigsaw_create_checkpoint(jigsaw_t* db, const char* dir, uint64_t* sequence, char** errptr);
+
 /* Deletes the database `name` (it must not be open anywhere): see DestroyDB
  * in jigsaw/db.h. The options name its pool (pmem_path) and mode. */
 JIGSAW_EXPORT void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr);

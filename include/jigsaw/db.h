@@ -183,6 +183,26 @@ class JIGSAW_EXPORT DB {
   // last level, dropping overwritten and deleted data.
   [[nodiscard]] virtual Status CompactRange(const Slice* begin, const Slice* end) = 0;
 
+  // Writes an online checkpoint: a new disk-mode database in the directory
+  // `dir` (which must not exist) holding exactly the writes up to one
+  // sequence number -- the newest visible when the call starts -- returned
+  // in *sequence (may be null). Writers and readers go on meanwhile; none
+  // is stalled. SSD tables are hard-linked into `dir` where the file system
+  // allows it (copied otherwise), pmem tables are written out as SSD table
+  // files of their bytes, and the memtables' entries up to the sequence as
+  // one L0 table; no write-ahead log is copied.
+  //
+  // The checkpoint is built in `dir`.tmp (a leftover of a crashed call is
+  // removed first), synced, then renamed to `dir`: after a crash at any
+  // instant `dir` is either absent or complete. On OK everything in `dir`
+  // is durable. It opens in disk mode (Options::storage_mode kDisk), with
+  // any table_format; CopyDB copies it into a pmem or hybrid database.
+  // Keys keep their sequence numbers, so DB::GetLatestSequenceNumber of
+  // the opened checkpoint is *sequence. InvalidArgument if `dir` exists or
+  // is empty; on any other error `dir` is not created and `dir`.tmp is
+  // removed (docs/design/023-checkpoints.md).
+  [[nodiscard]] virtual Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) = 0;
+
   // Full consistency check of the persistent state: every block's checksum
   // and structure (docs/format.md, Validate), and the level invariants (L1+
   // blocks sorted and disjoint). Corruption naming the first problem found.

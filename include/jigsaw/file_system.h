@@ -120,6 +120,13 @@ class JIGSAW_EXPORT FileSystem {
   virtual Status SyncFileSystem(const std::string& dir) {
     return Status::NotSupported(dir, "no file-system-wide sync");
   }
+  // Makes `to` a second name of the existing file `from` (a hard link;
+  // durable after SyncDir of `to`'s directory). NotSupported (the default)
+  // or an error where the two cannot share the file (another file system):
+  // callers copy instead.
+  virtual Status LinkFile(const std::string& from, const std::string& to) {
+    return Status::NotSupported(from + " -> " + to, "hard links are not supported");
+  }
   virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
   virtual bool FileExists(const std::string& path) = 0;
   // Creates `path` if missing and locks it exclusively for this handle: a

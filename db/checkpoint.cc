@@ -1,0 +1,229 @@
+// DB::CreateCheckpoint: an online, consistent copy of a database as a new
+// disk-mode database (include/jigsaw/db.h; docs/design/023-checkpoints.md).
+//
+// The copy is of one read view -- the memtables and version readers see,
+// and the sequence they read at -- pinned for the whole call, so that no
+// table it names is deleted or freed underneath it. Nothing takes the DB
+// mutex for longer than GetReadView does.
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compaction/output_sink.h"
+#include "db/db_identity.h"
+#include "db/db_impl.h"
+#include "format/keyset_block.h"
+#include "table/merging_iterator.h"
+#include "version/filename.h"
+#include "version/manifest.h"
+#include "version/table_store.h"
+#include "version/version_set.h"
+
+namespace jigsaw {
+
+namespace {
+
+constexpr size_t kCopyChunk = size_t{1} << 20;
+
+// Removes `dir` and the files in it (a checkpoint's files only: no
+// subdirectories). OK if it does not exist.
+Status RemoveCheckpointDir(FileSystem* fs, const std::string& dir) {
+  if (!fs->FileExists(dir)) return Status::OK();
+  std::vector<std::string> names;
+  Status s = fs->GetChildren(dir, &names);
+  for (const std::string& name : names) {
+    if (s.ok()) s = fs->RemoveFile(dir + "/" + name);
+  }
+  if (s.ok()) s = fs->RemoveDir(dir);
+  return s;
+}
+
+// Copies the file `from` into the new file `to`, synced.
+Status CopyFile(FileSystem* fs, const std::string& from, const std::string& to) {
+  std::unique_ptr<RandomAccessFile> source;
+  Status s = fs->NewRandomAccessFile(from, &source);
+  if (!s.ok()) return s;
+  std::unique_ptr<WritableFile> dest;
+  s = fs->NewWritableFile(to, &dest);
+  if (!s.ok()) return s;
+  std::string scratch(kCopyChunk, '\0');
+  const uint64_t size = source->Size();
+  for (uint64_t offset = 0; s.ok() && offset < size;) {
+    Slice chunk;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyChunk, size - offset));
+    s = source->Read(offset, n, scratch.data(), &chunk);
+    if (s.ok() && chunk.size() != n) s = Status::IOError(from, "short read while copying it");
+    if (s.ok()) s = dest->Append(chunk);
+    offset += n;
+  }
+  if (s.ok()) s = dest->Sync();
+  const Status closed = dest->Close();
+  return s.ok() ? closed : s;
+}
+
+// The checkpoint being built in its temporary directory: a table store of
+// its own (disk mode, its own file numbers) and the manifest entries of the
+// tables written so far, level by level in the source's order.
+class CheckpointWriter {
+ public:
+  CheckpointWriter(const Options& source_options, std::string dir)
+      : options_(DiskOptions(source_options)), dir_(std::move(dir)), store_(options_, dir_, &versions_) {
+    std::string io;
+    store_.ChooseIo(&io);
+  }
+
+  FileSystem* fs() { return store_.fs(); }
+
+  // An SSD table file of the source: hard-linked under a new number, or
+  // copied where the file system cannot link it.
+  Status AddSsdFile(const std::string& path, const TableMeta& table, int level) {
+    const uint64_t number = versions_.NewFileNumber();
+    const std::string target = TableFileName(dir_, number);
+    Status s = fs()->LinkFile(path, target);
+    if (s.ok()) {
+      s = fs()->SyncFile(target);  // the source may not have synced it yet
+    } else {
+      (void)fs()->RemoveFile(target);
+      s = CopyFile(fs(), path, target);
+    }
+    if (!s.ok()) return s;
+    entries_.push_back({0, table.size, number, level, Residence::kSsd, PmemLayout::kKeySetBlock});
+    return Status::OK();
+  }
+
+  // A pmem table of the source, as a table file: its bytes where they are
+  // one (a table image, or a KeySet block whose outline a table can serve
+  // in place), else its entries rebuilt.
+  Status AddPmemTable(const TableMeta& table, const Slice& bytes, const Comparator* ucmp, int level) {
+    SsdTableSink sink(&store_, /*sync_each=*/true, nullptr);
+    Status s;
+    keyset::BlockOutline outline;
+    if (table.pmem_layout == PmemLayout::kTableImage) {
+      s = sink.AddTableImage(bytes);
+    } else if (keyset::ReadOutline(bytes.data(), bytes.size(), ucmp, &outline).ok() && outline.piece_reads) {
+      s = sink.AddWholeBlock(bytes, table.smallest, table.largest);
+    } else {
+      std::unique_ptr<InternalIterator> it = table.table->NewIterator(ReadOptions());
+      for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) s = sink.Add(*it);
+      if (s.ok()) s = it->status();
+      if (s.ok()) s = sink.Finish();
+    }
+    return Keep(&sink, s, level);
+  }
+
+  // The memtables' entries up to `sequence`, as one L0 table (nothing if
+  // they hold none).
+  Status AddMemTables(const std::vector<std::shared_ptr<MemTable>>& mems, SequenceNumber sequence,
+                      const Comparator* ucmp) {
+    std::vector<std::unique_ptr<InternalIterator>> children;
+    for (const auto& mem : mems) children.push_back(mem->NewIterator(sequence));
+    std::unique_ptr<InternalIterator> it = NewMergingIterator(ucmp, std::move(children));
+    SsdTableSink sink(&store_, /*sync_each=*/true, nullptr);
+    Status s;
+    for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) s = sink.Add(*it);
+    if (s.ok()) s = it->status();
+    if (s.ok()) s = sink.Finish();
+    return Keep(&sink, s, 0);
+  }
+
+  // The manifest of every table added, at `sequence`, and an identity of
+  // its own (a new database id); then the directory synced.
+  Status Finish(SequenceNumber sequence) {
+    ManifestState state;
+    state.generation = 1;
+    state.last_sequence = sequence;
+    state.next_number = versions_.next_file_number();
+    state.blocks = entries_;
+    FileManifestStore manifest(fs(), dir_, options_.comparator, store_.sync_stats());
+    Status s = manifest.Commit(state, {}, {}, false);
+    if (!s.ok()) return s;
+    DatabaseIdentity identity;
+    identity.database_id = pmem::NewDatabaseId();
+    s = WriteIdentity(fs(), dir_, identity);
+    if (s.ok()) s = fs()->SyncDir(dir_);
+    return s;
+  }
+
+ private:
+  static Options DiskOptions(const Options& source) {
+    Options options = source;
+    options.storage_mode = StorageMode::kDisk;
+    options.block_cache_capacity = size_t{1} << 20;  // its outputs are opened, never read
+    return options;
+  }
+
+  // Takes the sink's outputs as tables of `level` (`s`: how writing them
+  // went); on error removes them.
+  Status Keep(SsdTableSink* sink, Status s, int level) {
+    if (!s.ok()) {
+      sink->Abandon();
+      return s;
+    }
+    for (const TableRef& t : sink->outputs()) {
+      entries_.push_back({t->offset, t->size, t->number, level, Residence::kSsd, PmemLayout::kKeySetBlock});
+    }
+    for (auto& file : sink->files()) {
+      if (s.ok()) s = file->Close();
+    }
+    return s;
+  }
+
+  const Options options_;
+  const std::string dir_;
+  VersionSet versions_;
+  TableStore store_;
+  std::vector<ManifestState::BlockEntry> entries_;  // L0 first, each level in the source's order
+};
+
+}  // namespace
+
+Status DBImpl::CreateCheckpoint(const std::string& checkpoint_dir, uint64_t* sequence) {
+  FileSystem* const fs = tables_->fs();
+  std::string dir = checkpoint_dir;
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  if (dir.empty()) return Status::InvalidArgument("CreateCheckpoint", "the directory name is empty or /");
+  std::string parent = std::filesystem::path(dir).parent_path().string();
+  if (parent.empty()) parent = ".";
+  if (fs->FileExists(dir)) return Status::InvalidArgument(dir, "exists: a checkpoint makes a new directory");
+  const std::string building = dir + std::string(".tmp");
+  Status s = RemoveCheckpointDir(fs, building);  // a crashed call's leftover
+  if (s.ok()) s = fs->CreateDirIfMissing(building);
+  if (!s.ok()) return s;
+
+  // The view pins its memtables and its version's tables until the end.
+  const ReadView view = GetReadView(ReadOptions());
+  {
+    CheckpointWriter writer(options_, building);
+    // L0 newest first: the memtables' entries are newer than its tables.
+    std::vector<std::shared_ptr<MemTable>> mems{view.state->mem};
+    mems.insert(mems.end(), view.state->imm.begin(), view.state->imm.end());
+    s = writer.AddMemTables(mems, view.sequence, ucmp_);
+    const Version& version = *view.state->version;
+    for (int level = 0; s.ok() && level < kNumLevels; ++level) {
+      for (const TableRef& t : version.levels[level]) {
+        if (t->residence == Residence::kSsd) {
+          s = writer.AddSsdFile(tables_->TablePath(t->number), *t, level);
+        } else {
+          if (pool()->timing() != nullptr) pool()->timing()->ChargeSequentialRead(t->size);
+          s = writer.AddPmemTable(*t, PmemBlockContents(*t), ucmp_, level);
+        }
+        if (!s.ok()) break;
+      }
+    }
+    if (s.ok()) s = writer.Finish(view.sequence);
+  }
+  if (s.ok()) s = fs->RenameFile(building, dir);
+  if (s.ok()) s = fs->SyncDir(parent);
+  if (!s.ok()) {
+    if (!fs->FileExists(dir)) (void)RemoveCheckpointDir(fs, building);
+    return s;
+  }
+  if (sequence != nullptr) *sequence = view.sequence;
+  Log(info_log_, "Checkpoint at sequence %llu written to %s", static_cast<unsigned long long>(view.sequence),
+      dir.c_str());
+  return Status::OK();
+}
+
+}  // namespace jigsaw
