@@ -186,6 +186,7 @@ Status DBImpl::CreateCheckpoint(const std::string& checkpoint_dir, uint64_t* seq
   if (dir.empty()) return Status::InvalidArgument("CreateCheckpoint", "the directory name is empty or /");
   std::string parent = std::filesystem::path(dir).parent_path().string();
   if (parent.empty()) parent = ".";
+  MutexLock one_at_a_time(&checkpoint_mutex_);
   if (fs->FileExists(dir)) return Status::InvalidArgument(dir, "exists: a checkpoint makes a new directory");
   const std::string building = dir + std::string(".tmp");
   Status s = RemoveCheckpointDir(fs, building);  // a crashed call's leftover

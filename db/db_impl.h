@@ -385,6 +385,9 @@ class DBImpl final : public DB {
   const std::string database_id_;
   const Comparator* const ucmp_;
   mutable Mutex mutex_;
+  // One checkpoint at a time (checkpoint.cc): two calls for the same
+  // directory would clear each other's <dir>.tmp. Never held with mutex_.
+  Mutex checkpoint_mutex_;
   CondVar bg_cv_{&mutex_};    // work for the background thread
   CondVar done_cv_{&mutex_};  // background progress (room, compaction)
 

@@ -30,20 +30,24 @@ section "sizes: files, functions, README and docs a newcomer can read (docs/arch
 size_status=passed
 ./scripts/check-size.sh || size_status=failed
 
+# A failing test step does not stop the later ones: every step runs, and
+# the closing line counts what failed.
+ctest_status=passed
 section "unit tests (gcc, RelWithDebInfo with assertions)"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/test -j "$jobs"
-ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log"
+ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "install: find_package(jigsaw) and pkg-config consumers of the installed library"
-./scripts/check-install.sh build/test | tee -a "$log"
+install_status=passed
+./scripts/check-install.sh build/test | tee -a "$log" || install_status=failed
 
 section "unit tests under ASan + UBSan (clang), with fuzz targets"
 CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DJIGSAW_SANITIZE=address -DJIGSAW_BUILD_FUZZERS=ON -DJIGSAW_BUILD_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/asan -j "$jobs" --output-on-failure | tee -a "$log"
+  ctest --test-dir build/asan -j "$jobs" --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
@@ -58,7 +62,7 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_
 # JIGSAW_MODEL_ROUNDS run it longer).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
   -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent" \
-  --output-on-failure | tee -a "$log"
+  --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"
 corpus=build/asan/fuzz-corpus
@@ -93,9 +97,12 @@ while read -r _ _ _ f _ _ _ _ total; do
   failed=$((failed + f))
 done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
-for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status"; do
+for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status" "$install_status"; do
   if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
+# A ctest run that failed without a failure in its summary (it could not
+# list or start the tests) still fails the suite.
+if [[ $ctest_status == failed && $failed -eq 0 ]]; then failed=1; fi
 echo
 echo "jigsaw: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
