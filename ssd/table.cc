@@ -199,7 +199,7 @@ Status SsdTable::OpenMappedReaders() {
 }
 
 void SsdTable::SetUpMappedGets() {
-  if (!options_.mapped_gets || options_.use_mmap || options_.verify_checksums) return;
+  if (!options_.mapped_gets || options_.use_mmap) return;
   gets_mapping_ = file_->Mapping();
   if (gets_mapping_ != nullptr) gets_readers_.reset(new std::atomic<const BlockReader*>[index_.size()]());
 }
@@ -208,6 +208,7 @@ void SsdTable::OpenPieceReaders() {
   if (options_.use_mmap || gets_mapping_ != nullptr || format_ != BlockFormat::kKeySet) return;
   const auto blocks = static_cast<uint32_t>(index_.size());
   pieces_.resize(blocks);
+  pieces_verified_.reset(new std::atomic<bool>[blocks]());
   for (uint32_t i = 0; i < blocks; ++i) {
     if (!IsLarge(i)) continue;
     const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, /*timed=*/false);
@@ -241,7 +242,7 @@ Status SsdTable::ReadBlock(uint32_t i, bool verify, CachedBlockRef* block) const
       return Status::OK();
     }
   }
-  if (verify) {
+  if (verify || options_.verify_checksums) {  // once per block: VerifyChecksum keeps a flag
     Status s = VerifyChecksum(i, **block);
     if (!s.ok()) {
       block->reset();
@@ -486,7 +487,7 @@ const BlockReader* SsdTable::MappedReader(uint32_t i, std::unique_ptr<BlockReade
   if (reader != nullptr) return reader;
   BlockReadOptions read_options;
   read_options.comparator = options_.comparator;
-  read_options.verify_checksum = false;
+  read_options.verify_checksum = options_.verify_checksums;  // once: the reader is kept
   *s = BlockReader::Open(format_, Slice(gets_mapping_ + index_[i].offset, index_[i].size), read_options, opened);
   if (!s->ok()) return nullptr;
   // The first reader published wins; a loser is freed with `opened`.
@@ -521,6 +522,12 @@ Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const
                                    SequenceNumber snapshot, ValueType* type, std::string* value) const {
   // Pieces carry no checksum: a read that must verify one reads the block.
   if (i < pieces_.size() && pieces_[i] != nullptr && !options.verify_checksums) {
+    if (options_.verify_checksums && !pieces_verified_[i].load(std::memory_order_acquire)) {
+      std::shared_ptr<CachedBlock> whole;  // read once to check its CRC, then dropped
+      Status s = ReadBlockCopy(i, /*verify=*/true, /*from_mapping=*/false, &whole);
+      if (!s.ok()) return s;
+      pieces_verified_[i].store(true, std::memory_order_release);
+    }
     const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, options_.time_reads);
     bool whole_block = false;
     Status s = pieces_[i]->Get(bytes, user_key, snapshot, type, value, &whole_block);

@@ -141,9 +141,13 @@ struct SsdTableOptions {
   // each block once), nor where the file system offers no mapping. Implied
   // by use_mmap (which serves everything from the mapping, unguarded).
   bool mapped_gets = false;
-  // Check each block's CRC when it is read into the cache (scan iterators,
-  // which feed compactions, always check; so do reads with
-  // ReadOptions::verify_checksums). Without it a damaged block is still
+  // Check each block's CRC once, when it first enters memory: read into
+  // the cache, first read through the mapping (mapped Gets and the
+  // iterators that share their readers; with use_mmap, a block's first
+  // use), or -- a large block read in pieces, which carry no CRC -- read
+  // whole once before its first piece is served. Scan iterators, which feed
+  // compactions, always check; so do reads with
+  // ReadOptions::verify_checksums. Without it a damaged block is still
   // never read out of bounds (the reader checks its structure); Validate()
   // always checks.
   bool verify_checksums = false;
@@ -338,6 +342,9 @@ class SsdTable final : public Table {
   // lookups in pieces (nullptr for the others, and for large blocks that
   // cannot be read in pieces).
   std::vector<std::unique_ptr<keyset::PieceReader>> pieces_;
+  // verify_checksums: whether large block i has had its CRC checked whole
+  // (before its first piece read); one flag per pieces_ entry.
+  std::unique_ptr<std::atomic<bool>[]> pieces_verified_;
   std::string filter_;                   // table Bloom filter lines (empty: none)
   bloom::Geometry filter_geometry_;
   uint64_t entries_ = 0;

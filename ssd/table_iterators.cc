@@ -195,8 +195,7 @@ class SsdTable::BlockSource {
         verify_mapped_(scan && table->options_.use_mmap),
         verify_(verify),
         decode_(decode),
-        reads_mapping_(!scan_ && !verify_mapped_ && !verify && !table->options_.verify_checksums &&
-                       table->gets_mapping_ != nullptr),
+        reads_mapping_(!scan_ && !verify_mapped_ && !verify && table->gets_mapping_ != nullptr),
         forward_run_(scanning ? kReadAheadBlocks : 0) {}
 
   size_t num_children() const { return table_->index_.size(); }
@@ -217,7 +216,9 @@ class SsdTable::BlockSource {
                               : table_->ReadBlock(block, verify_, &block_);
     };
     // A block a user's iterator seeks into, when the table is mapped for
-    // Gets and nothing asks for checksums: from the cache if it is there,
+    // Gets and the read does not ask to verify checksums again (the table's
+    // verify_checksums checks the block once, when its mapped reader is
+    // made): from the cache if it is there,
     // else in place from the mapping, as Gets read it (no read-ahead; the
     // block reaches the cache only if the iterator steps on in it).
     if (reads_mapping_ && !scanning) {

@@ -533,7 +533,7 @@ TEST(SsdTierTest, ATableThatLosesItsPagesFailsOnlyTheGetsThatNeedItWithIOError) 
   db.reset();  // closes cleanly
 }
 
-// Without paranoid checks a damaged block may be served to a Get, but a
+// With paranoid checks off a damaged block may be served to a Get, but a
 // compaction never rewrites one as if intact: it verifies what it reads,
 // fails with Corruption naming the file and commits nothing.
 // Both read paths: blocks read by pread, and blocks served from a mapping.
@@ -544,7 +544,7 @@ TEST_P(DamagedBlockTest, CompactionRefusesToRewriteIt) {
   std::map<std::string, std::string> model;
   Options options = HybridOptions(nullptr);
   options.ssd_use_mmap = GetParam();
-  ASSERT_FALSE(options.paranoid_checks);
+  options.paranoid_checks = false;
   const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
   ASSERT_FALSE(tables.empty());
   const std::string victim = tables.front();
@@ -571,7 +571,7 @@ TEST_P(DamagedBlockTest, CompactionRefusesToRewriteIt) {
   EXPECT_GT(served, 8000);  // all but the damaged block's keys
 }
 
-// Without paranoid checks a damaged value byte goes unseen by a plain
+// With paranoid checks off a damaged value byte goes unseen by a plain
 // iterator or Get; with ReadOptions::verify_checksums every SSD block read
 // is checked: the iterator stops with Corruption naming the file, and a Get
 // of a key in the damaged block returns Corruption.
@@ -580,7 +580,7 @@ TEST_P(DamagedBlockTest, IteratorWithVerifyChecksumsFindsIt) {
   std::map<std::string, std::string> model;
   Options options = HybridOptions(nullptr);
   options.ssd_use_mmap = GetParam();
-  ASSERT_FALSE(options.paranoid_checks);
+  options.paranoid_checks = false;
   const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
   ASSERT_FALSE(tables.empty());
   const std::string victim = tables.back();
@@ -625,6 +625,104 @@ TEST_P(DamagedBlockTest, IteratorWithVerifyChecksumsFindsIt) {
 
 INSTANTIATE_TEST_SUITE_P(ReadPaths, DamagedBlockTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Mmap" : "Pread"; });
+
+// Under default options (paranoid_checks) a damaged SSD block is never
+// served as data: every Get, MultiGet and iterator either returns the
+// written value or ends with Corruption, on each read path -- Gets through
+// the guarded mapping (the default), through the block cache, from a table
+// mapped whole, and from a large (migrated) block read in pieces.
+enum class ReadPath { kMappedGets, kCache, kMmap, kPieces };
+
+class DamagedBlockByDefaultTest : public ::testing::TestWithParam<ReadPath> {};
+
+TEST_P(DamagedBlockByDefaultTest, IsCorruptionNeverData) {
+  test::ScratchDir dir;
+  std::map<std::string, std::string> model;
+  Options options = HybridOptions(nullptr);
+  ASSERT_TRUE(options.paranoid_checks);
+  options.ssd_mapped_gets = GetParam() == ReadPath::kMappedGets;
+  options.ssd_use_mmap = GetParam() == ReadPath::kMmap;
+  std::string victim;
+  if (GetParam() == ReadPath::kPieces) {
+    std::unique_ptr<DB> db;
+    ASSERT_NO_FATAL_FAILURE(OpenWithKeysInOrder(dir, &db, &model));
+    db.reset();
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      if (entry.path().extension() == ".jst" && FirstBlockSize(entry.path()) > (64 << 10)) victim = entry.path();
+    }
+  } else {
+    const std::vector<std::string> tables = WriteCompactedStore(dir.path(), options, &model);
+    ASSERT_FALSE(tables.empty());
+    victim = tables.back();
+  }
+  ASSERT_FALSE(victim.empty());
+  // A byte of a value in the middle of the file: its block's structure
+  // stays sound, only its CRC tells.
+  std::string bytes;
+  {
+    std::ifstream in(victim, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string run = GetParam() == ReadPath::kPieces ? std::string(100, 'm') : std::string(120, 'v');
+  const size_t value = bytes.find(run, bytes.size() / 3);
+  ASSERT_NE(value, std::string::npos);
+  FlipByte(victim, static_cast<std::streamoff>(value + 50));
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+
+  size_t corrupt = 0;
+  std::vector<std::string> names;
+  for (const auto& [key, expected] : model) {
+    std::string got;
+    const Status s = db->Get(ReadOptions(), key, &got);
+    names.push_back(key);
+    if (s.ok()) {
+      ASSERT_EQ(got, expected) << key;
+      continue;
+    }
+    ASSERT_TRUE(s.IsCorruption()) << key << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find(victim), std::string::npos) << s.ToString();
+    ++corrupt;
+  }
+  EXPECT_GT(corrupt, 0u);
+  EXPECT_LT(corrupt, model.size() / 2);  // the damaged block's keys, not the store's
+  const std::vector<Slice> keys(names.begin(), names.end());
+  std::vector<std::string> values;
+  const std::vector<Status> statuses = db->MultiGet(ReadOptions(), keys, &values);
+  size_t multi_corrupt = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (statuses[i].ok()) {
+      ASSERT_EQ(values[i], model.at(names[i])) << names[i];
+    } else {
+      ASSERT_TRUE(statuses[i].IsCorruption()) << names[i] << ": " << statuses[i].ToString();
+      ++multi_corrupt;
+    }
+  }
+  EXPECT_EQ(multi_corrupt, corrupt);
+  // An iterator yields only written entries, and stops at the damage.
+  auto it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const auto found = model.find(it->key().ToString());
+    ASSERT_NE(found, model.end()) << it->key().ToString();
+    ASSERT_EQ(it->value().ToString(), found->second) << found->first;
+  }
+  EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadPaths, DamagedBlockByDefaultTest,
+                         ::testing::Values(ReadPath::kMappedGets, ReadPath::kCache, ReadPath::kMmap, ReadPath::kPieces),
+                         [](const ::testing::TestParamInfo<ReadPath>& info) {
+                           switch (info.param) {
+                             case ReadPath::kMappedGets:
+                               return std::string("MappedGets");
+                             case ReadPath::kCache:
+                               return std::string("Cache");
+                             case ReadPath::kMmap:
+                               return std::string("Mmap");
+                             default:
+                               return std::string("Pieces");
+                           }
+                         });
 
 // Disk-only mode: a power failure (every unsynced byte dropped) at a random
 // moment keeps every write acknowledged with sync=true and a prefix of the

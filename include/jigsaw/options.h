@@ -202,7 +202,9 @@ struct JIGSAW_EXPORT Options {
   // error or a table truncated behind the engine's back makes that Get
   // return IOError, and the process lives on. Values are copied out before
   // the guard ends; iterators and compactions keep the block cache, and so
-  // do reads with verify_checksums (and every read with paranoid_checks).
+  // do reads with ReadOptions::verify_checksums. With paranoid_checks a
+  // block's CRC is checked once, when a Get first reads it from the
+  // mapping.
   // Scans that read windows of adjacent blocks copy a window from the same
   // mapping, under the same guard, when Gets have read every block in it
   // (its pages are then mapped already), and read it from the file
@@ -249,13 +251,20 @@ struct JIGSAW_EXPORT Options {
   // by GetProperty("jigsaw.io"), with the io_uring rings given up because a
   // wait on them exceeded its bound. Default: kAuto.
   SsdIo ssd_io = SsdIo::kAuto;
-  // Verify the CRC of every SSD block read into the block cache. Without it
-  // a damaged block still never makes a read go out of bounds, and
-  // compactions (which read their inputs past the cache), DB::VerifyIntegrity
-  // and recovery of pending compactions always verify.
-  // WAL damage at open is wal_recovery_mode's concern, not this option's.
-  // Default: false (as LevelDB's paranoid_checks).
-  bool paranoid_checks = false;
+  // Verify the CRC of every SSD block once, when it first enters memory:
+  // read into the block cache, first read in place through a mapping
+  // (ssd_mapped_gets, ssd_use_mmap), or -- a large block that Gets read in
+  // pieces -- read whole once before its first piece is used. A damaged
+  // block is then Corruption naming the table and block for every read
+  // that needs it, never data. Off, a damaged block still never makes a
+  // read go out of bounds, but its damaged values may be returned; reads
+  // with ReadOptions::verify_checksums verify anyway, and so do compactions
+  // (which read their inputs past the cache), DB::VerifyIntegrity and
+  // recovery of pending compactions. Pmem blocks are verified when the
+  // database is opened. WAL damage at open is wal_recovery_mode's concern,
+  // not this option's.
+  // Default: true (as RocksDB's; LevelDB's paranoid_checks is off).
+  bool paranoid_checks = true;
   // What DB::Open does with a damaged WAL record; see WalRecoveryMode.
   // Damage a mode tolerated is described by
   // GetProperty("jigsaw.wal-recovery"). Default:
@@ -314,7 +323,7 @@ struct JIGSAW_EXPORT Options {
 struct JIGSAW_EXPORT ReadOptions {
   // Verify the checksum of every SSD table block the read uses -- from the
   // file, the block cache or the mapping; once per cached or mapped block --
-  // even without Options::paranoid_checks: Get and MultiGet return
+  // also with Options::paranoid_checks off: Get and MultiGet return
   // Corruption for a damaged block, an iterator ends with it. Pmem blocks
   // need nothing more: they are verified when the database is opened, or
   // were written since by this process.
