@@ -56,6 +56,7 @@ class JigsawEngine final : public Engine {
     options.pmem_budget = config.pmem_budget;
     options.ssd_use_mmap = config.ssd_use_mmap;
     options.ssd_mapped_gets = config.ssd_mapped_gets;
+    options.paranoid_checks = config.paranoid_checks;
     options.reuse_log_files = config.reuse_log_files;
     options.concurrent_memtable_writes = config.concurrent_memtable_writes;
     options.read_triggered_compactions = config.read_triggered_compactions;

@@ -27,8 +27,9 @@ struct EngineConfig {
   jigsaw::StorageMode storage_mode = jigsaw::StorageMode::kPmem;          // JigsawDB only
   uint64_t pmem_budget = 0;                                               // JigsawDB hybrid
   bool ssd_use_mmap = false;                                              // JigsawDB hybrid
-  bool ssd_mapped_gets = true;
-  bool reuse_log_files = true;                                           // JigsawDB disk: write new logs over old ones                                            // JigsawDB hybrid/disk: Get via a guarded mapping
+  bool ssd_mapped_gets = true;                                            // JigsawDB hybrid/disk: Get via a guarded mapping
+  bool paranoid_checks = true;                                            // JigsawDB: SSD block CRCs checked on load
+  bool reuse_log_files = true;                                            // JigsawDB disk: write new logs over old ones
   bool concurrent_memtable_writes = true;                                 // JigsawDB
   bool read_triggered_compactions = true;                                 // JigsawDB
   size_t ssd_block_size = 8 << 10;                                        // JigsawDB hybrid

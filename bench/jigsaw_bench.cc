@@ -55,6 +55,7 @@ struct Flags {
   uint64_t pmem_budget_mb = 64;
   int ssd_use_mmap = 0;
   int ssd_mapped_gets = 1;
+  int paranoid_checks = 1;
   int reuse_log_files = 1;
   int concurrent_memtable_writes = 1;
   int read_triggered_compactions = 1;
@@ -638,6 +639,8 @@ void DefineFlags(CLI::App* app, Flags* f) {
   app->add_option("--ssd_mapped_gets", f->ssd_mapped_gets,
                   "hybrid and disk: Gets read SSD tables in place through a SIGBUS-guarded mmap (1, default) or "
                   "through the block cache (0)");
+  app->add_option("--paranoid_checks", f->paranoid_checks,
+                  "JigsawDB: verify each SSD block's CRC once as it enters memory (1, default) or not (0)");
   app->add_option("--reuse_log_files", f->reuse_log_files,
                   "disk: write each new WAL log file over the last one no longer needed (1, default) or into a new "
                   "file (0)");
@@ -747,6 +750,7 @@ EngineConfig MakeEngineConfig(const Flags& f, const std::string& engine) {
   config.pmem_budget = f.pmem_budget_mb << 20;
   config.ssd_use_mmap = f.ssd_use_mmap != 0;
   config.ssd_mapped_gets = f.ssd_mapped_gets != 0;
+  config.paranoid_checks = f.paranoid_checks != 0;
   config.reuse_log_files = f.reuse_log_files != 0;
   config.concurrent_memtable_writes = f.concurrent_memtable_writes != 0;
   config.read_triggered_compactions = f.read_triggered_compactions != 0;
