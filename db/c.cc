@@ -168,6 +168,18 @@ jigsaw_t* jigsaw_open(const jigsaw_options_t* options, const char* name, char** 
   }
 }
 
+jigsaw_t* jigsaw_open_for_read_only(const jigsaw_options_t* options, const char* name, char** errptr) {
+  if (!CheckOptions(options, errptr)) return nullptr;
+  try {
+    auto db = std::make_unique<jigsaw_t>();
+    if (!SaveError(errptr, DB::OpenForReadOnly(options->rep, name, &db->rep))) return nullptr;
+    return db.release();
+  } catch (...) {
+    SaveException(errptr);
+    return nullptr;
+  }
+}
+
 // Destructors are noexcept: closing cannot throw into C.
 void jigsaw_close(jigsaw_t* db) { delete db; }
 

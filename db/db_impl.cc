@@ -367,6 +367,7 @@ Status DBImpl::PrepareWriteGroup(Writer* w, WriteBatch* joined, WriteBatch** gro
 }
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
+  if (read_only_) return Status::NotSupported(name_, "is open read-only (DB::OpenForReadOnly)");
   if (batch == nullptr) return Status::InvalidArgument("write batch is null");
   bool deletes_only = false;
   Status s = WriteBatchInternal::CheckLimits(*batch, &deletes_only);
@@ -591,6 +592,7 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
 // Manual compaction
 
 Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
+  if (read_only_) return Status::NotSupported(name_, "is open read-only (DB::OpenForReadOnly)");
   MutexLock lock(&mutex_);
   // Take over compaction from the background thread, which keeps flushing.
   while (manual_compaction_) done_cv_.Wait();  // one CompactRange at a time

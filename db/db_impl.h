@@ -65,6 +65,8 @@ class DBImpl final : public DB {
   bool created_pool() const { return tables_->pool() != nullptr && tables_->pool()->created(); }
   // Takes the directory lock DB::Open acquired; released when the DB closes.
   void HoldLock(std::unique_ptr<FileLock> lock) { lock_ = std::move(lock); }
+  // Before Recover: recover as DB::OpenForReadOnly (disk mode only).
+  void MarkReadOnly() { read_only_ = true; }
   // Takes the default info log DB::Open made (Options::info_log unset).
   // Before Recover.
   void TakeInfoLog(std::unique_ptr<Logger> log) {
@@ -125,6 +127,10 @@ class DBImpl final : public DB {
   void SortDeeperLevels(Version* version) const;  // levels >= 1 by smallest key
   void SweepOrphanFiles(RecoveryState* state) REQUIRES(mutex_);
   Status ReplayWal(RecoveryState* state) REQUIRES(mutex_);
+  // Recover for DB::OpenForReadOnly: the manifest's tables and the WAL
+  // replayed into mem_, nothing written; retried while the manifest changes
+  // under it.
+  Status RecoverReadOnlySteps() EXCLUDES(mutex_);
   void FreeUnreferencedObjects(const RecoveryState& state) REQUIRES(mutex_);
   Status CommitRecovery(RecoveryState* state) REQUIRES(mutex_);
   void StartBackgroundThreads() REQUIRES(mutex_);
@@ -384,6 +390,7 @@ class DBImpl final : public DB {
   const std::string name_;
   const std::string database_id_;
   const Comparator* const ucmp_;
+  bool read_only_ = false;  // DB::OpenForReadOnly; set before Recover
   mutable Mutex mutex_;
   // One checkpoint at a time (checkpoint.cc): two calls for the same
   // directory would clear each other's <dir>.tmp. Never held with mutex_.

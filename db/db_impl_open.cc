@@ -190,6 +190,32 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
   return s;
 }
 
+Status DB::OpenForReadOnly(const Options& options, const std::string& name, std::unique_ptr<DB>* db) {
+  db->reset();
+  Status s = ValidateOptions(options);
+  if (!s.ok()) return s;
+  if (name.empty()) return Status::InvalidArgument("database name is empty");
+  if (options.storage_mode != StorageMode::kDisk) {
+    return Status::NotSupported("OpenForReadOnly", "only disk-mode databases open read-only: a pool is locked by "
+                                                   "the process that has it open, and mapping it writes to it");
+  }
+  FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
+  DatabaseIdentity identity;
+  s = ReadIdentity(fs, name, &identity);
+  if (s.ok() && identity.uses_pool) {
+    return Status::InvalidArgument("storage_mode", name + " holds a pool database; options give kDisk (a pool "
+                                                          "database cannot be opened read-only)");
+  }
+  if (!s.ok() && !s.IsNotFound()) return s;
+  if (!fs->FileExists(name + "/MANIFEST")) return Status::NotFound(name, "holds no disk-mode database (no MANIFEST)");
+  auto impl = std::make_unique<DBImpl>(options, name, identity.database_id);
+  impl->MarkReadOnly();
+  s = impl->Recover();
+  if (!s.ok()) return s;
+  *db = std::move(impl);
+  return Status::OK();
+}
+
 Status DestroyDB(const std::string& name, const Options& options) {
   FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
   const std::string pool_path = PoolPathFor(options, name);
@@ -333,7 +359,7 @@ Status DBImpl::Recover() {
   Log(info_log_, "Opening %s: %s mode, pool %s", name_.c_str(), mode,
       disk_mode() ? "none" : PoolPathFor(options_, name_).c_str());
   const uint64_t start = SteadyNanos();
-  Status s = RecoverSteps();
+  Status s = read_only_ ? RecoverReadOnlySteps() : RecoverSteps();
   MutexLock lock(&mutex_);
   if (!s.ok()) {
     Log(info_log_, "Open failed: %s", s.ToString().c_str());
@@ -382,6 +408,48 @@ Status DBImpl::RecoverSteps() {
   if (!s.ok()) return s;
   StartBackgroundThreads();
   return Status::OK();
+}
+
+Status DBImpl::RecoverReadOnlySteps() {
+  // A writer may commit a new manifest -- dropping tables and logs this
+  // attempt reads -- at any moment. The view is consistent if the manifest
+  // it was read from is still the committed one once everything is read
+  // (open files stay readable when the writer deletes them).
+  constexpr int kAttempts = 20;
+  MutexLock lock(&mutex_);
+  tables_->ChooseIo(&io_description_);
+  Status s;
+  for (int attempt = 1;; ++attempt) {
+    RecoveryState state;
+    state.recovered = NewMemTable();
+    s = versions_->Load(std::make_unique<FileManifestStore>(tables_->fs(), name_, ucmp_, tables_->sync_stats()),
+                        &state.manifest, &state.manifest_exists);
+    if (s.ok() && !state.manifest_exists) return Status::NotFound(name_, "holds no disk-mode database (no MANIFEST)");
+    if (s.ok()) s = LoadVersion(&state);
+    for (const auto& p : state.manifest.pending) {
+      for (uint64_t output : p.outputs) {
+        if (s.ok() && state.loaded.count(output) == 0) {
+          s = Status::IOError(name_, "a compaction a crash interrupted must be redone first: open the database "
+                                     "for writing once");
+        }
+      }
+    }
+    if (s.ok()) s = ReplayWal(&state);
+    ManifestState now;
+    bool exists = false;
+    const Status again = FileManifestStore(tables_->fs(), name_, ucmp_, tables_->sync_stats()).Load(&now, &exists);
+    const bool unchanged = again.ok() && exists && now.generation == state.manifest.generation;
+    if (s.ok() && unchanged) {
+      versions_->SetCurrent(state.version);
+      mem_ = state.recovered;
+      return Status::OK();
+    }
+    if (unchanged) return s;  // the error is the database's, not a writer's commit
+    if (attempt == kAttempts) {
+      return Status::IOError(name_, "its manifest changed under each of " + std::to_string(kAttempts) +
+                                        " attempts to open it read-only" + (s.ok() ? "" : ": " + s.ToString()));
+    }
+  }
 }
 
 Status DBImpl::OpenStorage(RecoveryState* state) {

@@ -410,6 +410,13 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
     CHECK_GET(copy, roptions, "foo", "world");
     CHECK_GET(copy, roptions, "after", NULL);
     jigsaw_close(copy);
+    /* The checkpoint read-only: every key, and writes refused. */
+    copy = jigsaw_open_for_read_only(disk, checkpoint, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(copy, roptions, "serial", "write");
+    jigsaw_put(copy, woptions, "k", 1, "v", 1, &err);
+    CHECK_ERROR(err, "Not supported");
+    jigsaw_close(copy);
     jigsaw_destroy_db(disk, checkpoint, &err);
     CHECK_NO_ERROR(err);
     CHECK(rmdir(checkpoint) == 0 || errno == ENOENT);

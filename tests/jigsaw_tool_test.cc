@@ -318,6 +318,15 @@ TEST(JigsawToolTest, RefusesADatabaseOpenElsewhere) {
   }
   std::string value;
   EXPECT_TRUE(held->Get(ReadOptions(), "k", &value).IsNotFound());
+  // --read_only reads beside the holder, and the holder's latest writes.
+  ASSERT_TRUE(held->Put(WriteOptions(), "held", "written").ok());
+  ToolRun r = Tool(dir, {"get", db, "held", "--read_only"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "written\n");
+  r = Tool(dir, {"scan", db, "--read_only"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("held\twritten"), std::string::npos) << r.out;
+  EXPECT_EQ(Tool(dir, {"verify", db, "--read_only"}).code, 0);
   held.reset();
   EXPECT_EQ(Tool(dir, {"get", db, Key(1)}).code, 0);
 }

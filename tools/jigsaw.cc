@@ -11,9 +11,11 @@
 // Every command except `dump --table` opens the database through
 // DB::Open, which takes <db>/LOCK (a database open elsewhere is refused)
 // and recovers it: the WAL is replayed into a new L0 table and a manifest
-// committed, and background compactions may run while it is open. There is
-// no read-only open; `info`, `get`, `scan`, `dump --block` and `verify`
-// write nothing else.
+// committed, and background compactions may run while it is open; `info`,
+// `get`, `scan`, `dump --block` and `verify` write nothing else. With
+// --read_only, `info`, `get`, `scan`, `verify` and `checkpoint` open a
+// disk-mode database with DB::OpenForReadOnly instead: no lock, nothing
+// written, beside a process that has it open.
 //
 // How a database is opened: its storage mode and pool path are read from
 // <db>/IDENTITY (db/db_identity.h) unless --mode / --pmem_path are given;
@@ -350,6 +352,7 @@ void AddInfoCommand(CLI::App* app, CommandLine* cl) {
   CLI::App* info = app->add_subcommand("info", "mode, formats, levels (tables and bytes), pool usage, statistics");
   info->add_option("db", cl->db, "database directory")->required();
   AddDbFlags(info, &cl->flags);
+  AddReadOnlyFlag(info, &cl->flags);
   info->callback([cl] { cl->rc = Info(cl->db, cl->flags); });
 }
 
@@ -361,6 +364,7 @@ void AddGetCommand(CLI::App* app, CommandLine* cl) {
   get->add_flag("--hex", cl->hex, "print the value in hex (default: escaped, non-printable bytes as \\xNN)");
   get->add_flag("--key_hex", cl->key_hex, "the key is given in hex");
   AddDbFlags(get, &cl->flags);
+  AddReadOnlyFlag(get, &cl->flags);
   get->callback([cl] {
     std::string k;
     cl->rc = DecodeKey(cl->key, cl->key_hex, &k) ? Get(cl->db, cl->flags, k, cl->hex) : kUsage;
@@ -412,6 +416,7 @@ void AddScanCommand(CLI::App* app, CommandLine* cl) {
   scan->add_flag("--hex", scan_flags.hex, "keys and values in hex (default: escaped, non-printable bytes as \\xNN)");
   scan->add_flag("--key_hex", cl->key_hex, "--from and --to are given in hex");
   AddDbFlags(scan, &cl->flags);
+  AddReadOnlyFlag(scan, &cl->flags);
   scan->callback([cl, from, to] {
     ScanFlags& args = cl->scan;
     args.has_from = from->count() > 0;
@@ -466,6 +471,7 @@ void AddMaintenanceCommands(CLI::App* app, CommandLine* cl) {
   verify->add_option("db", cl->db, "database directory")->required();
   verify->add_flag("--verbose", cl->verbose, "list every table checked");
   AddDbFlags(verify, &cl->flags);
+  AddReadOnlyFlag(verify, &cl->flags);
   verify->callback([cl] { cl->rc = Verify(cl->db, cl->flags, cl->verbose); });
 
   CLI::App* compact = app->add_subcommand("compact", "compact the whole key range down to the last level");
@@ -505,6 +511,7 @@ void AddCopyCommand(CLI::App* app, CommandLine* cl) {
   checkpoint->add_option("db", cl->db, "database directory")->required();
   checkpoint->add_option("dir", cl->dst, "the checkpoint's directory (must not exist)")->required();
   AddDbFlags(checkpoint, &cl->flags);
+  AddReadOnlyFlag(checkpoint, &cl->flags);
   checkpoint->callback([cl] { cl->rc = Checkpoint(cl->db, cl->dst, cl->flags); });
 }
 
@@ -513,8 +520,8 @@ void AddCopyCommand(CLI::App* app, CommandLine* cl) {
 int Main(int argc, char** argv) {
   CLI::App app("jigsaw: inspect, check, copy and destroy JigsawDB databases (docs/tool.md).\n"
                "Every command but `dump --table` opens the database with DB::Open: it takes <db>/LOCK and\n"
-               "recovers the database (replays its WAL into a table and commits a manifest); there is no\n"
-               "read-only open. Exit codes: 0 ok, 1 usage, 2 not found, 3 damage found, 4 other errors.");
+               "recovers the database (replays its WAL into a table and commits a manifest); --read_only opens\n"
+               "a disk-mode database without writing. Exit codes: 0 ok, 1 usage, 2 not found, 3 damage found, 4 other errors.");
   app.require_subcommand(1);
   app.set_version_flag("--version", JIGSAW_VERSION_STRING);
 

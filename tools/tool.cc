@@ -113,6 +113,12 @@ void AddDbFlags(CLI::App* sub, DbFlags* flags) {
                   "pool file (default: where <db>/IDENTITY says it was last opened, else <db>/pool)");
 }
 
+void AddReadOnlyFlag(CLI::App* sub, DbFlags* flags) {
+  sub->add_flag("--read_only", flags->read_only,
+                "open a disk-mode database read-only (DB::OpenForReadOnly): no lock, nothing written; works while "
+                "another process has it open");
+}
+
 namespace {
 
 // True if `dir` holds SSD table files.
@@ -190,7 +196,7 @@ int OpenDb(const std::string& db, const DbFlags& flags, std::unique_ptr<DB>* out
   const Options options = OpenOptionsFor(db, flags, &origin);
   if (used != nullptr) *used = options;
   if (origin_out != nullptr) *origin_out = origin;
-  const Status s = DB::Open(options, db, out);
+  const Status s = flags.read_only ? DB::OpenForReadOnly(options, db, out) : DB::Open(options, db, out);
   if (s.ok()) return kOk;
   std::cerr << "jigsaw: cannot open " << db << " as " << origin << ": " << s.ToString() << "\n";
   std::error_code ec;

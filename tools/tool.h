@@ -42,7 +42,13 @@ struct DbFlags {
   // this size (pool modes).
   bool create_if_missing = false;
   uint64_t pool_size_mb = Options().pmem_pool_size >> 20;
+  // info, get, scan, verify: open with DB::OpenForReadOnly (disk mode):
+  // no lock, nothing written, beside a process that has it open.
+  bool read_only = false;
 };
+
+// Adds --read_only to a subcommand that only reads.
+void AddReadOnlyFlag(CLI::App* sub, DbFlags* flags);
 
 // Adds --mode and --pmem_path to a subcommand.
 void AddDbFlags(CLI::App* sub, DbFlags* flags);

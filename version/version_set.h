@@ -28,8 +28,8 @@ class VersionSet {
 
   // Takes the manifest store, loads the committed manifest into *state and
   // takes its counters; *exists is false for a new database (the counters
-  // stay at their start). Called once, before any other method but
-  // NewFileNumber.
+  // stay at their start). Called before any other method but
+  // NewFileNumber: once, or -- a read-only open -- once per attempt.
   Status Load(std::unique_ptr<ManifestStore> store, ManifestState* state, bool* exists);
 
   // A new, unique table or log number. Thread-safe.

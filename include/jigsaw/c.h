@@ -57,6 +57,11 @@ typedef struct jigsaw_snapshot_t jigsaw_snapshot_t;
  * the handle, or NULL with *errptr set. The options are copied: they may
  * be destroyed after the call. Close with jigsaw_close. */
 JIGSAW_EXPORT jigsaw_t* jigsaw_open(const jigsaw_options_t* options, const char* name, char** errptr);
+/* Opens the disk-mode database `name` for reads only, writing nothing to
+ * it, possibly while another process has it open (DB::OpenForReadOnly in
+ * jigsaw/db.h). Writes through the handle fail with "Not supported". */
+JIGSAW_EXPORT jigsaw_t* jigsaw_open_for_read_only(const jigsaw_options_t* options, const char* name,
+                                                  char** errptr);
 
 /* Closes the database and frees the handle. Every iterator and snapshot of
  * it must have been destroyed / released first. No other thread may use

@@ -62,6 +62,23 @@ class JIGSAW_EXPORT DB {
   // removes what it created and nothing else.
   [[nodiscard]] static Status Open(const Options& options, const std::string& name, std::unique_ptr<DB>* db);
 
+  // Opens the disk-mode database `name` for reads only: nothing is written
+  // to its directory -- no LOCK taken, no recovery commit, no info log, no
+  // file removed -- and no background thread runs. The WAL is replayed
+  // into memory, so every write the database holds is seen. It may be
+  // opened while another process (or this one) has the database open for
+  // writing: the view is of one manifest -- the open retries while the
+  // writer commits new ones -- and stays that view; open again to see
+  // later writes. Put, Delete, Write and CompactRange return NotSupported;
+  // reads, snapshots, properties and CreateCheckpoint work.
+  // `options` must give StorageMode::kDisk: a pool database's pool is
+  // locked by the process that has it open, and mapping it is a write
+  // (NotSupported; CreateCheckpoint makes a disk-mode copy of one).
+  // NotFound if `name` holds no database; InvalidArgument if it holds a
+  // pool database (docs/design/024-read-only-open.md).
+  [[nodiscard]] static Status OpenForReadOnly(const Options& options, const std::string& name,
+                                              std::unique_ptr<DB>* db);
+
   DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;

@@ -1,0 +1,200 @@
+// DB::OpenForReadOnly: a disk-mode database read without writing to it,
+// closed or beside a writer that has it open, and refused for pool
+// databases.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "jigsaw/db.h"
+#include "tests/db_test_util.h"
+
+namespace jigsaw {
+namespace {
+
+std::string Key(uint64_t i) {
+  char key[24];
+  std::snprintf(key, sizeof(key), "key%010llu", static_cast<unsigned long long>(i));
+  return key;
+}
+
+std::string ValueOf(uint64_t i) { return std::string(64, static_cast<char>('a' + i % 26)) + std::to_string(i); }
+
+Options DiskOptions() {
+  Options options = test::SmallOptions();
+  options.storage_mode = StorageMode::kDisk;
+  return options;
+}
+
+std::map<std::string, std::string> Contents(DB* db) {
+  std::map<std::string, std::string> contents;
+  std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) contents[it->key().ToString()] = it->value().ToString();
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  return contents;
+}
+
+// Every entry of a directory with its size and modification time.
+std::map<std::string, std::pair<uint64_t, int64_t>> Listing(const std::string& dir) {
+  std::map<std::string, std::pair<uint64_t, int64_t>> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    struct stat st {};
+    EXPECT_EQ(::stat(entry.path().c_str(), &st), 0);
+    files[entry.path().filename().string()] = {static_cast<uint64_t>(st.st_size),
+                                               static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                                                   st.st_mtim.tv_nsec};
+  }
+  return files;
+}
+
+// Writes keys [0, n) (and deletes every tenth) into `db`; returns the model.
+std::map<std::string, std::string> Fill(DB* db, uint64_t n) {
+  std::map<std::string, std::string> model;
+  for (uint64_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(db->Put(WriteOptions(), Key(i), ValueOf(i)).ok());
+    model[Key(i)] = ValueOf(i);
+    if (i % 10 == 9) {
+      EXPECT_TRUE(db->Delete(WriteOptions(), Key(i - 5)).ok());
+      model.erase(Key(i - 5));
+    }
+  }
+  return model;
+}
+
+void ExpectWritesRefused(DB* db) {
+  EXPECT_TRUE(db->Put(WriteOptions(), "k", "v").IsNotSupported());
+  EXPECT_TRUE(db->Delete(WriteOptions(), "k").IsNotSupported());
+  WriteBatch batch;
+  batch.Put("k", "v");
+  EXPECT_TRUE(db->Write(WriteOptions(), &batch).IsNotSupported());
+  EXPECT_TRUE(db->CompactRange(nullptr, nullptr).IsNotSupported());
+}
+
+TEST(ReadOnlyTest, AClosedDatabaseIsReadWholeAndNothingIsWritten) {
+  test::ScratchDir dir;
+  std::map<std::string, std::string> model;
+  uint64_t sequence = 0;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), dir.path(), &db).ok());
+    model = Fill(db.get(), 20000);  // tables in several levels, and a WAL tail
+    sequence = db->GetLatestSequenceNumber();
+  }
+  const auto before = Listing(dir.path());
+  {
+    std::unique_ptr<DB> db;
+    Status s = DB::OpenForReadOnly(DiskOptions(), dir.path(), &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(db->GetLatestSequenceNumber(), sequence);
+    EXPECT_EQ(Contents(db.get()), model);
+    std::string value;
+    ASSERT_TRUE(db->Get(ReadOptions(), Key(19999), &value).ok());
+    EXPECT_EQ(value, ValueOf(19999));
+    EXPECT_TRUE(db->Get(ReadOptions(), Key(19994), &value).IsNotFound());
+    const Snapshot* snapshot = db->GetSnapshot();
+    EXPECT_EQ(snapshot->sequence(), sequence);
+    db->ReleaseSnapshot(snapshot);
+    EXPECT_TRUE(db->VerifyIntegrity().ok());
+    ExpectWritesRefused(db.get());
+    // Two read-only opens at once: no lock is taken.
+    std::unique_ptr<DB> second;
+    ASSERT_TRUE(DB::OpenForReadOnly(DiskOptions(), dir.path(), &second).ok());
+    EXPECT_EQ(Contents(second.get()), model);
+  }
+  EXPECT_EQ(Listing(dir.path()), before);
+  // A checkpoint of a read-only database is a database of its contents.
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::OpenForReadOnly(DiskOptions(), dir.path(), &db).ok());
+    const std::string checkpoint = dir.path() + "-checkpoint";
+    ASSERT_TRUE(db->CreateCheckpoint(checkpoint, nullptr).ok());
+    std::unique_ptr<DB> copy;
+    ASSERT_TRUE(DB::OpenForReadOnly(DiskOptions(), checkpoint, &copy).ok());
+    EXPECT_EQ(Contents(copy.get()), model);
+    copy.reset();
+    std::filesystem::remove_all(checkpoint);
+  }
+  // The database still opens for writing, whole.
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(DiskOptions(), dir.path(), &db).ok());
+  EXPECT_EQ(Contents(db.get()), model);
+}
+
+// Each Put of key i takes sequence base + i + 1: a view at sequence S holds
+// exactly keys [0, S - base).
+void ExpectPrefix(DB* db, uint64_t base, const std::string& where) {
+  const uint64_t sequence = db->GetLatestSequenceNumber();
+  ASSERT_GE(sequence, base) << where;
+  const std::map<std::string, std::string> contents = Contents(db);
+  ASSERT_EQ(contents.size(), sequence - base) << where;
+  uint64_t i = 0;
+  for (const auto& [key, value] : contents) {
+    ASSERT_EQ(key, Key(i)) << where;
+    ASSERT_EQ(value, ValueOf(i)) << where;
+    ++i;
+  }
+}
+
+// Opens beside a writer that has the database open, flushing and
+// compacting under them: each read-only view is a prefix of its writes, and
+// stays that view while the writer goes on.
+TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
+  test::ScratchDir dir;
+  std::unique_ptr<DB> writer_db;
+  ASSERT_TRUE(DB::Open(DiskOptions(), dir.path(), &writer_db).ok());
+  const uint64_t base = writer_db->GetLatestSequenceNumber();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    for (uint64_t i = 0; !stop.load() && i < 300000; ++i) {
+      if (!writer_db->Put(WriteOptions(), Key(i), ValueOf(i)).ok()) return;
+      written.store(i + 1);
+    }
+  });
+  uint64_t last_seen = 0;
+  for (int round = 0; round < 12; ++round) {
+    while (written.load() < static_cast<uint64_t>(round + 1) * 2000) std::this_thread::yield();
+    std::unique_ptr<DB> db;
+    Status s = DB::OpenForReadOnly(DiskOptions(), dir.path(), &db);
+    ASSERT_TRUE(s.ok()) << "round " << round << ": " << s.ToString();
+    const std::string where = "round " + std::to_string(round);
+    ExpectPrefix(db.get(), base, where);
+    EXPECT_GE(db->GetLatestSequenceNumber(), last_seen) << where;
+    last_seen = db->GetLatestSequenceNumber();
+    std::this_thread::yield();
+    ExpectPrefix(db.get(), base, where + ", read again");  // the same view
+    ExpectWritesRefused(db.get());
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_GT(last_seen, base);
+}
+
+TEST(ReadOnlyTest, PoolDatabasesAndMissingOnesAreRefusedWithoutWriting) {
+  test::ScratchDir dir;
+  const std::string pool_db = dir.path() + "/pool-db";
+  {
+    Options options = test::SmallModeOptions(StorageMode::kPmem);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, pool_db, &db).ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  }
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::OpenForReadOnly(test::SmallModeOptions(StorageMode::kPmem), pool_db, &db).IsNotSupported());
+  EXPECT_TRUE(DB::OpenForReadOnly(test::SmallModeOptions(StorageMode::kHybrid), pool_db, &db).IsNotSupported());
+  EXPECT_TRUE(DB::OpenForReadOnly(DiskOptions(), pool_db, &db).IsInvalidArgument());
+  const std::string missing = dir.path() + "/missing";
+  Status s = DB::OpenForReadOnly(DiskOptions(), missing, &db);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  EXPECT_EQ(db, nullptr);
+}
+
+}  // namespace
+}  // namespace jigsaw
