@@ -411,11 +411,13 @@ Status DBImpl::RecoverSteps() {
 }
 
 Status DBImpl::RecoverReadOnlySteps() {
-  // A writer may commit a new manifest -- dropping tables and logs this
-  // attempt reads -- at any moment. The view is consistent if the manifest
-  // it was read from is still the committed one once everything is read
-  // (open files stay readable when the writer deletes them).
-  constexpr int kAttempts = 20;
+  // A writer may commit a new manifest at any moment. A table it drops is
+  // deleted afterwards, a log it drops deleted or reused afterwards: a
+  // table this open has opened stays readable, but a log could change
+  // under its replay. So the view is consistent when everything is read
+  // and every log replayed is still in the committed manifest (none was
+  // dropped meanwhile); otherwise the open starts over.
+  constexpr int kAttempts = 100;
   MutexLock lock(&mutex_);
   tables_->ChooseIo(&io_description_);
   Status s;
@@ -438,15 +440,21 @@ Status DBImpl::RecoverReadOnlySteps() {
     ManifestState now;
     bool exists = false;
     const Status again = FileManifestStore(tables_->fs(), name_, ucmp_, tables_->sync_stats()).Load(&now, &exists);
-    const bool unchanged = again.ok() && exists && now.generation == state.manifest.generation;
-    if (s.ok() && unchanged) {
+    bool logs_kept = again.ok() && exists;
+    for (const WalSegmentMeta& w : state.manifest.wal_segments) {
+      bool listed = false;
+      for (const WalSegmentMeta& n : now.wal_segments) listed = listed || n.number == w.number;
+      logs_kept = logs_kept && listed;
+    }
+    if (s.ok() && logs_kept) {
       versions_->SetCurrent(state.version);
       mem_ = state.recovered;
       return Status::OK();
     }
+    const bool unchanged = again.ok() && exists && now.generation == state.manifest.generation;
     if (unchanged) return s;  // the error is the database's, not a writer's commit
     if (attempt == kAttempts) {
-      return Status::IOError(name_, "its manifest changed under each of " + std::to_string(kAttempts) +
+      return Status::IOError(name_, "a writer dropped logs under each of " + std::to_string(kAttempts) +
                                         " attempts to open it read-only" + (s.ok() ? "" : ": " + s.ToString()));
     }
   }

@@ -157,9 +157,19 @@ TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
       written.store(i + 1);
     }
   });
+  struct JoinAtExit {  // a failed ASSERT returns early: the writer is stopped first
+    std::atomic<bool>* stop;
+    std::thread* thread;
+    ~JoinAtExit() {
+      stop->store(true);
+      if (thread->joinable()) thread->join();
+    }
+  } join_at_exit{&stop, &writer};
   uint64_t last_seen = 0;
   for (int round = 0; round < 12; ++round) {
-    while (written.load() < static_cast<uint64_t>(round + 1) * 2000) std::this_thread::yield();
+    while (written.load() < static_cast<uint64_t>(round + 1) * 2000 && written.load() < 300000) {
+      std::this_thread::yield();
+    }
     std::unique_ptr<DB> db;
     Status s = DB::OpenForReadOnly(DiskOptions(), dir.path(), &db);
     ASSERT_TRUE(s.ok()) << "round " << round << ": " << s.ToString();

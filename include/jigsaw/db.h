@@ -67,9 +67,9 @@ class JIGSAW_EXPORT DB {
   // file removed -- and no background thread runs. The WAL is replayed
   // into memory, so every write the database holds is seen. It may be
   // opened while another process (or this one) has the database open for
-  // writing: the view is of one manifest -- the open retries while the
-  // writer commits new ones -- and stays that view; open again to see
-  // later writes. Put, Delete, Write and CompactRange return NotSupported;
+  // writing: the view is of one manifest and its logs -- the open retries
+  // when the writer drops a log it read -- and stays that view; open again
+  // to see later writes. Put, Delete, Write and CompactRange return NotSupported;
   // reads, snapshots, properties and CreateCheckpoint work.
   // `options` must give StorageMode::kDisk: a pool database's pool is
   // locked by the process that has it open, and mapping it is a write
