@@ -27,12 +27,20 @@ namespace {
 
 constexpr size_t kCopyChunk = size_t{1} << 20;
 
-// Removes `dir` and the files in it (a checkpoint's files only: no
-// subdirectories). OK if it does not exist.
+// Removes the checkpoint directory being built at `dir` -- or left by a
+// crashed call -- and its files. OK if it does not exist; InvalidArgument,
+// removing nothing, if it holds anything a checkpoint does not write (it
+// is someone else's directory).
 Status RemoveCheckpointDir(FileSystem* fs, const std::string& dir) {
   if (!fs->FileExists(dir)) return Status::OK();
   std::vector<std::string> names;
   Status s = fs->GetChildren(dir, &names);
+  if (!s.ok()) return s;
+  for (const std::string& name : names) {
+    if (!IsDatabaseFileName(name) || name == "LOCK" || name == "LOG" || name == "LOG.old") {
+      return Status::InvalidArgument(dir, "exists and holds " + name + ", which no checkpoint writes: not removed");
+    }
+  }
   for (const std::string& name : names) {
     if (s.ok()) s = fs->RemoveFile(dir + "/" + name);
   }
@@ -40,13 +48,11 @@ Status RemoveCheckpointDir(FileSystem* fs, const std::string& dir) {
   return s;
 }
 
-// Copies the file `from` into the new file `to`, synced.
-Status CopyFile(FileSystem* fs, const std::string& from, const std::string& to) {
-  std::unique_ptr<RandomAccessFile> source;
-  Status s = fs->NewRandomAccessFile(from, &source);
-  if (!s.ok()) return s;
+// Copies `source` (the open file of `from`) into the new file `to`,
+// synced.
+Status CopyFile(FileSystem* fs, const RandomAccessFile* source, const std::string& from, const std::string& to) {
   std::unique_ptr<WritableFile> dest;
-  s = fs->NewWritableFile(to, &dest);
+  Status s = fs->NewWritableFile(to, &dest);
   if (!s.ok()) return s;
   std::string scratch(kCopyChunk, '\0');
   const uint64_t size = source->Size();
@@ -77,16 +83,24 @@ class CheckpointWriter {
   FileSystem* fs() { return store_.fs(); }
 
   // An SSD table file of the source: hard-linked under a new number, or
-  // copied where the file system cannot link it.
+  // copied from the table's open file where the file system cannot link
+  // it, or where its name is gone (a writer in another process compacted
+  // it away under a read-only open).
   Status AddSsdFile(const std::string& path, const TableMeta& table, int level) {
     const uint64_t number = versions_.NewFileNumber();
     const std::string target = TableFileName(dir_, number);
     Status s = fs()->LinkFile(path, target);
+    uint64_t linked_size = 0;
+    if (s.ok() && (!fs()->GetFileSize(target, &linked_size).ok() || linked_size != table.size)) {
+      s = Status::Corruption(path, "is not the table file it was");  // the name was reused: copy the open file
+    }
     if (s.ok()) {
       s = fs()->SyncFile(target);  // the source may not have synced it yet
+    } else if (table.table->file() == nullptr) {
+      return Status::IOError(path, "cannot be linked and has no open file to copy: " + s.ToString());
     } else {
       (void)fs()->RemoveFile(target);
-      s = CopyFile(fs(), path, target);
+      s = CopyFile(fs(), table.table->file(), path, target);
     }
     if (!s.ok()) return s;
     entries_.push_back({0, table.size, number, level, Residence::kSsd, PmemLayout::kKeySetBlock});
@@ -94,15 +108,17 @@ class CheckpointWriter {
   }
 
   // A pmem table of the source, as a table file: its bytes where they are
-  // one (a table image, or a KeySet block whose outline a table can serve
-  // in place), else its entries rebuilt.
+  // one (a table image, or -- into KeySet tables -- a KeySet block whose
+  // outline a table can serve in place), else its entries rebuilt in the
+  // checkpoint's block format.
   Status AddPmemTable(const TableMeta& table, const Slice& bytes, const Comparator* ucmp, int level) {
     SsdTableSink sink(&store_, /*sync_each=*/true, nullptr);
     Status s;
     keyset::BlockOutline outline;
     if (table.pmem_layout == PmemLayout::kTableImage) {
       s = sink.AddTableImage(bytes);
-    } else if (keyset::ReadOutline(bytes.data(), bytes.size(), ucmp, &outline).ok() && outline.piece_reads) {
+    } else if (store_.ssd_block_format() == BlockFormat::kKeySet &&
+               keyset::ReadOutline(bytes.data(), bytes.size(), ucmp, &outline).ok() && outline.piece_reads) {
       s = sink.AddWholeBlock(bytes, table.smallest, table.largest);
     } else {
       std::unique_ptr<InternalIterator> it = table.table->NewIterator(ReadOptions());
@@ -138,6 +154,7 @@ class CheckpointWriter {
     state.blocks = entries_;
     FileManifestStore manifest(fs(), dir_, options_.comparator, store_.sync_stats());
     Status s = manifest.Commit(state, {}, {}, false);
+    if (s.ok()) s = manifest.TakeLateError();  // its directory sync
     if (!s.ok()) return s;
     DatabaseIdentity identity;
     identity.database_id = pmem::NewDatabaseId();
@@ -193,8 +210,9 @@ Status DBImpl::CreateCheckpoint(const std::string& checkpoint_dir, uint64_t* seq
   if (s.ok()) s = fs->CreateDirIfMissing(building);
   if (!s.ok()) return s;
 
-  // The view pins its memtables and its version's tables until the end.
-  const ReadView view = GetReadView(ReadOptions());
+  // The view pins its memtables and its version's tables until the end,
+  // and holds every write up to its sequence.
+  const ReadView view = GetCompleteReadView();
   {
     CheckpointWriter writer(options_, building);
     // L0 newest first: the memtables' entries are newer than its tables.
@@ -215,12 +233,17 @@ Status DBImpl::CreateCheckpoint(const std::string& checkpoint_dir, uint64_t* seq
     }
     if (s.ok()) s = writer.Finish(view.sequence);
   }
+  // rename(2) would replace an empty `dir` made meanwhile: checked again.
+  if (s.ok() && fs->FileExists(dir)) s = Status::InvalidArgument(dir, "was created while the checkpoint was made");
   if (s.ok()) s = fs->RenameFile(building, dir);
-  if (s.ok()) s = fs->SyncDir(parent);
   if (!s.ok()) {
-    if (!fs->FileExists(dir)) (void)RemoveCheckpointDir(fs, building);
+    (void)RemoveCheckpointDir(fs, building);
     return s;
   }
+  // Renamed: `dir` is the checkpoint. Should this sync fail, a crash may
+  // take the rename back (and leave `dir`.tmp, cleared by the next call).
+  s = fs->SyncDir(parent);
+  if (!s.ok()) return s;
   if (sequence != nullptr) *sequence = view.sequence;
   Log(info_log_, "Checkpoint at sequence %llu written to %s", static_cast<unsigned long long>(view.sequence),
       dir.c_str());

@@ -375,6 +375,13 @@ class DBImpl final : public DB {
   // the state lacks went into a memtable switched in after it: all newer
   // than everything the state holds, so the view is still a prefix.
   ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
+  // A view at the latest sequence whose state holds every write up to it:
+  // GetReadView's may lack writes that went into a memtable switched in
+  // between its two loads (a reader does not mind: they are newer than all
+  // it sees). Retried until the state is still the published one after the
+  // sequence was loaded: a write into a newer memtable is visible only
+  // after the state holding that memtable was published.
+  ReadView GetCompleteReadView() EXCLUDES(mutex_);
   // True if the memtables of `view` decide `key`: *status OK (value set) or
   // NotFound.
   bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const;

@@ -573,7 +573,12 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
   // options_.wal_recovery_mode says (docs/durability.md); no mode but
   // kSkipAnyCorruptedRecords replays a log over a hole in an older one.
   const std::vector<WalSegmentMeta>& wals = state->manifest.wal_segments;
-  const WalRecoveryMode wal_mode = options_.wal_recovery_mode;
+  // A read-only open beside a writer may meet the live log's half-written
+  // last record: in every mode it ends the log there, as a torn tail.
+  const WalRecoveryMode wal_mode =
+      read_only_ && options_.wal_recovery_mode == WalRecoveryMode::kAbsoluteConsistency
+          ? WalRecoveryMode::kTolerateCorruptedTailRecords
+          : options_.wal_recovery_mode;
   const WalDamage on_damage =
       wal_mode == WalRecoveryMode::kSkipAnyCorruptedRecords ? WalDamage::kSkip : WalDamage::kStop;
   const size_t wal_count = wals.size();

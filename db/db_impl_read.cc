@@ -105,6 +105,14 @@ DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
   return view;
 }
 
+DBImpl::ReadView DBImpl::GetCompleteReadView() {
+  for (;;) {
+    ReadView view = GetReadView(ReadOptions());
+    MutexLock lock(&read_state_mutex_);
+    if (read_state_ == view.state) return view;
+  }
+}
+
 bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const {
   ValueType type;
   bool found = view.state->mem->Get(key, view.sequence, &type, value);

@@ -213,6 +213,7 @@ class SsdTable final : public Table {
   // Prefetches the table filter's line for the key.
   void PrefetchForGet(uint64_t key_hash) const override;
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
+  const RandomAccessFile* file() const override { return file_.get(); }
   std::unique_ptr<InternalIterator> NewSequentialIterator(const ReadOptions& options) const override;
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override;
   // KeySet tables only (null for classic ones).

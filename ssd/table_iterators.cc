@@ -136,7 +136,8 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
   void ReadWhole() {
     if (!valid_) return;
     std::shared_ptr<CachedBlock> fresh;
-    const Status s = table_->ReadBlockCopy(block_, /*verify=*/false, /*from_mapping=*/!large_, &fresh);
+    const Status s =
+        table_->ReadBlockCopy(block_, table_->options_.verify_checksums, /*from_mapping=*/!large_, &fresh);
     if (!s.ok()) {
       status_ = s;
       return;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/block.h"
+#include "jigsaw/file_system.h"
 #include "jigsaw/options.h"
 #include "util/profile_clock.h"
 
@@ -48,6 +49,10 @@ class Table {
   virtual void PrefetchForGet(uint64_t key_hash) const { (void)key_hash; }
   // Iterates all entries. The iterator keeps what it reads alive.
   virtual std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const = 0;
+  // The open file the table is read from -- for a table file, readable
+  // while the table lives, even after its name is removed; null (the
+  // default) where there is none.
+  virtual const RandomAccessFile* file() const { return nullptr; }
   // The same, for a reader that is scanning forward through a level -- it
   // read the whole table before this one -- and will SeekToFirst: it may
   // read ahead in large runs from the first block on, as NewIterator's

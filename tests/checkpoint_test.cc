@@ -167,6 +167,44 @@ TEST_P(CheckpointTest, RefusesAnExistingDirectoryAndClearsAnInterruptedOne) {
   EXPECT_EQ(Contents(copy.get()), model);
 }
 
+TEST_P(CheckpointTest, ALeftoverDirectoryWithOtherFilesIsNotRemoved) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(SourceOptions(), source_.path(), &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  std::filesystem::create_directories(CheckpointDir("mine.tmp"));
+  std::ofstream(CheckpointDir("mine.tmp/notes.txt")) << "a user's file";
+  const Status s = db->CreateCheckpoint(CheckpointDir("mine"), nullptr);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_TRUE(std::filesystem::exists(CheckpointDir("mine.tmp/notes.txt")));
+  EXPECT_FALSE(std::filesystem::exists(CheckpointDir("mine")));
+}
+
+// A pool database reopened with the other table format holds pmem tables
+// of both: each becomes a table file the checkpoint's format can hold.
+TEST_P(CheckpointTest, PmemTablesOfEitherFormatAreWrittenOut) {
+  std::map<std::string, std::string> model;
+  for (TableFormat format : {TableFormat::kKeySet, TableFormat::kClassic, TableFormat::kKeySet}) {
+    Options options = SourceOptions();
+    options.table_format = format;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, source_.path(), &db).ok());
+    WriteRound(db.get(), model.size(), 2500, static_cast<int>(format), 100, &model);
+  }
+  for (TableFormat format : {TableFormat::kKeySet, TableFormat::kClassic}) {
+    Options options = SourceOptions();
+    options.table_format = format;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, source_.path(), &db).ok());
+    const std::string dir = CheckpointDir(format == TableFormat::kKeySet ? "as-keyset" : "as-classic");
+    Status s = db->CreateCheckpoint(dir, nullptr);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    std::unique_ptr<DB> copy;
+    ASSERT_TRUE(DB::Open(CheckpointOpenOptions(), dir, &copy).ok());
+    EXPECT_TRUE(copy->VerifyIntegrity().ok());
+    EXPECT_EQ(Contents(copy.get()), model);
+  }
+}
+
 // A file system without hard links (FileSystem::LinkFile's default): SSD
 // tables are copied.
 class NoLinksFileSystem final : public test::ForwardingFileSystem {

@@ -210,14 +210,18 @@ class JIGSAW_EXPORT DB {
   // one L0 table; no write-ahead log is copied.
   //
   // The checkpoint is built in `dir`.tmp (a leftover of a crashed call is
-  // removed first), synced, then renamed to `dir`: after a crash at any
-  // instant `dir` is either absent or complete. On OK everything in `dir`
-  // is durable. It opens in disk mode (Options::storage_mode kDisk), with
-  // any table_format; CopyDB copies it into a pmem or hybrid database.
-  // Keys keep their sequence numbers, so DB::GetLatestSequenceNumber of
-  // the opened checkpoint is *sequence. InvalidArgument if `dir` exists or
-  // is empty; on any other error `dir` is not created and `dir`.tmp is
-  // removed (docs/design/023-checkpoints.md).
+  // removed first; a `dir`.tmp holding other files is InvalidArgument),
+  // synced, then renamed to `dir`: after a crash at any instant `dir` is
+  // either absent or complete. On OK everything in `dir` is durable. It
+  // opens in disk mode (Options::storage_mode kDisk), with any
+  // table_format; CopyDB copies it into a pmem or hybrid database. Keys
+  // keep their sequence numbers, so DB::GetLatestSequenceNumber of the
+  // opened checkpoint is *sequence. InvalidArgument if `dir` exists or is
+  // empty. On an error before the rename `dir` is not created and
+  // `dir`.tmp is removed; if only the directory sync after the rename
+  // fails, `dir` is complete but a crash may undo the rename. A pool
+  // database's pmem tables stay pinned while they are written out
+  // (docs/design/023-checkpoints.md).
   [[nodiscard]] virtual Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) = 0;
 
   // Full consistency check of the persistent state: every block's checksum
