@@ -25,19 +25,9 @@
 namespace jigsaw {
 namespace {
 
-std::string Key(uint64_t i) {
-  char key[24];
-  std::snprintf(key, sizeof(key), "key%010llu", static_cast<unsigned long long>(i));
-  return key;
-}
-
-std::map<std::string, std::string> Contents(DB* db) {
-  std::map<std::string, std::string> contents;
-  std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
-  for (it->SeekToFirst(); it->Valid(); it->Next()) contents[it->key().ToString()] = it->value().ToString();
-  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-  return contents;
-}
+using test::Contents;
+using test::NumberedKey;
+using test::NumberedValue;
 
 Options CheckpointOpenOptions() {
   Options options = test::SmallOptions();
@@ -58,11 +48,11 @@ class CheckpointTest : public ::testing::TestWithParam<StorageMode> {
     for (uint64_t i = first; i < first + n; ++i) {
       std::string value = "r" + std::to_string(round) + "-" + std::to_string(i);
       value.resize(value_size, 'v');
-      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), value).ok());
-      (*model)[Key(i)] = value;
+      ASSERT_TRUE(db->Put(WriteOptions(), NumberedKey(i), value).ok());
+      (*model)[NumberedKey(i)] = value;
       if (i % 7 == 0 && i >= n) {
-        ASSERT_TRUE(db->Delete(WriteOptions(), Key(i - n)).ok());
-        model->erase(Key(i - n));
+        ASSERT_TRUE(db->Delete(WriteOptions(), NumberedKey(i - n)).ok());
+        model->erase(NumberedKey(i - n));
       }
     }
   }
@@ -237,21 +227,6 @@ TEST_P(CheckpointTest, TablesAreCopiedWhereTheyCannotBeLinked) {
   EXPECT_EQ(Contents(copy.get()), model);
 }
 
-// Each Put of key i takes sequence base + i + 1: a checkpoint at sequence S
-// holds exactly the keys below S - base, each with its value.
-void ExpectPrefix(DB* copy, uint64_t base, uint64_t sequence, const std::string& where) {
-  const std::map<std::string, std::string> contents = Contents(copy);
-  ASSERT_GE(sequence, base) << where;
-  const uint64_t n = sequence - base;
-  ASSERT_EQ(contents.size(), n) << where;
-  uint64_t i = 0;
-  for (const auto& [key, value] : contents) {
-    ASSERT_EQ(key, Key(i)) << where;
-    ASSERT_EQ(value, std::string(64, static_cast<char>('a' + i % 26))) << where;
-    ++i;
-  }
-}
-
 TEST_P(CheckpointTest, CheckpointsWhileAWriterRunsArePrefixesOfItsWrites) {
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(SourceOptions(), source_.path(), &db).ok());
@@ -260,7 +235,7 @@ TEST_P(CheckpointTest, CheckpointsWhileAWriterRunsArePrefixesOfItsWrites) {
   std::atomic<uint64_t> written{0};
   std::thread writer([&] {
     for (uint64_t i = 0; !stop.load() && i < 200000; ++i) {
-      if (!db->Put(WriteOptions(), Key(i), std::string(64, static_cast<char>('a' + i % 26))).ok()) return;
+      if (!db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) return;
       written.store(i + 1);
     }
   });
@@ -280,7 +255,7 @@ TEST_P(CheckpointTest, CheckpointsWhileAWriterRunsArePrefixesOfItsWrites) {
     Status s = DB::Open(CheckpointOpenOptions(), dir, &copy);
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(copy->GetLatestSequenceNumber(), sequence);
-    ExpectPrefix(copy.get(), base, sequence, dir);
+    test::ExpectNumberedPrefix(copy.get(), base, sequence, dir);
   }
 }
 
@@ -304,7 +279,7 @@ TEST_P(CheckpointTest, AKillLeavesEachCheckpointAbsentOrComplete) {
       uint64_t i = 0;
       for (int c = 0; c < 25; ++c) {
         for (const uint64_t end = i + 400; i < end; ++i) {
-          if (!db->Put(WriteOptions(), Key(i), std::string(64, static_cast<char>('a' + i % 26))).ok()) _exit(3);
+          if (!db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) _exit(3);
         }
         if (!db->CreateCheckpoint(dir + "-" + std::to_string(c), nullptr).ok()) _exit(4);
       }
@@ -325,13 +300,13 @@ TEST_P(CheckpointTest, AKillLeavesEachCheckpointAbsentOrComplete) {
       Status s = DB::Open(CheckpointOpenOptions(), made, &copy);
       ASSERT_TRUE(s.ok()) << made << ": " << s.ToString();
       EXPECT_TRUE(copy->VerifyIntegrity().ok()) << made;
-      ExpectPrefix(copy.get(), 0, copy->GetLatestSequenceNumber(), made);
+      test::ExpectNumberedPrefix(copy.get(), 0, copy->GetLatestSequenceNumber(), made);
     }
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, source.path(), &db);
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_TRUE(db->VerifyIntegrity().ok());
-    ExpectPrefix(db.get(), 0, db->GetLatestSequenceNumber(), "the source");
+    test::ExpectNumberedPrefix(db.get(), 0, db->GetLatestSequenceNumber(), "the source");
     db.reset();
     (void)DestroyDB(source.path(), options);
   }
@@ -339,16 +314,7 @@ TEST_P(CheckpointTest, AKillLeavesEachCheckpointAbsentOrComplete) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, CheckpointTest,
                          ::testing::Values(StorageMode::kPmem, StorageMode::kHybrid, StorageMode::kDisk),
-                         [](const ::testing::TestParamInfo<StorageMode>& info) {
-                           switch (info.param) {
-                             case StorageMode::kPmem:
-                               return std::string("Pmem");
-                             case StorageMode::kHybrid:
-                               return std::string("Hybrid");
-                             default:
-                               return std::string("Disk");
-                           }
-                         });
+                         test::ModeName);
 
 }  // namespace
 }  // namespace jigsaw

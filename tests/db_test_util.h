@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -98,6 +101,41 @@ inline void FlipByte(const std::string& path, std::streamoff offset) {
   file.seekp(offset);
   file.write(&byte, 1);
   EXPECT_TRUE(file.good()) << path;
+}
+
+// Key i of a test that writes keys in order: "key" and i in 10 digits.
+inline std::string NumberedKey(uint64_t i) {
+  char key[24];
+  std::snprintf(key, sizeof(key), "key%010llu", static_cast<unsigned long long>(i));
+  return key;
+}
+// The value such a test writes for key i.
+inline std::string NumberedValue(uint64_t i) {
+  return std::string(64, static_cast<char>('a' + i % 26)) + std::to_string(i);
+}
+
+// Every live pair of `db`, forwards; the iterator must end without error.
+inline std::map<std::string, std::string> Contents(DB* db) {
+  std::map<std::string, std::string> contents;
+  std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) contents[it->key().ToString()] = it->value().ToString();
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  return contents;
+}
+
+// A writer that Puts NumberedKey(i) -> NumberedValue(i) in order from
+// sequence `base` gives key i sequence base + i + 1: `db`, at `sequence`,
+// must hold exactly keys [0, sequence - base).
+inline void ExpectNumberedPrefix(DB* db, uint64_t base, uint64_t sequence, const std::string& where) {
+  ASSERT_GE(sequence, base) << where;
+  const std::map<std::string, std::string> contents = Contents(db);
+  ASSERT_EQ(contents.size(), sequence - base) << where;
+  uint64_t i = 0;
+  for (const auto& [key, value] : contents) {
+    ASSERT_EQ(key, NumberedKey(i)) << where;
+    ASSERT_EQ(value, NumberedValue(i)) << where;
+    ++i;
+  }
 }
 
 // Names a StorageMode test parameter (Pmem, Hybrid, Disk).

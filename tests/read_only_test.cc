@@ -18,26 +18,14 @@
 namespace jigsaw {
 namespace {
 
-std::string Key(uint64_t i) {
-  char key[24];
-  std::snprintf(key, sizeof(key), "key%010llu", static_cast<unsigned long long>(i));
-  return key;
-}
-
-std::string ValueOf(uint64_t i) { return std::string(64, static_cast<char>('a' + i % 26)) + std::to_string(i); }
+using test::Contents;
+using test::NumberedKey;
+using test::NumberedValue;
 
 Options DiskOptions() {
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kDisk;
   return options;
-}
-
-std::map<std::string, std::string> Contents(DB* db) {
-  std::map<std::string, std::string> contents;
-  std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
-  for (it->SeekToFirst(); it->Valid(); it->Next()) contents[it->key().ToString()] = it->value().ToString();
-  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
-  return contents;
 }
 
 // Every entry of a directory with its size and modification time.
@@ -57,11 +45,11 @@ std::map<std::string, std::pair<uint64_t, int64_t>> Listing(const std::string& d
 std::map<std::string, std::string> Fill(DB* db, uint64_t n) {
   std::map<std::string, std::string> model;
   for (uint64_t i = 0; i < n; ++i) {
-    EXPECT_TRUE(db->Put(WriteOptions(), Key(i), ValueOf(i)).ok());
-    model[Key(i)] = ValueOf(i);
+    EXPECT_TRUE(db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok());
+    model[NumberedKey(i)] = NumberedValue(i);
     if (i % 10 == 9) {
-      EXPECT_TRUE(db->Delete(WriteOptions(), Key(i - 5)).ok());
-      model.erase(Key(i - 5));
+      EXPECT_TRUE(db->Delete(WriteOptions(), NumberedKey(i - 5)).ok());
+      model.erase(NumberedKey(i - 5));
     }
   }
   return model;
@@ -94,9 +82,9 @@ TEST(ReadOnlyTest, AClosedDatabaseIsReadWholeAndNothingIsWritten) {
     EXPECT_EQ(db->GetLatestSequenceNumber(), sequence);
     EXPECT_EQ(Contents(db.get()), model);
     std::string value;
-    ASSERT_TRUE(db->Get(ReadOptions(), Key(19999), &value).ok());
-    EXPECT_EQ(value, ValueOf(19999));
-    EXPECT_TRUE(db->Get(ReadOptions(), Key(19994), &value).IsNotFound());
+    ASSERT_TRUE(db->Get(ReadOptions(), NumberedKey(19999), &value).ok());
+    EXPECT_EQ(value, NumberedValue(19999));
+    EXPECT_TRUE(db->Get(ReadOptions(), NumberedKey(19994), &value).IsNotFound());
     const Snapshot* snapshot = db->GetSnapshot();
     EXPECT_EQ(snapshot->sequence(), sequence);
     db->ReleaseSnapshot(snapshot);
@@ -126,21 +114,6 @@ TEST(ReadOnlyTest, AClosedDatabaseIsReadWholeAndNothingIsWritten) {
   EXPECT_EQ(Contents(db.get()), model);
 }
 
-// Each Put of key i takes sequence base + i + 1: a view at sequence S holds
-// exactly keys [0, S - base).
-void ExpectPrefix(DB* db, uint64_t base, const std::string& where) {
-  const uint64_t sequence = db->GetLatestSequenceNumber();
-  ASSERT_GE(sequence, base) << where;
-  const std::map<std::string, std::string> contents = Contents(db);
-  ASSERT_EQ(contents.size(), sequence - base) << where;
-  uint64_t i = 0;
-  for (const auto& [key, value] : contents) {
-    ASSERT_EQ(key, Key(i)) << where;
-    ASSERT_EQ(value, ValueOf(i)) << where;
-    ++i;
-  }
-}
-
 // Opens beside a writer that has the database open, flushing and
 // compacting under them: each read-only view is a prefix of its writes, and
 // stays that view while the writer goes on.
@@ -153,7 +126,7 @@ TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
   std::atomic<uint64_t> written{0};
   std::thread writer([&] {
     for (uint64_t i = 0; !stop.load() && i < 300000; ++i) {
-      if (!writer_db->Put(WriteOptions(), Key(i), ValueOf(i)).ok()) return;
+      if (!writer_db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) return;
       written.store(i + 1);
     }
   });
@@ -178,11 +151,11 @@ TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
     Status s = DB::OpenForReadOnly(options, dir.path(), &db);
     ASSERT_TRUE(s.ok()) << "round " << round << ": " << s.ToString();
     const std::string where = "round " + std::to_string(round);
-    ExpectPrefix(db.get(), base, where);
+    test::ExpectNumberedPrefix(db.get(), base, db->GetLatestSequenceNumber(), where);
     EXPECT_GE(db->GetLatestSequenceNumber(), last_seen) << where;
     last_seen = db->GetLatestSequenceNumber();
     std::this_thread::yield();
-    ExpectPrefix(db.get(), base, where + ", read again");  // the same view
+    test::ExpectNumberedPrefix(db.get(), base, db->GetLatestSequenceNumber(), where + ", read again");  // the same view
     ExpectWritesRefused(db.get());
   }
   stop.store(true);
@@ -199,7 +172,7 @@ TEST(ReadOnlyTest, ACheckpointOfTablesAWriterDeletedIsWhole) {
   const std::map<std::string, std::string> model = Fill(writer_db.get(), 20000);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::OpenForReadOnly(DiskOptions(), dir.path(), &db).ok());
-  for (uint64_t i = 0; i < 20000; ++i) ASSERT_TRUE(writer_db->Put(WriteOptions(), Key(i), "overwritten").ok());
+  for (uint64_t i = 0; i < 20000; ++i) ASSERT_TRUE(writer_db->Put(WriteOptions(), NumberedKey(i), "overwritten").ok());
   ASSERT_TRUE(writer_db->CompactRange(nullptr, nullptr).ok());  // every table the reader holds is replaced
   const std::string checkpoint = dir.path() + "-checkpoint";
   Status s = db->CreateCheckpoint(checkpoint, nullptr);
