@@ -55,6 +55,9 @@ struct jigsaw_iterator_t {
   // Non-null: a move threw; the iterator is reported not valid, with this.
   const char* failure = nullptr;
 };
+struct jigsaw_updates_t {
+  std::unique_ptr<jigsaw::TransactionLogIterator> rep;
+};
 struct jigsaw_snapshot_t {
   const jigsaw::Snapshot* rep;
 };
@@ -327,6 +330,43 @@ void jigsaw_create_checkpoint(jigsaw_t* db, const char* dir, uint64_t* sequence,
   }
 }
 
+jigsaw_updates_t* jigsaw_get_updates_since(jigsaw_t* db, uint64_t sequence, char** errptr) {
+  try {
+    auto updates = std::make_unique<jigsaw_updates_t>();
+    if (!SaveError(errptr, db->rep->GetUpdatesSince(sequence, &updates->rep))) return nullptr;
+    return updates.release();
+  } catch (...) {
+    SaveException(errptr);
+    return nullptr;
+  }
+}
+
+unsigned char jigsaw_updates_valid(const jigsaw_updates_t* updates) { return updates->rep->Valid() ? 1 : 0; }
+
+void jigsaw_updates_next(jigsaw_updates_t* updates) { updates->rep->Next(); }
+
+jigsaw_writebatch_t* jigsaw_updates_get_batch(jigsaw_updates_t* updates, uint64_t* sequence) {
+  try {
+    auto batch = std::make_unique<jigsaw_writebatch_t>();
+    jigsaw::BatchResult result = updates->rep->GetBatch();
+    batch->rep = std::move(result.batch);
+    if (sequence != nullptr) *sequence = result.sequence;
+    return batch.release();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void jigsaw_updates_get_error(const jigsaw_updates_t* updates, char** errptr) {
+  try {
+    SaveError(errptr, updates->rep->status());
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
+void jigsaw_updates_destroy(jigsaw_updates_t* updates) { delete updates; }
+
 void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr) {
   if (!CheckOptions(options, errptr)) return;
   try {
@@ -573,6 +613,14 @@ void jigsaw_options_set_ssd_mapped_gets(jigsaw_options_t* options, unsigned char
 }
 void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options, unsigned char v) {
   options->rep.reuse_log_files = v != 0;
+}
+
+void jigsaw_options_set_wal_ttl_seconds(jigsaw_options_t* options, uint64_t seconds) {
+  options->rep.wal_ttl_seconds = seconds;
+}
+
+void jigsaw_options_set_wal_size_limit_mb(jigsaw_options_t* options, uint64_t mb) {
+  options->rep.wal_size_limit_mb = mb;
 }
 
 void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char v) {

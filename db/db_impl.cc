@@ -42,6 +42,13 @@ void DBImpl::DeleteLogs(const std::vector<WalSegmentMeta>& logs) {
   // Leftovers of a failed removal, and a spare log when the DB closes or
   // crashes: no manifest names them, so the next open removes them.
   for (const WalSegmentMeta& w : logs) {
+    if (archive_->archiving()) {
+      // Kept for the change feed. If the move fails or is lost in a crash,
+      // the next open finds the log unlisted and archives it then.
+      Status s = archive_->AddFile(w.number, LogFileName(name_, w.number));
+      if (!s.ok()) Log(info_log_, "Log %llu not archived: %s", static_cast<unsigned long long>(w.number), s.ToString().c_str());
+      continue;
+    }
     if (options_.reuse_log_files) {
       // The newest log no longer needed is kept for the next one to reuse.
       if (spare_log_ != 0 && spare_log_ < w.number) {
@@ -178,6 +185,7 @@ struct DBImpl::InsertingGroup {
   Writer* last = nullptr;
   MemTable* mem = nullptr;
   SequenceNumber last_sequence = 0;
+  uint64_t log_end = 0;         // the end of its WAL record
   std::atomic<int> pending{0};  // inserts not yet ended
   bool inserted = false;        // every insert ended (mutex_)
 };
@@ -267,7 +275,8 @@ void DBImpl::CountWriteGroup(Writer* last, bool sync) {
   }
 }
 
-void DBImpl::PublishWriteGroup(SequenceNumber last_sequence) {
+void DBImpl::PublishWriteGroup(SequenceNumber last_sequence, uint64_t log_end) {
+  published_log_end_ = log_end;
   // Readers pin the last sequence: the group becomes visible all at once.
   versions_->SetLastSequence(last_sequence);
   visible_sequence_.store(last_sequence, std::memory_order_release);
@@ -323,7 +332,7 @@ Status DBImpl::EndInsert(Writer* w, InsertingGroup* group, const Status& inserte
         if (x == ready->last) break;
       }
       if (s.ok()) {
-        PublishWriteGroup(ready->last_sequence);
+        PublishWriteGroup(ready->last_sequence, ready->log_end);
       } else if (bg_error_.ok()) {
         bg_error_ = s;  // a batch is half in the memtable: no later write may be published after it
       }
@@ -424,7 +433,7 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
       bg_error_ = s;  // the log may hold a torn record: no later write may follow it
     } else {
       s = inserted;
-      if (s.ok()) PublishWriteGroup(last_sequence);
+      if (s.ok()) PublishWriteGroup(last_sequence, wal->end());
     }
     CountWriteGroup(last, options.sync);
     FinishWriteGroup(&w, last, s);
@@ -443,6 +452,7 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   inserting.last = last;
   inserting.mem = mem;
   inserting.last_sequence = last_sequence;
+  inserting.log_end = wal->end();  // still the front: no other record is appended yet
   StartInserts(&w, first_sequence, &inserting);
   inserting_.push_back(&inserting);
   LeaveWriteQueue(last);
@@ -560,12 +570,14 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   // again).
   const std::shared_ptr<MemTable> frozen = mem_;
   if (freeze) {
-    imm_.push_back({mem_, {mem_wal_}});
+    imm_.push_back({mem_, {mem_wal_}, {published_log_end_}});
     mem_ = NewMemTable();
   }
   std::unique_ptr<LogWriter> previous_writer = std::move(wal_);
   const WalSegmentMeta previous = mem_wal_;
+  const uint64_t previous_end = published_log_end_;
   mem_wal_ = meta;
+  published_log_end_ = kWalHeaderSize;
   wal_ = std::move(writer);
   std::vector<pmem::Reservation*> publish;
   if (reservation.action != nullptr) publish.push_back(&reservation);
@@ -575,12 +587,17 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
   if (!s.ok()) {
     wal_ = std::move(previous_writer);
     mem_wal_ = previous;
+    published_log_end_ = previous_end;
     if (freeze) {
       imm_.pop_back();
       mem_ = frozen;
     }
     if (reservation.action != nullptr) pool()->Cancel(&reservation);
-    if (disk_mode()) DeleteLogs({meta});
+    if (disk_mode() && archive_->archiving()) {
+      (void)tables_->fs()->RemoveFile(LogFileName(name_, meta.number));  // never listed: nothing to keep
+    } else if (disk_mode()) {
+      DeleteLogs({meta});
+    }
     return s;
   }
   has_imm_ = !imm_.empty();  // only now: a flush outside mutex_ may act on it

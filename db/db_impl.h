@@ -45,6 +45,7 @@
 #include "version/table_store.h"
 #include "version/version_set.h"
 #include "db/wal.h"
+#include "db/wal_archive.h"
 #include "jigsaw/db.h"
 #include "jigsaw/file_system.h"
 #include "util/key_prefix.h"
@@ -89,6 +90,7 @@ class DBImpl final : public DB {
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status VerifyIntegrity() override;
   Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) override;
+  Status GetUpdatesSince(uint64_t sequence, std::unique_ptr<TransactionLogIterator>* iter) override;
 
   // For tools and tests (tools/jigsaw.cc), not for the engine's own use.
   // The current version, pinned: its tables stay readable while held.
@@ -110,7 +112,27 @@ class DBImpl final : public DB {
   struct Immutable {
     std::shared_ptr<MemTable> mem;
     std::vector<WalSegmentMeta> wals;  // the segments holding its writes
+    std::vector<uint64_t> wal_ends;    // the end of each one's records
   };
+  // --- the change feed (transaction_log.cc) ---
+  // A log the feed reads: a memtable's (live) or an archived one.
+  struct FeedLog {
+    uint64_t number = 0;
+    uint64_t end = 0;  // live: the end of its records published when listed
+    bool live = false;
+  };
+  friend class UpdatesIterator;
+  // The logs that may hold writes up to *last (the visible sequence, set),
+  // oldest first.
+  std::vector<FeedLog> FeedLogs(SequenceNumber* last) EXCLUDES(mutex_);
+  // The bytes of `log` from its header on: a live log's up to log.end,
+  // copied while no flush can free or archive it; otherwise its archived
+  // file whole. NotFound when it is neither live nor archived any more.
+  Status ReadFeedLog(const FeedLog& log, std::string* bytes) EXCLUDES(mutex_, log_read_mutex_);
+  // Writes the records of pmem segments into the archive before the
+  // commit that frees them (ends: where each one's records end). A failure
+  // is logged, not returned: the feed reports the gap.
+  void ArchiveSegments(const std::vector<WalSegmentMeta>& wals, const std::vector<uint64_t>& ends);
   // What Recover found, passed between its steps (db_impl_open.cc).
   struct RecoveryState;
 
@@ -132,6 +154,8 @@ class DBImpl final : public DB {
   // under it.
   Status RecoverReadOnlySteps() EXCLUDES(mutex_);
   void FreeUnreferencedObjects(const RecoveryState& state) REQUIRES(mutex_);
+  // Writes the records ReplayWal collected into the archive, then purges it.
+  void ArchiveReplayedLogs(const RecoveryState& state) REQUIRES(mutex_);
   Status CommitRecovery(RecoveryState* state) REQUIRES(mutex_);
   void StartBackgroundThreads() REQUIRES(mutex_);
 
@@ -165,7 +189,8 @@ class DBImpl final : public DB {
   // Counts a group (writers_.front() .. last) in the write statistics.
   void CountWriteGroup(Writer* last, bool sync) REQUIRES(mutex_);
   // Makes the writes up to last_sequence visible to reads.
-  void PublishWriteGroup(SequenceNumber last_sequence) REQUIRES(mutex_);
+  // log_end: the end of the group's record in the current log.
+  void PublishWriteGroup(SequenceNumber last_sequence, uint64_t log_end) REQUIRES(mutex_);
   // Numbers each batch of the leader's group (its WAL record written) and
   // hands each writer still polling for its turn its own insert; returns
   // how many were.
@@ -415,6 +440,16 @@ class DBImpl final : public DB {
   std::shared_ptr<MemTable> mem_ GUARDED_BY(mutex_);
   WalSegmentMeta mem_wal_ GUARDED_BY(mutex_);
   std::unique_ptr<LogWriter> wal_ GUARDED_BY(mutex_);  // null when no segment could be allocated
+  // The end of the last published group's record in wal_: the bytes before
+  // it are whole records (the change feed reads up to it).
+  uint64_t published_log_end_ GUARDED_BY(mutex_) = kWalHeaderSize;
+  // Flushed logs kept for the change feed (Options::wal_ttl_seconds).
+  std::unique_ptr<WalArchive> archive_;
+  // Held by the change feed while it copies a live log, and by a flush
+  // from its commit until its logs are freed, archived or spared: a log is
+  // never freed or rewritten under a copy. Taken before mutex_, never while
+  // holding it.
+  Mutex log_read_mutex_;
   // Disk-only mode: a log file no manifest names, kept for the next log to
   // write over (Options::reuse_log_files); 0: none.
   uint64_t spare_log_ GUARDED_BY(mutex_) = 0;

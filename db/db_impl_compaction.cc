@@ -156,6 +156,10 @@ Status DBImpl::FlushOldestImmutable() {
       return s;
     }
   }
+  if (archive_->archiving() && !disk_mode()) ArchiveSegments(imm.wals, imm.wal_ends);
+  // No change feed copies these logs while the commit frees them (pmem) or
+  // DeleteLogs moves, spares or removes them (log files).
+  MutexLock pin(&log_read_mutex_);
   MutexLock lock(&mutex_);
   CommitSlot slot(this);
   // Only this thread removes immutables, and a switch adds them behind.
@@ -181,6 +185,10 @@ Status DBImpl::FlushOldestImmutable() {
     return s;
   }
   if (disk_mode()) DeleteLogs(imm.wals);
+  if (archive_->archiving()) {
+    s = archive_->Purge();
+    if (!s.ok()) Log(info_log_, "Archived logs not removed: %s", s.ToString().c_str());
+  }
   if (table != nullptr) {
     Log(info_log_, "Flush: %llu entries -> L0 table #%llu (%s), %llu bytes, %.1f ms",
         static_cast<unsigned long long>(table->entries), static_cast<unsigned long long>(table->number),

@@ -279,6 +279,21 @@ Status DestroyDB(const std::string& name, const Options& options) {
       if (!s.ok()) return s;
     }
   }
+  // The archived logs (Options::wal_ttl_seconds): their directory goes if
+  // nothing else is in it.
+  const std::string archive = WalArchive::Dir(name);
+  if (fs->FileExists(archive) && fs->GetChildren(archive, &children).ok()) {
+    for (const std::string& child : children) {
+      FileType type;
+      uint64_t number = 0;
+      const bool temp = child.size() > 8 && child.compare(child.size() - 8, 8, ".log.tmp") == 0;
+      if (temp || (ParseFileName(child, &type, &number) && type == FileType::kLog)) {
+        s = fs->RemoveFile(archive + "/" + child);
+        if (!s.ok()) return s;
+      }
+    }
+    (void)fs->RemoveDir(archive);
+  }
   (void)fs->RemoveFile(name + "/LOCK");
   lock.reset();
   (void)fs->RemoveDir(name);  // only if empty; a user's files stay
@@ -291,7 +306,9 @@ DBImpl::DBImpl(const Options& options, const std::string& name, std::string data
       database_id_(std::move(database_id)),
       ucmp_(options.comparator),
       versions_(std::make_unique<VersionSet>()),
-      tables_(std::make_unique<TableStore>(options_, name_, versions_.get())) {
+      tables_(std::make_unique<TableStore>(options_, name_, versions_.get())),
+      archive_(std::make_unique<WalArchive>(tables_->fs(), name_, options.wal_ttl_seconds,
+                                            options.wal_size_limit_mb << 20)) {
   info_log_ = options.info_log;
 }
 
@@ -339,6 +356,11 @@ struct DBImpl::RecoveryState {
   std::set<uint64_t> live_tables;           // SSD tables the manifest references
   std::set<uint64_t> live_logs;             // disk-only mode: log files the manifest lists
   std::vector<uint64_t> old_wal_segments;   // pool objects of the replayed segments
+  // Archiving (Options::wal_ttl_seconds): the records replayed from each
+  // log, in the order of manifest.wal_segments, for the archive; and where
+  // each log's replayed records end.
+  std::vector<std::string> replayed_records;
+  std::vector<uint64_t> wal_ends;
   // Storage to release once the recovery commit is durable. Unless that
   // commit happens, the manifest on media still names it: keep it.
   std::vector<TableRef> discarded;
@@ -384,6 +406,7 @@ Status DBImpl::RecoverSteps() {
   RecoveryState state;
   state.recovered = NewMemTable();
   Status s = OpenStorage(&state);
+  if (s.ok()) s = archive_->Open();
   if (!s.ok()) return s;
   if (state.manifest_exists) {
     s = LoadVersion(&state);
@@ -563,6 +586,8 @@ void DBImpl::SweepOrphanFiles(RecoveryState* state) {
     // uncommitted output's number is handed out again, and the file
     // rewritten, or swept once a later commit passes it).
     if ((stale_table || stale_log) && number < state->manifest.next_number) {
+      // A log a commit dropped whose move into the archive a crash undid.
+      if (stale_log && archive_->archiving() && archive_->AddFile(number, name_ + "/" + child).ok()) continue;
       (void)tables_->fs()->RemoveFile(name_ + "/" + child);
     }
   }
@@ -586,7 +611,12 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
   uint64_t replayed_records = 0;
   std::string tolerated;  // damage the mode let pass, for jigsaw.wal-recovery
   SequenceNumber last_sequence = versions_->last_sequence();
+  const bool archive = archive_->archiving() && !read_only_;
+  if (archive) state->replayed_records.resize(wal_count);
+  state->wal_ends.assign(wal_count, kWalHeaderSize);
+  size_t replaying = 0;  // the log being replayed
   auto replay = [&](const Slice& record) {
+    if (archive) AppendWalRecord(wals[replaying].number, record, &state->replayed_records[replaying]);
     WriteBatch batch;
     Status r = WriteBatchInternal::SetContents(&batch, record);
     if (r.ok()) r = WriteBatchInternal::InsertInto(batch, state->recovered.get());
@@ -601,6 +631,7 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
     state->live_objects.insert(w.offset);
     state->old_wal_segments.push_back(w.offset);
     if (i >= history_end) continue;
+    replaying = i;
     WalReadResult read;
     std::string log_name = "WAL segment " + std::to_string(w.number);
     Status s;
@@ -613,6 +644,7 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
                          on_damage, replay, &read);
     }
     if (!s.ok()) return s;
+    state->wal_ends[i] = read.end;
     replayed_records += read.records;
     if (!read.damaged) continue;
     const bool newest = i + 1 == wal_count;
@@ -644,6 +676,20 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
   return Status::OK();
 }
 
+void DBImpl::ArchiveReplayedLogs(const RecoveryState& state) {
+  // Before the commit that frees or drops them; written from the records
+  // replayed, so that a log's damage does not go into the archive.
+  for (size_t i = 0; i < state.replayed_records.size(); ++i) {
+    const WalSegmentMeta& w = state.manifest.wal_segments[i];
+    const std::string& records = state.replayed_records[i];
+    if (records.empty()) continue;
+    Status s = archive_->AddRecords(w.number, records.data(), records.size());
+    if (!s.ok()) Log(info_log_, "Log %llu not archived: %s", static_cast<unsigned long long>(w.number), s.ToString().c_str());
+  }
+  Status s = archive_->Purge();
+  if (!s.ok()) Log(info_log_, "Archived logs not removed: %s", s.ToString().c_str());
+}
+
 void DBImpl::FreeUnreferencedObjects(const RecoveryState& state) {
   // Leftovers of a crash between a commit and the frees that follow it.
   if (pool() == nullptr) return;
@@ -668,6 +714,7 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
   if (state->recovered->num_entries() > 0) s = FlushMemTable(*state->recovered, &table, &table_reservation, &profile);
   if (s.ok() && profile.has_value()) AddProfile(*profile);
   if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true, &wal_);
+  if (s.ok()) ArchiveReplayedLogs(*state);
   if (s.ok()) {
     VersionEdit edit;
     if (table != nullptr) {
@@ -682,7 +729,11 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
   const std::vector<WalSegmentMeta>& state_wals = state->manifest.wal_segments;
   if (s.ok()) {
     state->discarded.clear();  // shadows and redone outputs: the new manifest no longer names them, release them
-    if (disk_mode()) DeleteLogs(state_wals);
+    if (disk_mode() && archive_->archiving()) {
+      for (const WalSegmentMeta& w : state_wals) (void)tables_->fs()->RemoveFile(LogFileName(name_, w.number));
+    } else if (disk_mode()) {
+      DeleteLogs(state_wals);
+    }
   } else if (!state->manifest.pending.empty() || disk_mode()) {
     if (table != nullptr && table->residence == Residence::kSsd) table->obsolete = true;
     return s;  // resolved compactions must be committed before the database is used
@@ -698,7 +749,7 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
                                           "recovered state cannot be committed in a full pool (opening it on "
                                           "would lose later writes at the next open)");
     }
-    if (state->recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({state->recovered, state_wals});
+    if (state->recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({state->recovered, state_wals, state->wal_ends});
     has_imm_ = !imm_.empty();
     pool_full_ = true;
   }

@@ -128,11 +128,9 @@ Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t n
   }
   if (!reused) s = fs->NewLogFile(path, &file);
   if (!s.ok()) return s;
-  char header[kWalHeaderSize] = {};
-  EncodeFixed64(header + kMagicOffset, kWalMagic);
-  EncodeFixed32(header + kVersionOffset, reused ? kOldBytesMayFollowVersion : kWalVersion);
-  EncodeFixed64(header + kNumberOffset, number);
-  EncodeFixed64(header + kCapacityOffset, 0);  // to the end of the file
+  char header[kWalHeaderSize];
+  EncodeLogFileHeader(number, header);
+  if (reused) EncodeFixed32(header + kVersionOffset, kOldBytesMayFollowVersion);
   s = file->Append(Slice(header, sizeof(header)));
   // The header is durable before any manifest names the log: a power
   // failure before the first sync write leaves an empty log, not a
@@ -143,16 +141,23 @@ Status FileWalWriter::Create(FileSystem* fs, const std::string& path, uint64_t n
   return Status::OK();
 }
 
-Status FileWalWriter::Append(const Slice& payload, bool sync) {
+void AppendWalRecord(uint64_t number, const Slice& payload, std::string* out) {
   const auto length = static_cast<uint32_t>(payload.size());
-  const size_t padded = (payload.size() + 7) & ~size_t{7};
-  record_.assign(kWalRecordHeaderSize + padded, '\0');
-  std::memcpy(record_.data() + kWalRecordHeaderSize, payload.data(), payload.size());
-  EncodeFixed32(record_.data() + 4, length);
-  EncodeFixed32(record_.data(), RecordCrc(number_, length, record_.data() + kWalRecordHeaderSize));
+  const size_t start = out->size();
+  out->resize(start + WalRecordSize(payload.size()), '\0');
+  char* record = out->data() + start;
+  std::memcpy(record + kWalRecordHeaderSize, payload.data(), payload.size());
+  EncodeFixed32(record + 4, length);
+  EncodeFixed32(record, RecordCrc(number, length, record + kWalRecordHeaderSize));
+}
+
+Status FileWalWriter::Append(const Slice& payload, bool sync) {
+  record_.clear();
+  AppendWalRecord(number_, payload, &record_);
   Status s = file_->Append(record_);
   if (!s.ok()) return s;
   dirty_ = true;
+  end_ += record_.size();
   return sync ? Sync() : Status::OK();
 }
 
@@ -164,6 +169,40 @@ Status FileWalWriter::Sync() {
     ++syncs_;
   }
   return s;
+}
+
+void EncodeLogFileHeader(uint64_t number, char* header) {
+  std::memset(header, 0, kWalHeaderSize);
+  EncodeFixed64(header + kMagicOffset, kWalMagic);
+  EncodeFixed32(header + kVersionOffset, kWalVersion);
+  EncodeFixed64(header + kNumberOffset, number);
+  EncodeFixed64(header + kCapacityOffset, 0);  // to the end of the file
+}
+
+Status ReadWholeWal(const char* log, uint64_t end, uint64_t number,
+                    const std::function<Status(const Slice&)>& record) {
+  const std::string name = "WAL " + std::to_string(number);
+  if (end < kWalHeaderSize || DecodeFixed64(log + kMagicOffset) != kWalMagic ||
+      DecodeFixed64(log + kNumberOffset) != number) {
+    return Status::Corruption(name, "bad header");
+  }
+  const uint32_t version = DecodeFixed32(log + kVersionOffset);
+  if (version != kWalVersion && version != kOldBytesMayFollowVersion) {
+    return Status::NotSupported(name, "unknown version");
+  }
+  for (uint64_t offset = kWalHeaderSize; offset + kWalRecordHeaderSize <= end;) {
+    const uint32_t crc = DecodeFixed32(log + offset);
+    const uint32_t length = DecodeFixed32(log + offset + 4);
+    if (crc == 0 && length == 0) break;
+    if (length == 0 || WalRecordSize(length) > end - offset ||
+        crc != RecordCrc(number, length, log + offset + kWalRecordHeaderSize)) {
+      return Status::Corruption(name, "damaged record at offset " + std::to_string(offset));
+    }
+    Status s = record(Slice(log + offset + kWalRecordHeaderSize, length));
+    if (!s.ok()) return s;
+    offset += WalRecordSize(length);
+  }
+  return Status::OK();
 }
 
 Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number, WalDamage on_damage,

@@ -43,6 +43,9 @@ class LogWriter {
   virtual Status Append(const Slice& payload, bool sync) = 0;
   // Makes every appended record durable.
   virtual Status Sync() = 0;
+  // Offset after the last record appended: the bytes before it are whole
+  // records and never change again.
+  virtual uint64_t end() const = 0;
 };
 
 class WalWriter final : public LogWriter {
@@ -61,6 +64,7 @@ class WalWriter final : public LogWriter {
   // Persists every appended record, then the header's durable end (one more
   // fence; called at a memtable switch and a clean close, not per write).
   Status Sync() override;
+  uint64_t end() const override { return offset_; }
 
  private:
   // Persists the records appended since the last persist, together with the
@@ -89,6 +93,7 @@ class FileWalWriter final : public LogWriter {
   bool HasRoom(size_t) const override { return true; }
   Status Append(const Slice& payload, bool sync) override;
   Status Sync() override;
+  uint64_t end() const override { return end_; }
   uint64_t syncs() const { return syncs_; }
 
  private:
@@ -97,6 +102,7 @@ class FileWalWriter final : public LogWriter {
   const uint64_t number_;
   std::string record_;
   bool dirty_ = false;
+  uint64_t end_ = kWalHeaderSize;
   uint64_t syncs_ = 0;
 };
 
@@ -152,6 +158,23 @@ Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, W
 // ReadWalSegment; a missing file is Corruption).
 Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number, WalDamage on_damage,
                    const std::function<Status(const Slice&)>& record, WalReadResult* result);
+
+// The header of a log file of log `number` (version 1, capacity 0: records
+// run to the end of the file), as FileWalWriter writes it; an archived log
+// (docs/wal.md, "Archived logs") starts with it too.
+void EncodeLogFileHeader(uint64_t number, char* header);
+
+// Appends a record of log `number` holding `payload` to *out, as a writer
+// lays it out (header, payload, zero padding).
+void AppendWalRecord(uint64_t number, const Slice& payload, std::string* out);
+
+// The records of a log whose bytes [0, end) are known whole -- a live log
+// up to the end its writer published, a flushed log, an archived one --
+// passed to `record` in order, up to `end` or a record header of zeros
+// (old bytes of a reused file may follow it). Unlike ReadWalSegment there
+// is no damage to tolerate: a bad header or record is Corruption.
+Status ReadWholeWal(const char* log, uint64_t end, uint64_t number,
+                    const std::function<Status(const Slice&)>& record);
 
 // Whether the first damage of a log is a *torn tail*: bytes a crash may
 // legitimately have left unwritten, never acknowledged as durable.

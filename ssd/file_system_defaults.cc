@@ -2,6 +2,7 @@
 // RemoveDir (rmdir(2)).
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -60,6 +61,16 @@ Status FileSystem::LockFile(const std::string& path, std::unique_ptr<FileLock>* 
 
 Status FileSystem::RemoveDir(const std::string& dir) {
   if (::rmdir(dir.c_str()) != 0) return Status::IOError("cannot remove directory " + dir, std::strerror(errno));
+  return Status::OK();
+}
+
+Status FileSystem::GetFileModificationTime(const std::string& path, uint64_t* unix_seconds) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    return err == ENOENT ? Status::NotFound(path, std::strerror(err)) : Status::IOError(path, std::strerror(err));
+  }
+  *unix_seconds = static_cast<uint64_t>(st.st_mtime);
   return Status::OK();
 }
 

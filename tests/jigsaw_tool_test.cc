@@ -303,6 +303,46 @@ TEST(JigsawToolTest, CheckpointIsADiskModeDatabaseOfEveryKey) {
   }
 }
 
+TEST(JigsawToolTest, UpdatesPrintsTheChangeFeedAndKeepsTheArchive) {
+  for (StorageMode mode : {StorageMode::kPmem, StorageMode::kDisk}) {
+    ScratchDir dir;
+    Options options = SmallOptions();
+    options.storage_mode = mode;
+    options.wal_size_limit_mb = 64;
+    const std::string db = dir.path() + "/db";
+    {
+      std::unique_ptr<DB> handle;
+      ASSERT_TRUE(DB::Open(options, db, &handle).ok());
+      for (int i = 0; i < 3000; ++i) {
+        ASSERT_TRUE(handle->Put(WriteOptions(), Key(i), "v" + std::to_string(i) + std::string(100, '.')).ok());
+      }
+      ASSERT_TRUE(handle->Delete(WriteOptions(), Key(7)).ok());
+    }
+    ToolRun r = Tool(dir, {"updates", db, "--since", "1", "--limit", "2"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "@1 1\nput key00000 v0" + std::string(100, '.') + "\n@2 1\nput key00001 v1" +
+                         std::string(100, '.') + "\n");
+    // `info` opens the database too: its recovery archives the live log
+    // and removes nothing, so the whole feed is still there.
+    ASSERT_EQ(Tool(dir, {"info", db}).code, 0);
+    r = Tool(dir, {"updates", db, "--since", "3000"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "@3000 1\nput key02999 v2999" + std::string(100, '.') + "\n@3001 1\ndelete key00007\n");
+    r = Tool(dir, {"updates", db});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '@'), 3001);
+    r = Tool(dir, {"updates", db, "--since", "3002"});  // past the newest
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+    // A database that keeps no logs: the first writes are gone.
+    ScratchDir plain_dir;
+    const std::string plain = MakeDb(plain_dir, mode, 3000);
+    r = Tool(plain_dir, {"updates", plain, "--since", "1"});
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.err.find("NotFound"), std::string::npos) << r.err;
+  }
+}
+
 TEST(JigsawToolTest, RefusesADatabaseOpenElsewhere) {
   ScratchDir dir;
   Options options;

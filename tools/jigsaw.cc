@@ -7,6 +7,7 @@
 //   jigsaw verify <db>               every table checked; exit 3 on damage
 //   jigsaw compact <db> | destroy <db> --yes | copy <src> <dst> ...
 //   jigsaw checkpoint <db> <dir>     a disk-mode copy, tables hard-linked
+//   jigsaw updates <db> --since N    the change feed: every batch from N on
 //
 // Every command except `dump --table` opens the database through
 // DB::Open, which takes <db>/LOCK (a database open elsewhere is refused)
@@ -286,6 +287,36 @@ int Checkpoint(const std::string& name, const std::string& dir, const DbFlags& f
   return kOk;
 }
 
+// Prints the change feed from `since` on: a line "@<sequence> <count>"
+// per batch, then one "put <key> <value>" or "delete <key>" per update.
+int Updates(const std::string& name, const DbFlags& flags, uint64_t since, uint64_t limit, bool hex) {
+  std::unique_ptr<DB> db;
+  int rc = OpenDb(name, flags, &db);
+  if (rc != kOk) return rc;
+  std::unique_ptr<TransactionLogIterator> it;
+  Status s = db->GetUpdatesSince(since, &it);
+  if (!s.ok()) return Fail("updates since " + std::to_string(since), s, s.IsNotFound() ? kNotFound : CodeOf(s));
+  struct Printer : WriteBatch::Handler {
+    bool hex = false;
+    std::string Show(const Slice& bytes) const { return hex ? Hex(bytes) : Escape(bytes); }
+    void Put(const Slice& key, const Slice& value) override {
+      std::printf("put %s %s\n", Show(key).c_str(), Show(value).c_str());
+    }
+    void Delete(const Slice& key) override { std::printf("delete %s\n", Show(key).c_str()); }
+  } printer;
+  printer.hex = hex;
+  uint64_t n = 0;
+  for (; it->Valid() && (limit == 0 || n < limit); it->Next(), ++n) {
+    BatchResult batch = it->GetBatch();
+    std::printf("@%" PRIu64 " %u\n", batch.sequence, batch.batch.Count());
+    s = batch.batch.Iterate(&printer);
+    if (!s.ok()) return Fail("updates", s, CodeOf(s));
+  }
+  s = it->status();
+  if (!s.ok()) return Fail("updates", s, CodeOf(s));
+  return kOk;
+}
+
 int Destroy(const std::string& name, const DbFlags& flags, bool yes) {
   if (!yes) {
     std::cerr << "jigsaw: destroy deletes " << name << " and its pool for good; add --yes to do it\n";
@@ -344,6 +375,7 @@ struct CommandLine {
   bool yes = false;
   CopyFlags copy;
   std::string dst;
+  uint64_t since = 1, limit = 0;
   int rc = kOk;
 };
 
@@ -486,7 +518,7 @@ void AddMaintenanceCommands(CLI::App* app, CommandLine* cl) {
   destroy->callback([cl] { cl->rc = Destroy(cl->db, cl->flags, cl->yes); });
 }
 
-// Defines `copy` and `checkpoint`: their arguments, and callbacks that run them.
+// Defines `copy`, `checkpoint` and `updates`: their arguments, and callbacks that run them.
 void AddCopyCommand(CLI::App* app, CommandLine* cl) {
   CopyFlags& copy_flags = cl->copy;
   CLI::App* copy = app->add_subcommand(
@@ -513,6 +545,16 @@ void AddCopyCommand(CLI::App* app, CommandLine* cl) {
   AddDbFlags(checkpoint, &cl->flags);
   AddReadOnlyFlag(checkpoint, &cl->flags);
   checkpoint->callback([cl] { cl->rc = Checkpoint(cl->db, cl->dst, cl->flags); });
+
+  CLI::App* updates = app->add_subcommand(
+      "updates", "print the change feed: every committed batch from a sequence number on, from the live and "
+                 "archived logs (DB::GetUpdatesSince)");
+  updates->add_option("db", cl->db, "database directory")->required();
+  updates->add_option("--since", cl->since, "the first sequence number")->capture_default_str();
+  updates->add_option("--limit", cl->limit, "at most this many batches (0: all)");
+  updates->add_flag("--hex", cl->hex, "print keys and values in hex");
+  AddDbFlags(updates, &cl->flags);
+  updates->callback([cl] { cl->rc = Updates(cl->db, cl->flags, cl->since, cl->limit, cl->hex); });
 }
 
 // Defines the subcommands, parses the command line and runs the one given; returns its exit code, or kUsage for a

@@ -175,6 +175,11 @@ Options OpenOptionsFor(const std::string& db, const DbFlags& flags, std::string*
   } else {
     pool_origin = "default";
   }
+  // A database that keeps logs for its change feed keeps them through the
+  // tool's open too: its recovery archives the logs it replays, and
+  // nothing archived is removed.
+  std::error_code archive_ec;
+  if (std::filesystem::is_directory(db + "/archive", archive_ec)) options.wal_size_limit_mb = UINT64_MAX >> 20;
   if (options.storage_mode != StorageMode::kDisk) {
     std::error_code ec;
     const uint64_t size = std::filesystem::file_size(PoolPathFor(options, db), ec);

@@ -48,6 +48,7 @@ typedef struct jigsaw_options_t jigsaw_options_t;
 typedef struct jigsaw_readoptions_t jigsaw_readoptions_t;
 typedef struct jigsaw_writeoptions_t jigsaw_writeoptions_t;
 typedef struct jigsaw_writebatch_t jigsaw_writebatch_t;
+typedef struct jigsaw_updates_t jigsaw_updates_t;
 typedef struct jigsaw_iterator_t jigsaw_iterator_t;
 typedef struct jigsaw_snapshot_t jigsaw_snapshot_t;
 
@@ -125,6 +126,23 @@ JIGSAW_EXPORT void jigsaw_verify_integrity(jigsaw_t* db, char** errptr);
  * disk-mode database of every write up to one sequence number, stored in
  * *sequence (may be NULL). See DB::CreateCheckpoint in jigsaw/db.h. */
 JIGSAW_EXPORT void jigsaw_create_checkpoint(jigsaw_t* db, const char* dir, uint64_t* sequence, char** errptr);
+
+/* The change feed: every committed write batch from the one holding
+ * `sequence` on, up to the newest visible now (DB::GetUpdatesSince in
+ * jigsaw/db.h). NULL with *errptr set on error (NotFound: `sequence` is
+ * older than the kept logs). Destroy it before the database. */
+JIGSAW_EXPORT jigsaw_updates_t* jigsaw_get_updates_since(jigsaw_t* db, uint64_t sequence, char** errptr);
+/* 1 if the feed is at a batch, else 0 (at its end, or stopped on an error:
+ * jigsaw_updates_get_error). */
+JIGSAW_EXPORT unsigned char jigsaw_updates_valid(const jigsaw_updates_t* updates);
+/* Requires jigsaw_updates_valid. */
+JIGSAW_EXPORT void jigsaw_updates_next(jigsaw_updates_t* updates);
+/* Requires jigsaw_updates_valid. The current batch, as a new write batch
+ * the caller destroys (NULL if memory ran out); its first update's sequence
+ * number in *sequence (may be NULL). */
+JIGSAW_EXPORT jigsaw_writebatch_t* jigsaw_updates_get_batch(jigsaw_updates_t* updates, uint64_t* sequence);
+JIGSAW_EXPORT void jigsaw_updates_get_error(const jigsaw_updates_t* updates, char** errptr);
+JIGSAW_EXPORT void jigsaw_updates_destroy(jigsaw_updates_t* updates);
 
 /* Deletes the database `name` (it must not be open anywhere): see DestroyDB
  * in jigsaw/db.h. The options name its pool (pmem_path) and mode. */
@@ -231,6 +249,8 @@ JIGSAW_EXPORT void jigsaw_options_set_block_cache_capacity(jigsaw_options_t* opt
 JIGSAW_EXPORT void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_mapped_gets(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_wal_ttl_seconds(jigsaw_options_t* options, uint64_t seconds);
+JIGSAW_EXPORT void jigsaw_options_set_wal_size_limit_mb(jigsaw_options_t* options, uint64_t mb);
 JIGSAW_EXPORT void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_read_triggered_compactions(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_concurrent_memtable_writes(jigsaw_options_t* options, unsigned char v);

@@ -21,6 +21,7 @@
 #include "jigsaw/options.h"
 #include "jigsaw/slice.h"
 #include "jigsaw/status.h"
+#include "jigsaw/transaction_log.h"
 #include "jigsaw/write_batch.h"
 
 namespace jigsaw {
@@ -112,6 +113,20 @@ class JIGSAW_EXPORT DB {
   // is visible. 0 for a database never written. Numbers survive reopening
   // and only grow.
   virtual uint64_t GetLatestSequenceNumber() const = 0;
+
+  // The change feed: every committed write batch from the one holding
+  // sequence number `sequence` on, up to the newest visible when the call
+  // starts, in order, each with its sequence (jigsaw/transaction_log.h).
+  // The first batch may begin before `sequence` (when `sequence` is inside
+  // a batch); each next one begins where the one before ended. Batches come
+  // from the write-ahead logs the DB still holds: the live ones and those
+  // archived under Options::wal_ttl_seconds / wal_size_limit_mb. NotFound
+  // if `sequence` is older than the oldest batch kept; an empty feed if it
+  // is past the newest. A feed sees writes visible to readers, synced or
+  // not: after a crash a database may lose unsynced writes that a feed
+  // already passed on (docs/design/025-change-feed.md). NotSupported on a
+  // database opened read-only.
+  [[nodiscard]] virtual Status GetUpdatesSince(uint64_t sequence, std::unique_ptr<TransactionLogIterator>* iter) = 0;
 
   // Properties (false if unknown); "table" is a pmem block or an SSD table:
   //   "jigsaw.levels"           tables and bytes per level, one line each

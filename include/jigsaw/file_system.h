@@ -140,6 +140,10 @@ class JIGSAW_EXPORT FileSystem {
   // undo the directories a failed DB::Open created. Default: rmdir(2),
   // which wrappers inherit.
   virtual Status RemoveDir(const std::string& dir);
+  // The time `path` was last modified, in seconds since the Unix epoch
+  // (archived logs' age, Options::wal_ttl_seconds). Default: stat(2) on
+  // the POSIX file, which wrappers inherit.
+  virtual Status GetFileModificationTime(const std::string& path, uint64_t* unix_seconds);
 };
 
 }  // namespace jigsaw

@@ -221,6 +221,17 @@ struct JIGSAW_EXPORT Options {
   // in. Reused log files carry WAL header version 2, which releases before
   // it cannot read (docs/wal.md). Default: true.
   bool reuse_log_files = true;
+  // Log retention for the change feed (DB::GetUpdatesSince): when either
+  // is nonzero, a log whose memtable is flushed is archived in
+  // <db>/archive/<number>.log (a disk-mode log file is moved there, a pmem
+  // segment's records are written out) instead of being freed, and log
+  // files are not reused. Archived logs older than wal_ttl_seconds, and the
+  // oldest ones while the archive holds more than wal_size_limit_mb, are
+  // removed after each archiving and at open; 0 sets no limit of that
+  // kind. Both 0 (the default): nothing is archived, and archived logs
+  // already there are left alone (GetUpdatesSince still reads them).
+  uint64_t wal_ttl_seconds = 0;
+  uint64_t wal_size_limit_mb = 0;
   // Point lookups in pmem blocks go through a hash index per block, kept in
   // DRAM: a Get probes one slot per block and reads one entry, instead of a
   // Bloom filter line, a search and a walk through the block. Built by the
