@@ -25,8 +25,6 @@ namespace jigsaw {
 
 namespace {
 
-constexpr size_t kCopyChunk = size_t{1} << 20;
-
 // Removes the checkpoint directory being built at `dir` -- or left by a
 // crashed call -- and its files. OK if it does not exist; InvalidArgument,
 // removing nothing, if it holds anything a checkpoint does not write (it
@@ -46,27 +44,6 @@ Status RemoveCheckpointDir(FileSystem* fs, const std::string& dir) {
   }
   if (s.ok()) s = fs->RemoveDir(dir);
   return s;
-}
-
-// Copies `source` (the open file of `from`) into the new file `to`,
-// synced.
-Status CopyFile(FileSystem* fs, const RandomAccessFile* source, const std::string& from, const std::string& to) {
-  std::unique_ptr<WritableFile> dest;
-  Status s = fs->NewWritableFile(to, &dest);
-  if (!s.ok()) return s;
-  std::string scratch(kCopyChunk, '\0');
-  const uint64_t size = source->Size();
-  for (uint64_t offset = 0; s.ok() && offset < size;) {
-    Slice chunk;
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyChunk, size - offset));
-    s = source->Read(offset, n, scratch.data(), &chunk);
-    if (s.ok() && chunk.size() != n) s = Status::IOError(from, "short read while copying it");
-    if (s.ok()) s = dest->Append(chunk);
-    offset += n;
-  }
-  if (s.ok()) s = dest->Sync();
-  const Status closed = dest->Close();
-  return s.ok() ? closed : s;
 }
 
 // The checkpoint being built in its temporary directory: a table store of

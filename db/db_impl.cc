@@ -42,7 +42,7 @@ void DBImpl::DeleteLogs(const std::vector<WalSegmentMeta>& logs) {
   // Leftovers of a failed removal, and a spare log when the DB closes or
   // crashes: no manifest names them, so the next open removes them.
   for (const WalSegmentMeta& w : logs) {
-    if (archive_->archiving()) {
+    if (archive_->archiving() && !archive_->Has(w.number)) {
       // Kept for the change feed. If the move fails or is lost in a crash,
       // the next open finds the log unlisted and archives it then.
       Status s = archive_->AddFile(w.number, LogFileName(name_, w.number));
@@ -608,6 +608,16 @@ Status DBImpl::SwitchMemTable(size_t payload, bool may_use_standby) {
 // ---------------------------------------------------------------------------
 // Manual compaction
 
+Status DBImpl::AloneInWriteQueue(const std::function<Status()>& work) {
+  Writer w(&mutex_);
+  writers_.push_back(&w);
+  Await(&w, /*for_turn=*/true);
+  AwaitInserts();
+  Status s = work();
+  FinishWriteGroup(&w, &w, s);
+  return s;
+}
+
 Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   if (read_only_) return Status::NotSupported(name_, "is open read-only (DB::OpenForReadOnly)");
   MutexLock lock(&mutex_);
@@ -626,12 +636,8 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
   // Flush the memtable: freeze it (at the front of the write queue, where
   // no writer is using it), then wait until every frozen one is in L0.
   {
-    Writer w(&mutex_);
-    writers_.push_back(&w);
-    Await(&w, /*for_turn=*/true);
-    AwaitInserts();
-    Status s = mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK();
-    FinishWriteGroup(&w, &w, s);
+    Status s = AloneInWriteQueue(
+        [&]() REQUIRES(mutex_) { return mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK(); });
     if (!s.ok()) return s;
   }
   flush_failed_ = false;

@@ -29,6 +29,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -91,6 +92,7 @@ class DBImpl final : public DB {
   Status VerifyIntegrity() override;
   Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) override;
   Status GetUpdatesSince(uint64_t sequence, std::unique_ptr<TransactionLogIterator>* iter) override;
+  Status IngestExternalFile(const std::vector<std::string>& files, const IngestExternalFileOptions& options) override;
 
   // For tools and tests (tools/jigsaw.cc), not for the engine's own use.
   // The current version, pinned: its tables stay readable while held.
@@ -113,7 +115,55 @@ class DBImpl final : public DB {
     std::shared_ptr<MemTable> mem;
     std::vector<WalSegmentMeta> wals;  // the segments holding its writes
     std::vector<uint64_t> wal_ends;    // the end of each one's records
+    // Its logs are in the archive already (recovered logs whose flush could
+    // not be committed at open): the feed reads them there, and the flush
+    // does not archive them again.
+    bool archived = false;
   };
+  // The tables a compaction step, a migration or an ingest makes, before
+  // their commit.
+  struct CompactionOutputs {
+    std::vector<TableRef> outputs;    // at the output level
+    std::vector<TableRef> remainder;  // a split step's: back at the input level
+    std::vector<pmem::Reservation> reservations;
+    std::vector<std::unique_ptr<WritableFile>> files;  // SSD outputs, open
+    uint64_t entries_read = 0;     // by the merge
+    uint64_t entries_spliced = 0;  // of them, copied as bytes in runs
+    uint64_t tables_migrated = 0;  // a migration: blocks written as bytes
+    uint64_t bytes_migrated = 0;
+
+    // Releases everything: for a step that failed or was not committed.
+    void Abandon(pmem::Pool* pool) {
+      for (TableRef& t : outputs) {
+        if (t->residence == Residence::kSsd) t->obsolete = true;  // the disposer deletes the file
+      }
+      outputs.clear();
+      remainder.clear();
+      for (auto& r : reservations) pool->Cancel(&r);
+      reservations.clear();
+      for (auto& f : files) (void)f->Close();
+      files.clear();
+    }
+  };
+  // --- bulk ingest (ingest.cc) ---
+  // Links or copies each file into the directory as a new table, opens it
+  // and checks it (every block's checksum, every entry of sequence 0), and
+  // sorts them by key; InvalidArgument if their ranges overlap. On error
+  // nothing is left behind.
+  Status BringInIngestedFiles(const std::vector<std::string>& files, const IngestExternalFileOptions& options,
+                              std::vector<TableRef>* tables) EXCLUDES(mutex_);
+  // Whether a memtable holds a key in the range of one of `tables`.
+  bool MemTablesOverlap(const std::vector<TableRef>& tables) const REQUIRES(mutex_);
+  // The deepest level >= 1 where `tables` overlap no table, else 0.
+  int IngestLevel(const Version& version, const std::vector<TableRef>& tables) const;
+  // At the front of the write queue: flushes an overlapping memtable,
+  // chooses the level (*level) and makes the tables to add there (*out):
+  // the files themselves, or their entries copied into the level's tier.
+  // May release mutex_ while copying.
+  Status IngestAtFrontOfQueue(std::vector<TableRef>* tables, CompactionOutputs* out, int* level) REQUIRES(mutex_);
+  // The ingest of `tables`, alone in the write queue: the tables made,
+  // then one commit that adds them and takes the ingest's sequence number.
+  Status IngestAlone(std::vector<TableRef>* tables) REQUIRES(mutex_);
   // --- the change feed (transaction_log.cc) ---
   // A log the feed reads: a memtable's (live) or an archived one.
   struct FeedLog {
@@ -202,6 +252,10 @@ class DBImpl final : public DB {
   // group to end publishes it and every group after it whose inserts have
   // ended, in sequence order; returns once w's group is published.
   Status EndInsert(Writer* w, InsertingGroup* group, const Status& inserted) EXCLUDES(mutex_);
+  // Runs `work` (with mutex_ held, though it may release it) at the front
+  // of the write queue with no group inserting: no write takes a sequence
+  // number meanwhile. Returns what it returns.
+  Status AloneInWriteQueue(const std::function<Status()>& work) REQUIRES(mutex_);
   // Waits until no group is inserting (before the memtable is frozen).
   void AwaitInserts() REQUIRES(mutex_);
   Status MakeRoomForWrite(size_t payload, bool deletes_only) REQUIRES(mutex_);
@@ -299,7 +353,6 @@ class DBImpl final : public DB {
   // CompactRange's steps, level by level (manual_compaction_ set; db_impl.cc).
   Status RunManualCompaction(const Slice* begin, const Slice* end) REQUIRES(mutex_);
   // Merges the inputs into outputs (and a split step's remainder).
-  struct CompactionOutputs;
   Status WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
                                 const Version& base, bool may_use_standby, CompactionOutputs* out,
                                 PhaseProfile* profile) EXCLUDES(mutex_);

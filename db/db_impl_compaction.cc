@@ -25,29 +25,6 @@ thread_local bool t_background_thread = false;
 }  // namespace
 
 // What a compaction step made, before it is committed.
-struct DBImpl::CompactionOutputs {
-  std::vector<TableRef> outputs;    // at the output level
-  std::vector<TableRef> remainder;  // a split step's: back at the input level
-  std::vector<pmem::Reservation> reservations;
-  std::vector<std::unique_ptr<WritableFile>> files;  // SSD outputs, open
-  uint64_t entries_read = 0;     // by the merge
-  uint64_t entries_spliced = 0;  // of them, copied as bytes in runs
-  uint64_t tables_migrated = 0;  // a migration: blocks written as bytes
-  uint64_t bytes_migrated = 0;
-
-  // Releases everything: for a step that failed or was not committed.
-  void Abandon(pmem::Pool* pool) {
-    for (TableRef& t : outputs) {
-      if (t->residence == Residence::kSsd) t->obsolete = true;  // the disposer deletes the file
-    }
-    outputs.clear();
-    remainder.clear();
-    for (auto& r : reservations) pool->Cancel(&r);
-    reservations.clear();
-    for (auto& f : files) (void)f->Close();
-    files.clear();
-  }
-};
 
 void DBImpl::BackgroundLoop() {
   t_background_thread = true;
@@ -156,7 +133,7 @@ Status DBImpl::FlushOldestImmutable() {
       return s;
     }
   }
-  if (archive_->archiving() && !disk_mode()) ArchiveSegments(imm.wals, imm.wal_ends);
+  if (archive_->archiving() && !disk_mode() && !imm.archived) ArchiveSegments(imm.wals, imm.wal_ends);
   // No change feed copies these logs while the commit frees them (pmem) or
   // DeleteLogs moves, spares or removes them (log files).
   MutexLock pin(&log_read_mutex_);

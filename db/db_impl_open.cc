@@ -184,6 +184,7 @@ Status DB::Open(const Options& options, const std::string& name, std::unique_ptr
       }
     }
   }
+  if (plan.creating) (void)fs->RemoveDir(WalArchive::Dir(name));  // only if empty
   if (!lock_existed && lock != nullptr) (void)fs->RemoveFile(lock_path);
   lock.reset();
   for (auto it = new_dirs.rbegin(); it != new_dirs.rend(); ++it) (void)fs->RemoveDir(*it);  // only if empty
@@ -308,7 +309,9 @@ DBImpl::DBImpl(const Options& options, const std::string& name, std::string data
       versions_(std::make_unique<VersionSet>()),
       tables_(std::make_unique<TableStore>(options_, name_, versions_.get())),
       archive_(std::make_unique<WalArchive>(tables_->fs(), name_, options.wal_ttl_seconds,
-                                            options.wal_size_limit_mb << 20)) {
+                                            options.wal_size_limit_mb >= (uint64_t{1} << 44)
+                                                ? UINT64_MAX
+                                                : options.wal_size_limit_mb << 20)) {
   info_log_ = options.info_log;
 }
 
@@ -587,7 +590,12 @@ void DBImpl::SweepOrphanFiles(RecoveryState* state) {
     // rewritten, or swept once a later commit passes it).
     if ((stale_table || stale_log) && number < state->manifest.next_number) {
       // A log a commit dropped whose move into the archive a crash undid.
-      if (stale_log && archive_->archiving() && archive_->AddFile(number, name_ + "/" + child).ok()) continue;
+      // (Not when the archive has the log: recovery wrote its replayed
+      // records there, and the raw file may hold damage they skipped.)
+      if (stale_log && archive_->archiving() && !archive_->Has(number) &&
+          archive_->AddFile(number, name_ + "/" + child).ok()) {
+        continue;
+      }
       (void)tables_->fs()->RemoveFile(name_ + "/" + child);
     }
   }
@@ -713,8 +721,8 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
   std::optional<PhaseProfile> profile;
   if (state->recovered->num_entries() > 0) s = FlushMemTable(*state->recovered, &table, &table_reservation, &profile);
   if (s.ok() && profile.has_value()) AddProfile(*profile);
-  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true, &wal_);
   if (s.ok()) ArchiveReplayedLogs(*state);
+  if (s.ok()) s = NewWalSegment(0, &wal_reservation, &mem_wal_, /*may_use_standby=*/true, &wal_);
   if (s.ok()) {
     VersionEdit edit;
     if (table != nullptr) {
@@ -749,7 +757,10 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
                                           "recovered state cannot be committed in a full pool (opening it on "
                                           "would lose later writes at the next open)");
     }
-    if (state->recovered->num_entries() > 0 || !state_wals.empty()) imm_.push_back({state->recovered, state_wals, state->wal_ends});
+    if (state->recovered->num_entries() > 0 || !state_wals.empty()) {
+      // Archived already (ArchiveReplayedLogs), from their intact records.
+      imm_.push_back({state->recovered, state_wals, state->wal_ends, archive_->archiving()});
+    }
     has_imm_ = !imm_.empty();
     pool_full_ = true;
   }

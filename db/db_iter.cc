@@ -299,7 +299,10 @@ class DBIter final : public Iterator {
       if (skipping && IsKeyToSkip()) {
         if (++skipped > kMaxSequentialSkips) {
           skipped = 0;
-          iter_->Seek(saved_key_, 0);  // past its oldest possible version
+          // To its versions of sequence 0 (an ingested file's), if any, or
+          // past the key.
+          iter_->Seek(saved_key_, 0);
+          while (iter_->Valid() && iter_->sequence() == 0 && IsKeyToSkip()) iter_->Next();
           if (iter_->Valid() && comparator_->Compare(iter_->user_key(), saved_key_) <= 0) return StopOutOfOrder();
         } else {
           iter_->Next();

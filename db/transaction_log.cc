@@ -19,23 +19,35 @@ std::vector<DBImpl::FeedLog> DBImpl::FeedLogs(SequenceNumber* last) {
   *last = visible_sequence_.load(std::memory_order_acquire);
   std::vector<FeedLog> live;
   for (const Immutable& imm : imm_) {
-    for (size_t i = 0; i < imm.wals.size(); ++i) live.push_back({imm.wals[i].number, imm.wal_ends[i], true});
+    for (size_t i = 0; i < imm.wals.size(); ++i) live.push_back({imm.wals[i].number, imm.wal_ends[i], !imm.archived});
   }
   if (wal_ != nullptr) live.push_back({mem_wal_.number, published_log_end_, true});
   // A flush archives its pmem segments before its commit and its log files
   // after it, both before mutex_ is released: a log gone from the
   // memtables is in the archive already (or was never kept).
   std::vector<FeedLog> logs;
-  const uint64_t first_live = live.empty() ? UINT64_MAX : live.front().number;
+  uint64_t first_live = UINT64_MAX;
+  for (const FeedLog& log : live) {
+    if (log.live) first_live = std::min(first_live, log.number);
+  }
   for (uint64_t number : archive_->Numbers()) {
     if (number < first_live) logs.push_back({number, 0, false});
   }
-  logs.insert(logs.end(), live.begin(), live.end());
+  for (const FeedLog& log : live) {
+    if (log.live) logs.push_back(log);
+  }
   return logs;
 }
 
 Status DBImpl::ReadFeedLog(const FeedLog& log, std::string* bytes) {
   bytes->clear();
+  if (log.live && log.end <= kWalHeaderSize) {
+    // No records (a memtable frozen empty): nothing to copy, even if it is
+    // flushed and gone by now.
+    bytes->resize(kWalHeaderSize);
+    EncodeLogFileHeader(log.number, bytes->data());
+    return Status::OK();
+  }
   if (log.live) {
     MutexLock pin(&log_read_mutex_);
     const char* segment = nullptr;
@@ -192,7 +204,9 @@ class UpdatesIterator final : public TransactionLogIterator {
     if (next_ != 0 && b.sequence != next_) {
       status_ = Status::Corruption("change feed", b.sequence > next_
                                                       ? "updates " + std::to_string(next_) + " to " +
-                                                            std::to_string(b.sequence - 1) + " are not in the kept logs"
+                                                            std::to_string(b.sequence - 1) +
+                                                            " are not in the kept logs (an ingest takes a sequence "
+                                                            "number no log holds; see DB::GetUpdatesSince)"
                                                       : "batch at " + std::to_string(b.sequence) + " repeats updates");
       return false;
     }

@@ -112,8 +112,14 @@ Status WalArchive::Purge() {
     bool expired = size_limit_bytes_ != 0 && total > size_limit_bytes_;
     uint64_t modified = 0;
     const std::string path = PathOf(it->first);
-    if (!expired && ttl_seconds_ != 0 && fs_->GetFileModificationTime(path, &modified).ok()) {
-      expired = modified + ttl_seconds_ <= now;
+    if (!expired && ttl_seconds_ != 0) {
+      Status s = fs_->GetFileModificationTime(path, &modified);
+      if (s.IsNotFound()) {  // removed by hand
+        total -= it->second;
+        it = sizes_.erase(it);
+        continue;
+      }
+      expired = s.ok() && now >= modified && now - modified >= ttl_seconds_;
     }
     // Logs are archived in number order: once one is young enough and
     // the archive fits its limit, the newer ones stay too.

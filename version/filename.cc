@@ -1,6 +1,8 @@
 #include "version/filename.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <memory>
 #include <cstdio>
 
 namespace jigsaw {
@@ -75,6 +77,26 @@ Status ReplaceFileAtomically(FileSystem* fs, const std::string& dir, const std::
   }
   if (renamed != nullptr) *renamed = true;
   return fs->SyncDir(dir);
+}
+
+Status CopyFile(FileSystem* fs, const RandomAccessFile* source, const std::string& from, const std::string& to) {
+  constexpr size_t kCopyChunk = 1 << 20;
+  std::unique_ptr<WritableFile> dest;
+  Status s = fs->NewWritableFile(to, &dest);
+  if (!s.ok()) return s;
+  std::string scratch(kCopyChunk, '\0');
+  const uint64_t size = source->Size();
+  for (uint64_t offset = 0; s.ok() && offset < size;) {
+    Slice chunk;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyChunk, size - offset));
+    s = source->Read(offset, n, scratch.data(), &chunk);
+    if (s.ok() && chunk.size() != n) s = Status::IOError(from, "short read while copying it");
+    if (s.ok()) s = dest->Append(chunk);
+    offset += n;
+  }
+  if (s.ok()) s = dest->Sync();
+  const Status closed = dest->Close();
+  return s.ok() ? closed : s;
 }
 
 }  // namespace jigsaw

@@ -49,6 +49,10 @@ bool ParseFileName(const std::string& name, FileType* type, uint64_t* number);
 Status ReplaceFileAtomically(FileSystem* fs, const std::string& dir, const std::string& name, const Slice& contents,
                              bool* renamed = nullptr);
 
+// Copies `source` (the open file of `from`, named in errors) into the new
+// file `to`, synced (not its directory).
+Status CopyFile(FileSystem* fs, const RandomAccessFile* source, const std::string& from, const std::string& to);
+
 }  // namespace jigsaw
 
 #endif  // JIGSAW_VERSION_FILENAME_H_

@@ -239,6 +239,24 @@ class JIGSAW_EXPORT DB {
   // (docs/design/023-checkpoints.md).
   [[nodiscard]] virtual Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) = 0;
 
+  // Bulk ingest: adds the table files `files`, written by TableFileWriter
+  // (jigsaw/table_file_writer.h), to the database as one atomic change:
+  // after a crash either every key of them is there or none. Their key
+  // ranges must not overlap each other (InvalidArgument); a file that is
+  // not a whole table of sequence-0 entries is Corruption or
+  // InvalidArgument, and nothing is ingested. Writes wait while the files
+  // are added. The ingest takes one sequence number: its keys are newer
+  // than every write before the call and older than every write after it
+  // (a memtable holding keys in their range is flushed first). Where no
+  // table and no snapshot could see the files' keys, they go as they are
+  // to the deepest level that has room for them -- an SSD file linked or
+  // copied in, or its KeySet blocks copied into pmem blocks in pmem mode
+  // -- otherwise their entries are rewritten with that sequence number
+  // into L0. The change feed holds no batch for that number
+  // (docs/design/026-bulk-ingest.md). Durable on return.
+  [[nodiscard]] virtual Status IngestExternalFile(const std::vector<std::string>& files,
+                                                  const IngestExternalFileOptions& options) = 0;
+
   // Full consistency check of the persistent state: every block's checksum
   // and structure (docs/format.md, Validate), and the level invariants (L1+
   // blocks sorted and disjoint). Corruption naming the first problem found.

@@ -359,6 +359,14 @@ struct JIGSAW_EXPORT WriteOptions {
   bool sync = false;
 };
 
+// Options for DB::IngestExternalFile.
+struct IngestExternalFileOptions {
+  // Link the files into the database and remove the originals once the
+  // ingest is committed (a copy where they cannot be linked: another file
+  // system). false: the database takes a copy and the originals stay.
+  bool move_files = false;
+};
+
 }  // namespace jigsaw
 
 #endif  // JIGSAW_INCLUDE_JIGSAW_OPTIONS_H_
