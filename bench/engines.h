@@ -6,6 +6,7 @@
 #define JIGSAW_BENCH_ENGINES_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -70,6 +71,15 @@ class Engine {
   virtual std::string Stats() = 0;
   // An engine property ("" if the engine has none by that name).
   virtual std::string Property(const std::string&) { return ""; }
+  // Bulk load: writes the `num` entries entry(0..num-1) -- keys in
+  // increasing order -- into table files outside the database, then adds
+  // them to it (JigsawDB: TableFileWriter and IngestExternalFile). "" on
+  // success, else a message (engines without bulk ingest here say so).
+  virtual std::string IngestSorted(uint64_t num,
+                                   const std::function<void(uint64_t, std::string*, std::string_view*)>& entry) {
+    (void)num, (void)entry;
+    return std::string("ingest is not measured for ") + name();
+  }
 };
 
 // Opens (creating, or reusing if config.use_existing) an engine by name:

@@ -32,6 +32,7 @@
 #include "git_commit.h"  // generated: JIGSAW_GIT_COMMIT
 #include "bench/bench_key.h"
 #include "bench/engines.h"
+#include "bench/zipfian.h"
 #include "jigsaw/version.h"
 
 namespace jigsaw::bench {
@@ -129,42 +130,6 @@ class KeyMaker {
  private:
   size_t key_size_;
 };
-
-// YCSB's Zipfian generator (Gray et al., "Quickly generating billion-record
-// synthetic databases", SIGMOD'94), theta 0.99, items [0, n).
-class Zipfian {
- public:
-  explicit Zipfian(uint64_t n, double theta = 0.99) : n_(n), theta_(theta) {
-    for (uint64_t i = 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
-    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
-    alpha_ = 1.0 / (1.0 - theta);
-    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan_);
-  }
-  uint64_t Next(std::mt19937_64* rng) const {
-    const double u = std::uniform_real_distribution<double>(0, 1)(*rng);
-    const double uz = u * zetan_;
-    if (uz < 1.0) return 0;
-    if (uz < 1.0 + std::pow(0.5, theta_)) return 1;
-    const auto v = static_cast<uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
-    return std::min(v, n_ - 1);
-  }
-
- private:
-  uint64_t n_;
-  double theta_;
-  double zetan_ = 0, alpha_ = 0, eta_ = 0;
-};
-
-// Scatters Zipfian ranks over the key space (YCSB's scrambled Zipfian), so
-// that hot keys are not neighbours.
-uint64_t Scramble(uint64_t rank, uint64_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the rank's bytes
-  for (int i = 0; i < 8; ++i) {
-    h ^= (rank >> (8 * i)) & 0xff;
-    h *= 0x100000001b3ULL;
-  }
-  return h % n;
-}
 
 // What one thread measured.
 struct ThreadStats {
@@ -298,6 +263,8 @@ class Runner {
       kind->ops = std::max<uint64_t>(1, num / 10);
     } else if (benchmark == "overwrite") {
       kind->write = kind->random = true;
+    } else if (benchmark == "ingest") {
+      kind->fresh = true;
     } else if (benchmark == "deleterandom") {
       kind->write = kind->random = kind->deletes = true;
     } else if (!kind->ycsb && benchmark != "readrandom" && benchmark != "readmissing" && benchmark != "readseq" &&
@@ -318,6 +285,7 @@ class Runner {
   Result Measure(const std::string& benchmark, const Kind& kind) {
     if (kind.write) return MeasureWrites(benchmark, kind);
     if (benchmark == "compact") return MeasureCompact(benchmark);
+    if (benchmark == "ingest") return MeasureIngest(benchmark);
     if (benchmark == "readseq" || benchmark == "readreverse") return MeasureScan(benchmark);
     if (benchmark == "readwhilewriting") return MeasureReadWhileWriting(benchmark);
     if (benchmark == "multireadrandom") return MeasureMultiRead(benchmark);
@@ -349,6 +317,25 @@ class Runner {
                              const std::string error = engine_->CompactAll();
                              if (!error.empty()) st->error = error;
                            });
+  }
+
+  // Bulk load: --num entries of keys 0..num-1 in order, values as the
+  // fills write, into table files, then ingested (Engine::IngestSorted);
+  // the files' writing is timed too. Ops count entries.
+  Result MeasureIngest(const std::string& benchmark) {
+    const uint64_t num = flags_.num;
+    Result r = MeasureParallel(engine_name_, benchmark, 1, 1, false,
+                               [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) {
+                                 const std::string error = engine_->IngestSorted(
+                                     num, [&](uint64_t i, std::string* key, std::string_view* value) {
+                                       keys_.MakeInto(i, key);
+                                       *value = Value(rng);
+                                     });
+                                 if (!error.empty()) st->error = error;
+                                 st->bytes += num * static_cast<uint64_t>(flags_.key_size + flags_.value_size);
+                               });
+    r.ops = num;
+    return r;
   }
 
   // readseq or readreverse: each thread scans --reads entries; ops count the entries read by all threads.
@@ -607,7 +594,7 @@ void PrintComparison(const std::string& path, const std::vector<Result>& results
 void DefineFlags(CLI::App* app, Flags* f) {
   app->option_defaults()->always_capture_default();  // --help shows each default
   app->add_option("--benchmarks", f->benchmarks,
-                  "comma-separated: fillseq, fillsync, fillrandom, overwrite, readrandom, readmissing, readseq, "
+                  "comma-separated: fillseq, fillsync, fillrandom, ingest, overwrite, readrandom, readmissing, readseq, "
                   "compact, readreverse, seekrandom, multireadrandom, deleterandom, readwhilewriting, ycsba..ycsbf "
                   "(after a fill)");
   app->add_option("--num", f->num, "number of key/value pairs")->check(CLI::PositiveNumber);

@@ -16,6 +16,7 @@
 #include "jigsaw/options.h"
 #include "jigsaw/slice.h"
 #include "jigsaw/status.h"
+#include "jigsaw/table_file_writer.h"
 #include "jigsaw/version.h"
 #include "jigsaw/write_batch.h"
 
@@ -54,6 +55,9 @@ struct jigsaw_iterator_t {
   std::unique_ptr<jigsaw::Iterator> rep;
   // Non-null: a move threw; the iterator is reported not valid, with this.
   const char* failure = nullptr;
+};
+struct jigsaw_tablefilewriter_t {
+  std::unique_ptr<jigsaw::TableFileWriter> rep;
 };
 struct jigsaw_updates_t {
   std::unique_ptr<jigsaw::TransactionLogIterator> rep;
@@ -366,6 +370,64 @@ void jigsaw_updates_get_error(const jigsaw_updates_t* updates, char** errptr) {
 }
 
 void jigsaw_updates_destroy(jigsaw_updates_t* updates) { delete updates; }
+
+void jigsaw_ingest_external_files(jigsaw_t* db, const char* const* files, size_t n, unsigned char move_files,
+                                  char** errptr) {
+  try {
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < n; ++i) paths.emplace_back(files[i] != nullptr ? files[i] : "");
+    jigsaw::IngestExternalFileOptions options;
+    options.move_files = move_files != 0;
+    SaveError(errptr, db->rep->IngestExternalFile(paths, options));
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
+jigsaw_tablefilewriter_t* jigsaw_tablefilewriter_create(const jigsaw_options_t* options) {
+  try {
+    auto writer = std::make_unique<jigsaw_tablefilewriter_t>();
+    writer->rep = std::make_unique<jigsaw::TableFileWriter>(options->rep);
+    return writer.release();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void jigsaw_tablefilewriter_destroy(jigsaw_tablefilewriter_t* writer) { delete writer; }
+
+void jigsaw_tablefilewriter_open(jigsaw_tablefilewriter_t* writer, const char* path, char** errptr) {
+  try {
+    SaveError(errptr, writer->rep->Open(path != nullptr ? path : ""));
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
+void jigsaw_tablefilewriter_put(jigsaw_tablefilewriter_t* writer, const char* key, size_t klen, const char* val,
+                                size_t vlen, char** errptr) {
+  try {
+    SaveError(errptr, writer->rep->Put(MakeSlice(key, klen), MakeSlice(val, vlen)));
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
+void jigsaw_tablefilewriter_delete(jigsaw_tablefilewriter_t* writer, const char* key, size_t klen, char** errptr) {
+  try {
+    SaveError(errptr, writer->rep->Delete(MakeSlice(key, klen)));
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
+void jigsaw_tablefilewriter_finish(jigsaw_tablefilewriter_t* writer, char** errptr) {
+  try {
+    SaveError(errptr, writer->rep->Finish());
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
 
 void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr) {
   if (!CheckOptions(options, errptr)) return;

@@ -258,18 +258,27 @@ Status DBImpl::IngestAtFrontOfQueue(std::vector<TableRef>* tables, CompactionOut
   mutex_.Unlock();  // writers still wait behind this ingest at the front of the queue
   Status s;
   for (const TableRef& t : *tables) {
-    std::unique_ptr<InternalIterator> input = t->table->NewScanIterator(nullptr);
-    if (rewrite) input = std::make_unique<ResequencedIterator>(std::move(input), sequence);
-    uint64_t entries = 0;
+    // As they are: KeySet blocks read in place, their entries handed to
+    // the sink as runs of bytes. Rewritten: entry by entry.
+    auto merge = [&](OutputSink* sink) {
+      uint64_t entries = 0;
+      if (!rewrite) {
+        Compaction one;
+        one.inputs[0] = {t};
+        return MergeCompaction(one, 1, nullptr, nullptr, rules, sink, {}, nullptr, &entries, nullptr);
+      }
+      ResequencedIterator input(t->table->NewScanIterator(nullptr), sequence);
+      return MergeInto(&input, rules, sink, {}, &entries);
+    };
     if (to_ssd) {
       SsdTableSink sink(tables_.get(), /*sync_each=*/true, nullptr);
-      s = MergeInto(input.get(), rules, &sink, {}, &entries);
+      s = merge(&sink);
       if (!s.ok()) sink.Abandon();
       for (auto& f : sink.files()) out->files.push_back(std::move(f));
       for (TableRef& o : sink.outputs()) out->outputs.push_back(std::move(o));
     } else {
       std::unique_ptr<PmemSink> sink = NewPmemSink(tables_.get(), /*may_use_standby=*/false, nullptr);
-      s = MergeInto(input.get(), rules, sink.get(), {}, &entries);
+      s = merge(sink.get());
       if (!s.ok()) sink->Abandon();
       for (auto& r : sink->reservations()) out->reservations.push_back(std::move(r));
       for (TableRef& o : sink->outputs()) out->outputs.push_back(std::move(o));

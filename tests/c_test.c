@@ -442,6 +442,35 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
       CHECK_GET(copy, roptions, "after", "checkpoint");
       CHECK_GET(copy, roptions, "nokey", NULL);
       CHECK(jigsaw_get_latest_sequence_number(copy) == jigsaw_get_latest_sequence_number(db));
+      /* A table file ingested: its keys read back. */
+      {
+        char path[600];
+        const char* files[1];
+        jigsaw_tablefilewriter_t* writer = jigsaw_tablefilewriter_create(options);
+        CHECK(writer != NULL);
+        snprintf(path, sizeof(path), "%s-ingest.jst", dbname);
+        files[0] = path;
+        jigsaw_tablefilewriter_open(writer, path, &err);
+        CHECK_NO_ERROR(err);
+        jigsaw_tablefilewriter_put(writer, "ing1", 4, "x", 1, &err);
+        CHECK_NO_ERROR(err);
+        jigsaw_tablefilewriter_put(writer, "ing0", 4, "y", 1, &err);
+        CHECK_ERROR(err, "Invalid argument");
+        jigsaw_tablefilewriter_delete(writer, "ing2", 4, &err);
+        CHECK_NO_ERROR(err);
+        jigsaw_tablefilewriter_finish(writer, &err);
+        CHECK_NO_ERROR(err);
+        jigsaw_tablefilewriter_destroy(writer);
+        jigsaw_ingest_external_files(copy, files, 1, 1, &err);
+        CHECK_NO_ERROR(err);
+        CHECK_GET(copy, roptions, "ing1", "x");
+        CHECK_GET(copy, roptions, "ing2", NULL);
+        CHECK(access(path, F_OK) != 0); /* moved */
+        jigsaw_ingest_external_files(copy, files, 1, 0, &err);
+        CHECK(err != NULL);
+        jigsaw_free(err);
+        err = NULL;
+      }
       /* Without retention, the first writes' logs are gone. */
       CHECK(jigsaw_get_updates_since(db, 1, &err) == NULL);
       CHECK_ERROR(err, "NotFound");

@@ -17,6 +17,7 @@
 
 #include "db_test_util.h"
 #include "jigsaw/db.h"
+#include "jigsaw/table_file_writer.h"
 
 namespace jigsaw {
 namespace {
@@ -341,6 +342,26 @@ TEST(JigsawToolTest, UpdatesPrintsTheChangeFeedAndKeepsTheArchive) {
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.err.find("NotFound"), std::string::npos) << r.err;
   }
+}
+
+TEST(JigsawToolTest, IngestAddsTableFiles) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 100);
+  const std::string file = dir.path() + "/bulk.jst";
+  {
+    TableFileWriter writer(SmallOptions());
+    ASSERT_TRUE(writer.Open(file).ok());
+    ASSERT_TRUE(writer.Put("zz1", "bulk").ok());
+    ASSERT_TRUE(writer.Finish().ok());
+  }
+  ToolRun r = Tool(dir, {"ingest", db, file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("ingested 1 file(s)"), std::string::npos) << r.out;
+  r = Tool(dir, {"get", db, "zz1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bulk\n");
+  r = Tool(dir, {"ingest", db, dir.path() + "/missing.jst"});
+  EXPECT_EQ(r.code, 4) << r.out;
 }
 
 TEST(JigsawToolTest, RefusesADatabaseOpenElsewhere) {

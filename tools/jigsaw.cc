@@ -8,6 +8,7 @@
 //   jigsaw compact <db> | destroy <db> --yes | copy <src> <dst> ...
 //   jigsaw checkpoint <db> <dir>     a disk-mode copy, tables hard-linked
 //   jigsaw updates <db> --since N    the change feed: every batch from N on
+//   jigsaw ingest <db> <file>...     bulk ingest of TableFileWriter files
 //
 // Every command except `dump --table` opens the database through
 // DB::Open, which takes <db>/LOCK (a database open elsewhere is refused)
@@ -317,6 +318,19 @@ int Updates(const std::string& name, const DbFlags& flags, uint64_t since, uint6
   return kOk;
 }
 
+int Ingest(const std::string& name, const DbFlags& flags, const std::vector<std::string>& files, bool move) {
+  std::unique_ptr<DB> db;
+  int rc = OpenDb(name, flags, &db);
+  if (rc != kOk) return rc;
+  IngestExternalFileOptions options;
+  options.move_files = move;
+  const Status s = db->IngestExternalFile(files, options);
+  if (!s.ok()) return Fail("ingest into " + name, s, CodeOf(s));
+  std::printf("ingested %zu file(s) into %s at sequence %" PRIu64 "\n", files.size(), name.c_str(),
+              db->GetLatestSequenceNumber());
+  return kOk;
+}
+
 int Destroy(const std::string& name, const DbFlags& flags, bool yes) {
   if (!yes) {
     std::cerr << "jigsaw: destroy deletes " << name << " and its pool for good; add --yes to do it\n";
@@ -376,6 +390,8 @@ struct CommandLine {
   CopyFlags copy;
   std::string dst;
   uint64_t since = 1, limit = 0;
+  std::vector<std::string> files;
+  bool move = false;
   int rc = kOk;
 };
 
@@ -518,7 +534,7 @@ void AddMaintenanceCommands(CLI::App* app, CommandLine* cl) {
   destroy->callback([cl] { cl->rc = Destroy(cl->db, cl->flags, cl->yes); });
 }
 
-// Defines `copy`, `checkpoint` and `updates`: their arguments, and callbacks that run them.
+// Defines `copy`, `checkpoint`, `updates` and `ingest`: their arguments, and callbacks that run them.
 void AddCopyCommand(CLI::App* app, CommandLine* cl) {
   CopyFlags& copy_flags = cl->copy;
   CLI::App* copy = app->add_subcommand(
@@ -555,6 +571,14 @@ void AddCopyCommand(CLI::App* app, CommandLine* cl) {
   updates->add_flag("--hex", cl->hex, "print keys and values in hex");
   AddDbFlags(updates, &cl->flags);
   updates->callback([cl] { cl->rc = Updates(cl->db, cl->flags, cl->since, cl->limit, cl->hex); });
+
+  CLI::App* ingest = app->add_subcommand(
+      "ingest", "add table files written by TableFileWriter, in one atomic change (DB::IngestExternalFile)");
+  ingest->add_option("db", cl->db, "database directory")->required();
+  ingest->add_option("files", cl->files, "table files (key ranges must not overlap)")->required();
+  ingest->add_flag("--move", cl->move, "link the files in and remove them (default: copy)");
+  AddDbFlags(ingest, &cl->flags);
+  ingest->callback([cl] { cl->rc = Ingest(cl->db, cl->flags, cl->files, cl->move); });
 }
 
 // Defines the subcommands, parses the command line and runs the one given; returns its exit code, or kUsage for a

@@ -49,6 +49,7 @@ typedef struct jigsaw_readoptions_t jigsaw_readoptions_t;
 typedef struct jigsaw_writeoptions_t jigsaw_writeoptions_t;
 typedef struct jigsaw_writebatch_t jigsaw_writebatch_t;
 typedef struct jigsaw_updates_t jigsaw_updates_t;
+typedef struct jigsaw_tablefilewriter_t jigsaw_tablefilewriter_t;
 typedef struct jigsaw_iterator_t jigsaw_iterator_t;
 typedef struct jigsaw_snapshot_t jigsaw_snapshot_t;
 
@@ -144,6 +145,12 @@ JIGSAW_EXPORT jigsaw_writebatch_t* jigsaw_updates_get_batch(jigsaw_updates_t* up
 JIGSAW_EXPORT void jigsaw_updates_get_error(const jigsaw_updates_t* updates, char** errptr);
 JIGSAW_EXPORT void jigsaw_updates_destroy(jigsaw_updates_t* updates);
 
+/* Bulk ingest (DB::IngestExternalFile in jigsaw/db.h): adds the `n` table
+ * files `files`, written by a table file writer, in one atomic change.
+ * move_files: link them in and remove the originals (else copy them). */
+JIGSAW_EXPORT void jigsaw_ingest_external_files(jigsaw_t* db, const char* const* files, size_t n,
+                                                unsigned char move_files, char** errptr);
+
 /* Deletes the database `name` (it must not be open anywhere): see DestroyDB
  * in jigsaw/db.h. The options name its pool (pmem_path) and mode. */
 JIGSAW_EXPORT void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr);
@@ -174,6 +181,21 @@ JIGSAW_EXPORT const char* jigsaw_iter_value(const jigsaw_iterator_t* iter, size_
  * not valid may have stopped on one). Memory running out during a move
  * makes the iterator not valid, with that error here. */
 JIGSAW_EXPORT void jigsaw_iter_get_error(const jigsaw_iterator_t* iter, char** errptr);
+
+/* ---- Table file writer (TableFileWriter in jigsaw/table_file_writer.h;
+ * one thread at a time) ---- */
+
+/* Uses the options' comparator, ssd_block_size and bloom_bits_per_key. */
+JIGSAW_EXPORT jigsaw_tablefilewriter_t* jigsaw_tablefilewriter_create(const jigsaw_options_t* options);
+JIGSAW_EXPORT void jigsaw_tablefilewriter_destroy(jigsaw_tablefilewriter_t* writer);
+JIGSAW_EXPORT void jigsaw_tablefilewriter_open(jigsaw_tablefilewriter_t* writer, const char* path, char** errptr);
+/* Keys in strictly increasing order. */
+JIGSAW_EXPORT void jigsaw_tablefilewriter_put(jigsaw_tablefilewriter_t* writer, const char* key, size_t klen,
+                                              const char* val, size_t vlen, char** errptr);
+JIGSAW_EXPORT void jigsaw_tablefilewriter_delete(jigsaw_tablefilewriter_t* writer, const char* key, size_t klen,
+                                                 char** errptr);
+/* Writes the index and footer, syncs and closes the file. */
+JIGSAW_EXPORT void jigsaw_tablefilewriter_finish(jigsaw_tablefilewriter_t* writer, char** errptr);
 
 /* ---- Write batch (one thread at a time) ---- */
 
