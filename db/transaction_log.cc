@@ -140,9 +140,18 @@ class UpdatesIterator final : public TransactionLogIterator {
         return;
       }
     }
-    // Batches follow on from the first (Settle checks), which begins at or
-    // before `sequence`: the first to end past it holds it.
-    while (Settle() && next_ <= sequence) ++index_;
+    // The first batch to end past `sequence`; continuity is checked from
+    // it on (a gap before it, an ingest's, is none of this feed's).
+    while (Settle() && next_ <= sequence) {
+      ++index_;
+      next_ = 0;
+    }
+    if (valid_ && batches_[index_].sequence > sequence) {
+      valid_ = false;
+      status_ = Status::Corruption("change feed", "update " + std::to_string(sequence) +
+                                                      " is not in the kept logs (an ingest takes a sequence number "
+                                                      "no log holds; see DB::GetUpdatesSince)");
+    }
   }
 
   bool Valid() const override { return valid_; }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -230,6 +231,52 @@ TEST_P(IngestTest, MovedFilesLeaveTheirOriginalPlace) {
   std::string value;
   ASSERT_TRUE(db->Get(ReadOptions(), NumberedKey(999), &value).ok());
   EXPECT_EQ(value, Value(999, "a"));
+}
+
+// Ingests while a writer writes keys of its own and a reader scans: every
+// ingest and every write is there in the end, and each scan sees each
+// ingested file whole or not at all.
+TEST_P(IngestTest, IngestsBesideAWriterAndAReader) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(DbOptions(), db_.path(), &db).ok());
+  constexpr int kFiles = 8;
+  for (int f = 0; f < kFiles; ++f) WriteFile(FilePath(std::to_string(f) + ".jst"), 1000 * f, 1000, "f");
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    for (uint64_t i = 0; !stop.load(); ++i) {
+      if (!db->Put(WriteOptions(), "w" + NumberedKey(i % 3000), std::to_string(i)).ok()) return;
+      written = i + 1;
+    }
+  });
+  std::atomic<int> bad_scans{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      std::map<int, int> per_file;
+      std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+      for (it->Seek(NumberedKey(0)); it->Valid() && it->key().starts_with("key"); it->Next()) {
+        ++per_file[std::stoi(it->key().ToString().substr(3)) / 1000];
+      }
+      for (const auto& [file, n] : per_file) bad_scans += n != 1000;
+      if (!it->status().ok()) ++bad_scans;
+    }
+  });
+  for (int f = 0; f < kFiles; ++f) {
+    Status s = db->IngestExternalFile({FilePath(std::to_string(f) + ".jst")}, {});
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    // Over the file before: rewritten into L0 this time.
+    if (f > 0) EXPECT_TRUE(db->IngestExternalFile({FilePath(std::to_string(f - 1) + ".jst")}, {}).ok());
+  }
+  while (written.load() < 2000) std::this_thread::yield();
+  stop = true;
+  writer.join();
+  reader.join();
+  EXPECT_EQ(bad_scans.load(), 0);
+  std::map<std::string, std::string> contents = Contents(db.get());
+  for (uint64_t i = 0; i < 1000 * kFiles; ++i) EXPECT_EQ(contents[NumberedKey(i)], Value(i, "f"));
+  for (uint64_t i = 0; i < std::min<uint64_t>(written.load(), 3000); ++i) {
+    EXPECT_EQ(contents.count("w" + NumberedKey(i)), 1u);
+  }
 }
 
 // A process that ingests files of 1000 keys each (new ones, and over its

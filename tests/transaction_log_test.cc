@@ -20,6 +20,7 @@
 
 #include "db/write_batch_internal.h"
 #include "jigsaw/db.h"
+#include "jigsaw/table_file_writer.h"
 #include "tests/db_test_util.h"
 
 namespace jigsaw {
@@ -222,6 +223,36 @@ TEST_P(TransactionLogTest, ARawLogLeftByACrashDoesNotReplaceItsArchivedRecords) 
   ASSERT_TRUE(DB::Open(options, dir_.path(), &db).ok());
   EXPECT_FALSE(std::filesystem::exists(raw));
   ExpectFeedFrom(db.get(), 1);
+}
+
+// An ingest takes a sequence number no log record holds: the feed stops
+// there, and resumes after it.
+TEST_P(TransactionLogTest, TheFeedStopsAtAnIngestAndResumesAfterIt) {
+  const Options options = RetainingOptions();
+  std::mt19937_64 rng(12);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir_.path(), &db).ok());
+  WriteBatches(db.get(), 300, &rng);
+  const std::string file = dir_.path() + "/bulk.jst";
+  {
+    TableFileWriter writer(options);
+    ASSERT_TRUE(writer.Open(file).ok());
+    ASSERT_TRUE(writer.Put("zz", "bulk").ok());
+    ASSERT_TRUE(writer.Finish().ok());
+  }
+  ASSERT_TRUE(db->IngestExternalFile({file}, {}).ok());
+  const uint64_t ingest = db->GetLatestSequenceNumber();
+  WriteBatches(db.get(), 300, &rng);
+  Fed fed = ReadFeed(db.get(), 1);
+  EXPECT_TRUE(fed.status.IsCorruption()) << fed.status.ToString();
+  EXPECT_NE(fed.status.ToString().find(std::to_string(ingest)), std::string::npos) << fed.status.ToString();
+  ASSERT_FALSE(fed.batches.empty());
+  EXPECT_EQ(fed.batches.back().sequence, std::prev(written_.find(ingest + 1))->first);
+  EXPECT_TRUE(ReadFeed(db.get(), ingest).status.IsCorruption());
+  // From the next number on, the rest.
+  std::map<uint64_t, std::string> after(written_.find(ingest + 1), written_.end());
+  written_ = after;
+  ExpectFeedFrom(db.get(), ingest + 1);
 }
 
 TEST_P(TransactionLogTest, DestroyDBRemovesTheArchive) {

@@ -122,7 +122,10 @@ class JIGSAW_EXPORT DB {
   // from the write-ahead logs the DB still holds: the live ones and those
   // archived under Options::wal_ttl_seconds / wal_size_limit_mb. NotFound
   // if `sequence` is older than the oldest batch kept; an empty feed if it
-  // is past the newest. A feed sees writes visible to readers, synced or
+  // is past the newest. A sequence number no batch holds -- an ingest's
+  // (IngestExternalFile), or updates lost to WAL damage skipped at
+  // recovery -- stops the feed with Corruption naming it; ask again from
+  // the number after it. A feed sees writes visible to readers, synced or
   // not: after a crash a database may lose unsynced writes that a feed
   // already passed on (docs/design/025-change-feed.md). NotSupported on a
   // database opened read-only.
