@@ -147,10 +147,11 @@ Status CheckIngestedEntries(const TableMeta& table, const std::string& source) {
 Status DBImpl::BringInIngestedFiles(const std::vector<std::string>& files, const IngestExternalFileOptions& options,
                                     std::vector<TableRef>* tables) {
   FileSystem* const fs = tables_->fs();
+  VersionSet* const versions = versions_.get();  // file numbers are taken without mutex_
   Status s;
   for (size_t i = 0; i < files.size() && s.ok(); ++i) {
     const std::string& source = files[i];
-    const uint64_t number = versions_->NewFileNumber();
+    const uint64_t number = versions->NewFileNumber();
     const std::string path = TableFileName(name_, number);
     s = options.move_files ? fs->LinkFile(source, path) : Status::NotSupported("copy");
     if (!s.ok()) {
