@@ -59,6 +59,7 @@ class JigsawEngine final : public Engine {
     options.ssd_mapped_gets = config.ssd_mapped_gets;
     options.paranoid_checks = config.paranoid_checks;
     options.reuse_log_files = config.reuse_log_files;
+    options.wal_size_limit_mb = config.wal_size_limit_mb;
     options.concurrent_memtable_writes = config.concurrent_memtable_writes;
     options.read_triggered_compactions = config.read_triggered_compactions;
     options.ssd_block_size = config.ssd_block_size;

@@ -30,6 +30,7 @@ struct EngineConfig {
   bool ssd_use_mmap = false;                                              // JigsawDB hybrid
   bool ssd_mapped_gets = true;                                            // JigsawDB hybrid/disk: Get via a guarded mapping
   bool paranoid_checks = true;                                            // JigsawDB: SSD block CRCs checked on load
+  uint64_t wal_size_limit_mb = 0;  // JigsawDB: flushed logs kept for the change feed (0: none)
   bool reuse_log_files = true;                                            // JigsawDB disk: write new logs over old ones
   bool concurrent_memtable_writes = true;                                 // JigsawDB
   bool read_triggered_compactions = true;                                 // JigsawDB

@@ -58,6 +58,7 @@ struct Flags {
   int ssd_mapped_gets = 1;
   int paranoid_checks = 1;
   int reuse_log_files = 1;
+  uint64_t wal_size_limit_mb = 0;
   int concurrent_memtable_writes = 1;
   int read_triggered_compactions = 1;
   size_t ssd_block_kb = 8;
@@ -628,6 +629,8 @@ void DefineFlags(CLI::App* app, Flags* f) {
                   "through the block cache (0)");
   app->add_option("--paranoid_checks", f->paranoid_checks,
                   "JigsawDB: verify each SSD block's CRC once as it enters memory (1, default) or not (0)");
+  app->add_option("--wal_size_limit_mb", f->wal_size_limit_mb,
+                  "JigsawDB: keep flushed logs for the change feed, up to this many MiB (0: none kept)");
   app->add_option("--reuse_log_files", f->reuse_log_files,
                   "disk: write each new WAL log file over the last one no longer needed (1, default) or into a new "
                   "file (0)");
@@ -739,6 +742,7 @@ EngineConfig MakeEngineConfig(const Flags& f, const std::string& engine) {
   config.ssd_mapped_gets = f.ssd_mapped_gets != 0;
   config.paranoid_checks = f.paranoid_checks != 0;
   config.reuse_log_files = f.reuse_log_files != 0;
+  config.wal_size_limit_mb = f.wal_size_limit_mb;
   config.concurrent_memtable_writes = f.concurrent_memtable_writes != 0;
   config.read_triggered_compactions = f.read_triggered_compactions != 0;
   config.ssd_block_size = f.ssd_block_kb << 10;
@@ -828,7 +832,7 @@ void WriteJson(const Flags& f, const std::vector<Result>& results) {
                    {"table_size_kb", f.table_size_kb}, {"ssd_block_kb", f.ssd_block_kb},
                    {"table_format", f.table_format}, {"cache_size_mb", f.cache_size_mb},
                    {"ssd_use_mmap", f.ssd_use_mmap}, {"ssd_mapped_gets", f.ssd_mapped_gets},
-                   {"reuse_log_files", f.reuse_log_files}, {"ssd_io", f.ssd_io},
+                   {"reuse_log_files", f.reuse_log_files}, {"wal_size_limit_mb", f.wal_size_limit_mb}, {"ssd_io", f.ssd_io},
                    {"concurrent_memtable_writes", f.concurrent_memtable_writes},
                    {"read_triggered_compactions", f.read_triggered_compactions},
                    {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation},
