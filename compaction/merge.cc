@@ -493,8 +493,16 @@ Status MergeCompaction(const Compaction& compaction, int input_sets, const std::
                        const std::string* upto, const MergeRules& rules, OutputSink* sink,
                        const std::function<Status()>& after_output, SampledPhase* decode, uint64_t* entries,
                        uint64_t* spliced) {
+  bool deletes_ranges = false;
+  if (rules.range_tombstones != nullptr) {
+    for (int which = 0; which < input_sets && !deletes_ranges; ++which) {
+      for (const TableRef& t : compaction.inputs[which]) {
+        deletes_ranges = deletes_ranges || rules.range_tombstones->Overlaps(t->smallest, t->largest, rules.smallest_snapshot);
+      }
+    }
+  }
   std::vector<std::unique_ptr<BlockScan>> scans;
-  if (after == nullptr && upto == nullptr && sink->TakesRuns() &&
+  if (!deletes_ranges && after == nullptr && upto == nullptr && sink->TakesRuns() &&
       NewCompactionBlockScans(compaction, input_sets, decode, &scans)) {
     uint64_t read = 0, copied = 0;
     Status s = MergeBlockScans(std::move(scans), rules, sink, after_output, decode, &read, &copied);
@@ -507,6 +515,9 @@ Status MergeCompaction(const Compaction& compaction, int input_sets, const std::
   }
   std::unique_ptr<InternalIterator> input = NewCompactionInput(rules.ucmp, compaction, input_sets, decode);
   if (after != nullptr || upto != nullptr) input = NewKeyRangeIterator(rules.ucmp, std::move(input), after, upto);
+  if (deletes_ranges) {
+    input = NewRangeDeletionFilter(std::move(input), rules.range_tombstones, rules.smallest_snapshot);
+  }
   return MergeInto(input.get(), rules, sink, after_output, entries, spliced);
 }
 

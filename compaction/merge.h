@@ -37,6 +37,7 @@
 #include "compaction/output_sink.h"
 #include "compaction/picker.h"
 #include "format/internal_iterator.h"
+#include "table/range_tombstones.h"
 #include "table/table.h"
 #include "util/profile_clock.h"
 
@@ -49,6 +50,10 @@ struct MergeRules {
   // null keeps every tombstone (a pending compaction redone at recovery).
   const Version* base = nullptr;
   int output_level = 1;
+  // Range tombstones (base's; may be null): a version below one of them
+  // whose sequence is at or below smallest_snapshot is dropped -- every
+  // reader sees it deleted. MergeCompaction applies them.
+  const RangeTombstoneSet* range_tombstones = nullptr;
 };
 
 // The drop rule (LevelDB's), written here once. Of one user key's versions,
@@ -117,8 +122,10 @@ Status MergeBlockScans(std::vector<std::unique_ptr<BlockScan>> inputs, const Mer
 // through iterators, into the sink emptied by Abandon, if the bytes merge
 // meets a block its cursors cannot read (that attempt's counts are left
 // out; its time stays in the profile's phases). With `decode` (may be null)
-// the block format's work is charged to it. On error the sink is left for
-// the caller to Abandon.
+// the block format's work is charged to it. Where rules.range_tombstones
+// covers a key of the inputs, through iterators, the versions it deletes
+// filtered out (NewRangeDeletionFilter). On error the sink is left for the
+// caller to Abandon.
 Status MergeCompaction(const Compaction& compaction, int input_sets, const std::string* after,
                        const std::string* upto, const MergeRules& rules, OutputSink* sink,
                        const std::function<Status()>& after_output, SampledPhase* decode, uint64_t* entries,

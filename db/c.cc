@@ -208,6 +208,15 @@ void jigsaw_delete(jigsaw_t* db, const jigsaw_writeoptions_t* options, const cha
   }
 }
 
+void jigsaw_delete_range(jigsaw_t* db, const jigsaw_writeoptions_t* options, const char* begin, size_t beginlen,
+                         const char* end, size_t endlen, char** errptr) {
+  try {
+    SaveError(errptr, db->rep->DeleteRange(options->rep, MakeSlice(begin, beginlen), MakeSlice(end, endlen)));
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
 void jigsaw_write(jigsaw_t* db, const jigsaw_writeoptions_t* options, jigsaw_writebatch_t* batch, char** errptr) {
   if (batch->incomplete) {
     SetError(errptr, "Invalid argument: write batch incomplete: memory ran out while adding an update");
@@ -539,6 +548,15 @@ void jigsaw_writebatch_delete(jigsaw_writebatch_t* batch, const char* key, size_
   }
 }
 
+void jigsaw_writebatch_delete_range(jigsaw_writebatch_t* batch, const char* begin, size_t beginlen, const char* end,
+                                    size_t endlen) {
+  try {
+    batch->rep.DeleteRange(MakeSlice(begin, beginlen), MakeSlice(end, endlen));
+  } catch (...) {
+    batch->incomplete = true;
+  }
+}
+
 void jigsaw_writebatch_append(jigsaw_writebatch_t* destination, const jigsaw_writebatch_t* source) {
   try {
     destination->rep.Append(source->rep);
@@ -553,25 +571,40 @@ int jigsaw_writebatch_count(const jigsaw_writebatch_t* batch) { return static_ca
 void jigsaw_writebatch_iterate(const jigsaw_writebatch_t* batch, void* state,
                                void (*put)(void* state, const char* k, size_t klen, const char* v, size_t vlen),
                                void (*deleted)(void* state, const char* k, size_t klen)) {
+  jigsaw_writebatch_iterate_ranges(batch, state, put, deleted, nullptr);
+}
+
+void jigsaw_writebatch_iterate_ranges(const jigsaw_writebatch_t* batch, void* state,
+                                      void (*put)(void* state, const char* k, size_t klen, const char* v, size_t vlen),
+                                      void (*deleted)(void* state, const char* k, size_t klen),
+                                      void (*deleted_range)(void* state, const char* b, size_t blen, const char* e,
+                                                            size_t elen)) {
   class CallbackHandler : public WriteBatch::Handler {
    public:
     CallbackHandler(void* state, void (*put)(void*, const char*, size_t, const char*, size_t),
-                    void (*deleted)(void*, const char*, size_t))
-        : state_(state), put_(put), deleted_(deleted) {}
+                    void (*deleted)(void*, const char*, size_t),
+                    void (*deleted_range)(void*, const char*, size_t, const char*, size_t))
+        : state_(state), put_(put), deleted_(deleted), deleted_range_(deleted_range) {}
     void Put(const Slice& key, const Slice& value) override {
       put_(state_, key.data(), key.size(), value.data(), value.size());
     }
     void Delete(const Slice& key) override { deleted_(state_, key.data(), key.size()); }
+    Status DeleteRange(const Slice& begin, const Slice& end) override {
+      if (deleted_range_ == nullptr) return WriteBatch::Handler::DeleteRange(begin, end);
+      deleted_range_(state_, begin.data(), begin.size(), end.data(), end.size());
+      return Status::OK();
+    }
 
    private:
     void* state_;
     void (*put_)(void*, const char*, size_t, const char*, size_t);
     void (*deleted_)(void*, const char*, size_t);
+    void (*deleted_range_)(void*, const char*, size_t, const char*, size_t);
   };
-  CallbackHandler handler(state, put, deleted);
+  CallbackHandler handler(state, put, deleted, deleted_range);
   try {
-    // A batch built through this API always parses: Iterate's Status is
-    // only ever OK here.
+    // A batch built through this API always parses: Iterate's Status is OK
+    // here, or NotSupported at a range delete without deleted_range.
     (void)batch->rep.Iterate(&handler);
   } catch (...) {
     // Iterating reads the batch in place; nothing allocates.

@@ -121,14 +121,20 @@ class CheckpointWriter {
     return Keep(&sink, s, 0);
   }
 
-  // The manifest of every table added, at `sequence`, and an identity of
-  // its own (a new database id); then the directory synced.
-  Status Finish(SequenceNumber sequence) {
+  // The manifest of every table added and of the range tombstones up to
+  // `sequence` (of `tombstones`, may be null), at `sequence`, and an
+  // identity of its own (a new database id); then the directory synced.
+  Status Finish(SequenceNumber sequence, const RangeTombstoneSet* tombstones) {
     ManifestState state;
     state.generation = 1;
     state.last_sequence = sequence;
     state.next_number = versions_.next_file_number();
     state.blocks = entries_;
+    if (tombstones != nullptr) {
+      for (const RangeTombstone& t : tombstones->tombstones()) {
+        if (t.sequence <= sequence) state.range_tombstones.push_back(t);
+      }
+    }
     FileManifestStore manifest(fs(), dir_, options_.comparator, store_.sync_stats());
     Status s = manifest.Commit(state, {}, {}, false);
     if (s.ok()) s = manifest.TakeLateError();  // its directory sync
@@ -208,7 +214,7 @@ Status DBImpl::CreateCheckpoint(const std::string& checkpoint_dir, uint64_t* seq
         if (!s.ok()) break;
       }
     }
-    if (s.ok()) s = writer.Finish(view.sequence);
+    if (s.ok()) s = writer.Finish(view.sequence, RangeTombstones(view).get());
   }
   // rename(2) would replace an empty `dir` made meanwhile: checked again.
   if (s.ok() && fs->FileExists(dir)) s = Status::InvalidArgument(dir, "was created while the checkpoint was made");

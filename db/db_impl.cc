@@ -151,6 +151,12 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
   return Write(options, &batch);
 }
 
+Status DBImpl::DeleteRange(const WriteOptions& options, const Slice& begin_key, const Slice& end_key) {
+  WriteBatch batch;
+  batch.DeleteRange(begin_key, end_key);
+  return Write(options, &batch);
+}
+
 struct DBImpl::Writer {
   explicit Writer(Mutex* mu) : cv(mu) {}
   WriteBatch* batch = nullptr;
@@ -379,7 +385,7 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (read_only_) return Status::NotSupported(name_, "is open read-only (DB::OpenForReadOnly)");
   if (batch == nullptr) return Status::InvalidArgument("write batch is null");
   bool deletes_only = false;
-  Status s = WriteBatchInternal::CheckLimits(*batch, &deletes_only);
+  Status s = WriteBatchInternal::CheckLimits(*batch, ucmp_, &deletes_only);
   if (!s.ok()) return s;
   if (WriteBatchInternal::Count(*batch) == 0) return Status::OK();
   Writer w(&mutex_);
@@ -493,7 +499,7 @@ Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
       allow_delay = false;
       continue;
     }
-    if (wal_ != nullptr && (mem_->num_entries() == 0 || mem_->ApproximateMemoryUsage() < options_.memtable_size) &&
+    if (wal_ != nullptr && (mem_->empty() || mem_->ApproximateMemoryUsage() < options_.memtable_size) &&
         wal_->HasRoom(payload)) {
       return Status::OK();
     }
@@ -637,7 +643,7 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
   // no writer is using it), then wait until every frozen one is in L0.
   {
     Status s = AloneInWriteQueue(
-        [&]() REQUIRES(mutex_) { return mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK(); });
+        [&]() REQUIRES(mutex_) { return !mem_->empty() ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK(); });
     if (!s.ok()) return s;
   }
   flush_failed_ = false;
@@ -695,6 +701,52 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
       if (!s.ok()) break;
     }
   }
+  if (s.ok()) s = RewriteLastLevelUnderTombstones(begin, end);
+  if (!s.ok()) return s;
+  // Spent tombstones go at once: once the compactions' outputs are durable
+  // (hybrid and disk modes), a redo can no longer bring back what they
+  // deleted.
+  while (!pending_.empty() && bg_error_.ok() && versions_->current()->range_tombstones != nullptr) done_cv_.Wait();
+  if (!bg_error_.ok()) return bg_error_;
+  mutex_.Unlock();
+  s = DropSpentRangeTombstones();
+  mutex_.Lock();
+  return s;
+}
+
+Status DBImpl::RewriteLastLevelUnderTombstones(const Slice* begin, const Slice* end) {
+  std::shared_ptr<const Version> version = versions_->current();
+  if (version->range_tombstones == nullptr) return Status::OK();
+  const std::vector<TableRef>& last = version->levels[kNumLevels - 1];
+  std::vector<bool> taken(last.size(), false);
+  for (size_t i = 0; i < last.size(); ++i) {
+    const TableMeta& t = *last[i];
+    const bool in_range = (begin == nullptr || ucmp_->Compare(t.largest, *begin) >= 0) &&
+                          (end == nullptr || ucmp_->Compare(t.smallest, *end) <= 0);
+    taken[i] = in_range && version->range_tombstones->Overlaps(t.smallest, t.largest, kMaxSequenceNumber);
+  }
+  // With its neighbours sharing a boundary key: one key's versions move
+  // together.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i + 1 < last.size(); ++i) {
+      if (taken[i] != taken[i + 1] && ucmp_->Compare(last[i]->largest, last[i + 1]->smallest) == 0) {
+        taken[i] = taken[i + 1] = true;
+        grew = true;
+      }
+    }
+  }
+  Compaction step;
+  step.level = kNumLevels - 2;  // no upper input: the last level merged into itself
+  for (size_t i = 0; i < last.size(); ++i) {
+    if (taken[i]) step.inputs[1].push_back(last[i]);
+  }
+  if (step.inputs[1].empty()) return Status::OK();
+  version.reset();
+  mutex_.Unlock();
+  Status s = RunCompaction(&step, /*may_use_standby=*/true);
+  step = Compaction();
+  mutex_.Lock();
   return s;
 }
 

@@ -78,6 +78,7 @@ class DBImpl final : public DB {
 
   Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
+  Status DeleteRange(const WriteOptions& options, const Slice& begin_key, const Slice& end_key) override;
   Status Write(const WriteOptions& options, WriteBatch* batch) override;
   Status Get(const ReadOptions& options, const Slice& key, std::string* value) override;
   std::vector<Status> MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
@@ -344,12 +345,28 @@ class DBImpl final : public DB {
   // --- background work (db_impl_compaction.cc) ---
   void BackgroundLoop() EXCLUDES(mutex_);
   Status FlushOldestImmutable() EXCLUDES(mutex_);
+  // Drops from the version the range tombstones no table holds a version
+  // for (below their sequence, in their range): they have nothing left to
+  // delete. Scans each table once per tombstone over the tombstone's range
+  // (the answer is kept while both live). Nothing while a pending
+  // compaction could be redone. After each compaction.
+  Status DropSpentRangeTombstones() EXCLUDES(mutex_, range_gc_mutex_);
+  // Whether `table` holds a version `tombstone` deletes.
+  bool HoldsCoveredVersion(const TableMeta& table, const RangeTombstone& tombstone) REQUIRES(range_gc_mutex_);
+  // Puts the range tombstones of `mem` into the version `edit` makes: the
+  // flush (or recovery commit) of its entries takes its tombstones along.
+  static void AddRangeTombstones(const MemTable& mem, VersionEdit* edit);
   // Builds `mem` into an L0 table of the mode's tier; sets *profile to
   // the flush's row when it was timed. Touches no DB state.
   Status FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reservation* reservation,
                        std::optional<PhaseProfile>* profile) const;
   // Runs one compaction step and commits it.
   Status RunCompaction(Compaction* compaction, bool may_use_standby) EXCLUDES(mutex_);
+  // CompactRange's last step: the last level's tables in [*begin, *end]
+  // (either may be null: unbounded) that a range tombstone overlaps are
+  // merged into new ones, the versions it deletes left out -- nothing
+  // above them brings them into a compaction otherwise.
+  Status RewriteLastLevelUnderTombstones(const Slice* begin, const Slice* end) REQUIRES(mutex_);
   // CompactRange's steps, level by level (manual_compaction_ set; db_impl.cc).
   Status RunManualCompaction(const Slice* begin, const Slice* end) REQUIRES(mutex_);
   // Merges the inputs into outputs (and a split step's remainder).
@@ -461,15 +478,24 @@ class DBImpl final : public DB {
   // after the state holding that memtable was published.
   ReadView GetCompleteReadView() EXCLUDES(mutex_);
   // True if the memtables of `view` decide `key`: *status OK (value set) or
-  // NotFound.
-  bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const;
+  // NotFound, *found the sequence of the version that decided it. Range
+  // tombstones are the caller's (Deleted).
+  bool MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status,
+                    SequenceNumber* found) const;
+  // The largest sequence <= view.sequence of a range tombstone of the view's
+  // memtables or version covering `key`; 0 if none. A version of the key
+  // below it is deleted.
+  SequenceNumber CoveringTombstone(const ReadView& view, const Slice& key) const;
+  // Every range tombstone of the view's memtables and version; null if none.
+  std::shared_ptr<const RangeTombstoneSet> RangeTombstones(const ReadView& view) const;
   // The tables of a run whose key range may hold `key` -- several when its
   // versions span tables.
   std::span<const TableRef> Candidates(const SearchRun& run, const KeyTarget& key) const;
   // Looks `key` up in one table; *done when it decides the key (OK with
-  // *value, NotFound for a deletion, or an error).
+  // *value, NotFound for a deletion, or an error), *found then the sequence
+  // of the version that decided it.
   Status TableGet(const ReadOptions& options, const TableMeta& table, const Slice& key, SequenceNumber sequence,
-                  std::string* value, bool* done) const;
+                  std::string* value, bool* done, SequenceNumber* found) const;
 
   const Options options_;
   const std::string name_;
@@ -477,6 +503,10 @@ class DBImpl final : public DB {
   const Comparator* const ucmp_;
   bool read_only_ = false;  // DB::OpenForReadOnly; set before Recover
   mutable Mutex mutex_;
+  // DropSpentRangeTombstones, one at a time, and its answers: (table
+  // number, tombstone sequence) -> the table holds a version it deletes.
+  Mutex range_gc_mutex_;
+  std::map<std::pair<uint64_t, SequenceNumber>, bool> tables_covered_ GUARDED_BY(range_gc_mutex_);
   // One checkpoint at a time (checkpoint.cc): two calls for the same
   // directory would clear each other's <dir>.tmp. Never held with mutex_.
   Mutex checkpoint_mutex_;

@@ -114,6 +114,12 @@ Status DBImpl::FlushMemTable(const MemTable& mem, TableRef* table, pmem::Reserva
   return s;
 }
 
+void DBImpl::AddRangeTombstones(const MemTable& mem, VersionEdit* edit) {
+  if (std::shared_ptr<const RangeTombstoneSet> set = mem.range_tombstones()) {
+    edit->added_range_tombstones = set->tombstones();
+  }
+}
+
 Status DBImpl::FlushOldestImmutable() {
   Immutable imm;
   {
@@ -148,6 +154,7 @@ Status DBImpl::FlushOldestImmutable() {
     edit.Add(0, table);
     if (reservation.action != nullptr) reservations.push_back(&reservation);
   }
+  AddRangeTombstones(*imm.mem, &edit);
   std::vector<uint64_t> frees;
   if (!disk_mode()) {
     for (const WalSegmentMeta& w : imm.wals) frees.push_back(w.offset);
@@ -317,7 +324,77 @@ Status DBImpl::RunCompaction(Compaction* compaction, bool may_use_standby) {
   // Inputs no reader holds are freed when `compaction` and `base` let go;
   // the standby is refilled by the next flush or compaction.
   if (!s.ok()) out.Abandon(pool());
+  if (s.ok()) s = DropSpentRangeTombstones();
   return s;
+}
+
+bool DBImpl::HoldsCoveredVersion(const TableMeta& table, const RangeTombstone& tombstone) {
+  const auto key = std::make_pair(table.number, tombstone.sequence);
+  auto memo = tables_covered_.find(key);
+  if (memo != tables_covered_.end()) return memo->second;
+  std::unique_ptr<InternalIterator> it = table.table->NewIterator(ReadOptions());
+  bool holds = false;
+  for (it->Seek(tombstone.begin); it->Valid() && ucmp_->Compare(it->user_key(), tombstone.end) < 0; it->Next()) {
+    if (it->sequence() < tombstone.sequence) {
+      holds = true;
+      break;
+    }
+  }
+  if (!it->status().ok()) return true;  // unknown: kept, asked again next time
+  tables_covered_[key] = holds;
+  return holds;
+}
+
+Status DBImpl::DropSpentRangeTombstones() {
+  MutexLock gc(&range_gc_mutex_);
+  std::shared_ptr<const Version> base;
+  {
+    MutexLock lock(&mutex_);
+    // A pending compaction redone at recovery keeps every version of its
+    // inputs: nothing is spent while one may be redone.
+    if (!pending_.empty()) return Status::OK();
+    base = versions_->current();
+  }
+  if (base->range_tombstones == nullptr) {
+    tables_covered_.clear();
+    return Status::OK();
+  }
+  // Answers about tables and tombstones that have left the tree go.
+  std::set<uint64_t> live;
+  for (const auto& tables : base->levels) {
+    for (const TableRef& t : tables) live.insert(t->number);
+  }
+  std::erase_if(tables_covered_, [&](const auto& memo) { return live.count(memo.first.first) == 0; });
+  std::vector<SequenceNumber> spent;
+  for (const RangeTombstone& t : base->range_tombstones->tombstones()) {
+    bool holds = false;
+    for (int level = 0; level < kNumLevels && !holds; ++level) {
+      for (const TableRef& table : base->Overlapping(ucmp_, level, t.begin, t.end)) {
+        if (HoldsCoveredVersion(*table, t)) {
+          holds = true;
+          break;
+        }
+      }
+    }
+    if (!holds) spent.push_back(t.sequence);
+  }
+  if (spent.empty()) return Status::OK();
+  MutexLock lock(&mutex_);
+  if (!pending_.empty()) return Status::OK();
+  CommitSlot slot(this);
+  // Tables added since `base` hold nothing these cover: flushes hold newer
+  // versions, compactions' outputs come from tables checked here, an
+  // ingest under a tombstone takes a newer sequence.
+  VersionEdit edit;
+  edit.removed_range_tombstones = spent;
+  Status s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), nullptr, {}, {}, /*may_use_standby=*/true,
+                    CommitIo::kReleaseMutex);
+  if (!s.ok()) return s;
+  std::erase_if(tables_covered_, [&](const auto& memo) {
+    return std::find(spent.begin(), spent.end(), memo.first.second) != spent.end();
+  });
+  Log(info_log_, "Range tombstones dropped: %zu, no table holds a version they cover", spent.size());
+  return Status::OK();
 }
 
 Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd, SequenceNumber smallest_snapshot,
@@ -341,6 +418,7 @@ Status DBImpl::WriteCompactionOutputs(const Compaction& compaction, bool to_ssd,
   rules.ucmp = ucmp_;
   rules.smallest_snapshot = smallest_snapshot;
   rules.base = &base;
+  rules.range_tombstones = base.range_tombstones.get();
   rules.output_level = compaction.output_level();
   std::function<Status()> between_outputs;
   // Into pmem only while the pool has room for the compaction's outputs
@@ -616,6 +694,14 @@ void DBImpl::TrackerLoop() {
       tracker_compactions_ += round;
       Log(info_log_, "Durability tracker: %zu compactions' %zu table files made durable in one round, %.1f ms", round,
           files.size(), sync_ns / 1e6);
+      if (pending_.empty() && versions_->current()->range_tombstones != nullptr) {
+        // What the round's compactions deleted under range tombstones can
+        // no longer come back in a redo: the tombstones may be spent.
+        lock.Unlock();
+        s = DropSpentRangeTombstones();
+        if (!s.ok()) Log(info_log_, "Range tombstones not dropped: %s", s.ToString().c_str());
+        lock.Lock();
+      }
     } else {
       // The record on media still lists the compactions as pending: they
       // stay (with their shadows); retry the commit; at shutdown recovery

@@ -566,6 +566,14 @@ Status DBImpl::LoadVersion(RecoveryState* state) {
     }
   }
   for (const WalSegmentMeta& w : manifest.wal_segments) state->live_logs.insert(w.number);
+  for (const RangeTombstone& t : manifest.range_tombstones) {
+    if (ucmp_->Compare(t.begin, t.end) >= 0 || t.sequence > manifest.last_sequence) {
+      return Status::Corruption("manifest", "range tombstone " + std::to_string(t.sequence) + " malformed");
+    }
+  }
+  if (!manifest.range_tombstones.empty()) {
+    state->version->range_tombstones = std::make_shared<const RangeTombstoneSet>(ucmp_, manifest.range_tombstones);
+  }
   // Checked before anything is swept or freed on the word of this manifest.
   SortDeeperLevels(state->version.get());
   Status s = CheckLevelShape(*state->version, ucmp_);
@@ -729,6 +737,7 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
       edit.Add(0, table);
       if (table_reservation.action != nullptr) reservations.push_back(&table_reservation);
     }
+    AddRangeTombstones(*state->recovered, &edit);
     if (wal_reservation.action != nullptr) reservations.push_back(&wal_reservation);
     CommitSlot slot(this);
     s = Commit(ApplyEdit(*versions_->current(), edit, ucmp_), nullptr, reservations, state->old_wal_segments,
@@ -757,7 +766,7 @@ Status DBImpl::CommitRecovery(RecoveryState* state) {
                                           "recovered state cannot be committed in a full pool (opening it on "
                                           "would lose later writes at the next open)");
     }
-    if (state->recovered->num_entries() > 0 || !state_wals.empty()) {
+    if (!state->recovered->empty() || !state_wals.empty()) {
       // Archived already (ArchiveReplayedLogs), from their intact records.
       imm_.push_back({state->recovered, state_wals, state->wal_ends, archive_->archiving()});
     }

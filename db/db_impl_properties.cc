@@ -163,6 +163,14 @@ bool DBImpl::GetTableProperty(const std::string& p, std::string* value) const {
     const std::string n = p.substr(std::strlen("jigsaw.num-blocks-at-level"));
     if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
     *value = std::to_string(v.levels[n[0] - '0'].size());
+  } else if (p == "jigsaw.num-range-tombstones") {
+    size_t n = v.range_tombstones != nullptr ? v.range_tombstones->tombstones().size() : 0;
+    std::vector<const MemTable*> mems{mem_.get()};
+    for (const Immutable& imm : imm_) mems.push_back(imm.mem.get());
+    for (const MemTable* mem : mems) {
+      if (auto set = mem->range_tombstones()) n += set->tombstones().size();
+    }
+    *value = std::to_string(n);
   } else if (p == "jigsaw.pmem-bytes") {
     *value = std::to_string(MeasurePmem(v).bytes);
   } else if (p == "jigsaw.ssd-bytes") {

@@ -113,12 +113,37 @@ DBImpl::ReadView DBImpl::GetCompleteReadView() {
   }
 }
 
-bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status) const {
+bool DBImpl::MemTablesGet(const ReadView& view, const Slice& key, std::string* value, Status* status,
+                          SequenceNumber* found_sequence) const {
   ValueType type;
-  bool found = view.state->mem->Get(key, view.sequence, &type, value);
-  for (size_t i = 0; !found && i < view.state->imm.size(); ++i) found = view.state->imm[i]->Get(key, view.sequence, &type, value);
+  bool found = view.state->mem->Get(key, view.sequence, &type, value, found_sequence);
+  for (size_t i = 0; !found && i < view.state->imm.size(); ++i) {
+    found = view.state->imm[i]->Get(key, view.sequence, &type, value, found_sequence);
+  }
   if (found) *status = type == ValueType::kValue ? Status::OK() : Status::NotFound(Slice());
   return found;
+}
+
+SequenceNumber DBImpl::CoveringTombstone(const ReadView& view, const Slice& key) const {
+  SequenceNumber covering = 0;
+  const ReadState& state = *view.state;
+  if (state.version->range_tombstones != nullptr) {
+    covering = state.version->range_tombstones->Covering(key, view.sequence);
+  }
+  auto add = [&](const MemTable& mem) {
+    if (mem.has_range_tombstones()) covering = std::max(covering, mem.range_tombstones()->Covering(key, view.sequence));
+  };
+  add(*state.mem);
+  for (const auto& imm : state.imm) add(*imm);
+  return covering;
+}
+
+std::shared_ptr<const RangeTombstoneSet> DBImpl::RangeTombstones(const ReadView& view) const {
+  const ReadState& state = *view.state;
+  std::shared_ptr<const RangeTombstoneSet> all = state.version->range_tombstones;
+  all = MergeRangeTombstones(ucmp_, all, state.mem->range_tombstones());
+  for (const auto& imm : state.imm) all = MergeRangeTombstones(ucmp_, all, imm->range_tombstones());
+  return all;
 }
 
 std::span<const TableRef> DBImpl::Candidates(const SearchRun& run, const KeyTarget& target) const {
@@ -147,9 +172,9 @@ std::span<const TableRef> DBImpl::Candidates(const SearchRun& run, const KeyTarg
 }
 
 Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, const Slice& key,
-                        SequenceNumber sequence, std::string* value, bool* done) const {
+                        SequenceNumber sequence, std::string* value, bool* done, SequenceNumber* found) const {
   ValueType type;
-  Status s = block.table->Get(options, key, sequence, &type, value);
+  Status s = block.table->Get(options, key, sequence, &type, value, found);
   if (s.IsNotFound()) return Status::OK();
   *done = true;
   if (!s.ok()) return s;
@@ -159,7 +184,10 @@ Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, cons
 Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
   ReadView view = GetReadView(options);
   Status s;
-  if (MemTablesGet(view, key, value, &s)) return s;
+  SequenceNumber found = 0;
+  // A version below a covering range tombstone is deleted.
+  const SequenceNumber covering = CoveringTombstone(view, key);
+  if (MemTablesGet(view, key, value, &s, &found)) return found < covering ? Status::NotFound(Slice()) : s;
   // Runs in search order: each L0 block, newest first (they may overlap),
   // then each level. They are searched in batches whose candidate tables
   // are all hinted first, so that their first cache misses (a hash index
@@ -188,7 +216,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
     }
     for (size_t i = 0; i < count && !done; ++i) {
       for (const TableRef& table : std::span<const TableRef>(batch[i].tables, batch[i].count)) {
-        s = TableGet(options, *table, key, view.sequence, value, &done);
+        s = TableGet(options, *table, key, view.sequence, value, &done, &found);
         if (done) break;
         if (batch[i].run < l0_runs) ++l0_missed;
       }
@@ -200,6 +228,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* va
     thread_local uint32_t t_gets = 0;
     if (++t_gets % kReadChargeSample == 0) ChargeL0Reads(*view.state, l0_missed * kReadChargeSample);
   }
+  if (done && s.ok() && found < covering) return Status::NotFound(Slice());
   return done ? s : Status::NotFound(Slice());
 }
 
@@ -223,8 +252,15 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   std::vector<Status> statuses(keys.size(), Status::NotFound(Slice()));
   ReadView view = GetReadView(options);
   std::vector<size_t> pending;  // keys not decided yet
+  std::vector<SequenceNumber> covering(keys.size());
+  SequenceNumber found = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (!MemTablesGet(view, keys[i], &(*values)[i], &statuses[i])) pending.push_back(i);
+    covering[i] = CoveringTombstone(view, keys[i]);
+    if (!MemTablesGet(view, keys[i], &(*values)[i], &statuses[i], &found)) {
+      pending.push_back(i);
+    } else if (found < covering[i]) {
+      statuses[i] = Status::NotFound(Slice());
+    }
   }
   // Runs in the order a Get searches them: each L0 block, then each level.
   const std::vector<SearchRun>& runs = view.state->runs;
@@ -259,8 +295,11 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
       const size_t i = pending[k];
       bool done = false;
       for (const TableRef& block : candidates[k]) {
-        statuses[i] = TableGet(options, *block, keys[i], view.sequence, &(*values)[i], &done);
-        if (done) break;
+        statuses[i] = TableGet(options, *block, keys[i], view.sequence, &(*values)[i], &done, &found);
+        if (done) {
+          if (statuses[i].ok() && found < covering[i]) statuses[i] = Status::NotFound(Slice());
+          break;
+        }
         if (r < l0_runs) ++l0_missed;
       }
       if (!done) {
@@ -292,12 +331,14 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
       children.push_back(NewLevelIterator(ucmp_, version.levels[level], options));
     }
   }
+  std::unique_ptr<InternalIterator> merged = NewMergingIterator(ucmp_, std::move(children));
+  std::shared_ptr<const RangeTombstoneSet> tombstones = RangeTombstones(view);
+  if (tombstones != nullptr) merged = NewRangeDeletionFilter(std::move(merged), tombstones.get(), view.sequence);
   // The read state pins the memtables and the version the children read.
   const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state.get() : nullptr;
-  return NewBoundedIterator(
-      ucmp_,
-      NewDBIterator(ucmp_, NewMergingIterator(ucmp_, std::move(children)), view.sequence, {view.state}, observer),
-      options.iterate_lower_bound, options.iterate_upper_bound);
+  return NewBoundedIterator(ucmp_,
+                            NewDBIterator(ucmp_, std::move(merged), view.sequence, {view.state, tombstones}, observer),
+                            options.iterate_lower_bound, options.iterate_upper_bound);
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

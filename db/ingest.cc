@@ -194,6 +194,11 @@ bool DBImpl::MemTablesOverlap(const std::vector<TableRef>& tables) const {
   std::vector<const MemTable*> mems{mem_.get()};
   for (const Immutable& imm : imm_) mems.push_back(imm.mem.get());
   for (const MemTable* mem : mems) {
+    if (std::shared_ptr<const RangeTombstoneSet> set = mem->range_tombstones()) {
+      for (const TableRef& t : tables) {
+        if (set->Overlaps(t->smallest, t->largest, kMaxSequenceNumber)) return true;
+      }
+    }
     if (mem->num_entries() == 0) continue;
     std::unique_ptr<InternalIterator> it = mem->NewIterator();
     for (const TableRef& t : tables) {
@@ -219,7 +224,7 @@ Status DBImpl::IngestAtFrontOfQueue(std::vector<TableRef>* tables, CompactionOut
   // Keys in a memtable are found before any table's: a memtable holding
   // keys in the files' range goes to L0 first.
   if (MemTablesOverlap(*tables)) {
-    Status s = mem_->num_entries() > 0 ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK();
+    Status s = !mem_->empty() ? SwitchMemTable(0, /*may_use_standby=*/true) : Status::OK();
     if (!s.ok()) return s;
     flush_failed_ = false;
     bg_cv_.Signal();
@@ -229,10 +234,15 @@ Status DBImpl::IngestAtFrontOfQueue(std::vector<TableRef>* tables, CompactionOut
   }
   const SequenceNumber sequence = versions_->last_sequence() + 1;
   // As they are (sequence 0, below every version of every key) only where
-  // nothing could see a version of their keys: no table holds one, and no
-  // snapshot could see the files' keys appear before its time.
+  // nothing could see a version of their keys: no table holds one, no
+  // range tombstone covers one (it would delete them), and no snapshot
+  // could see the files' keys appear before its time.
   std::shared_ptr<const Version> base = versions_->current();
   bool rewrite = !snapshots_.empty();
+  for (const TableRef& t : *tables) {
+    rewrite = rewrite || (base->range_tombstones != nullptr &&
+                          base->range_tombstones->Overlaps(t->smallest, t->largest, kMaxSequenceNumber));
+  }
   for (int level = 0; level < kNumLevels && !rewrite; ++level) {
     for (const TableRef& t : *tables) {
       rewrite = rewrite || !base->Overlapping(ucmp_, level, t->smallest, t->largest).empty();

@@ -388,7 +388,22 @@ void MemTable::AddConcurrently(SequenceNumber sequence, ValueType type, const Sl
   num_entries_.fetch_add(1, std::memory_order_release);
 }
 
-bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const {
+void MemTable::AddRangeTombstone(SequenceNumber sequence, const Slice& begin, const Slice& end) {
+  MutexLock lock(&range_mutex_);
+  range_list_.push_back(RangeTombstone{begin.ToString(), end.ToString(), sequence});
+  range_set_ = nullptr;
+  has_range_tombstones_.store(true, std::memory_order_release);
+}
+
+std::shared_ptr<const RangeTombstoneSet> MemTable::range_tombstones() const {
+  if (!has_range_tombstones()) return nullptr;
+  MutexLock lock(&range_mutex_);
+  if (range_set_ == nullptr) range_set_ = std::make_shared<const RangeTombstoneSet>(comparator_, range_list_);
+  return range_set_;
+}
+
+bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value,
+                   SequenceNumber* sequence) const {
   if (filter_ != nullptr) {
     const uint32_t key_hash = bloom::KeyHash(key);
     const std::atomic<uint64_t>* line =
@@ -404,6 +419,7 @@ bool MemTable::Get(const Slice& key, SequenceNumber snapshot, ValueType* type, s
     return false;
   }
   *type = TagType(NodeTag(node));
+  *sequence = TagSequence(NodeTag(node));
   if (*type == ValueType::kValue) {
     const Slice v = NodeValue(node);
     value->assign(v.data(), v.size());

@@ -28,8 +28,10 @@
 #include "format/block.h"
 #include "format/dbformat.h"
 #include "format/keyset_block.h"
+#include "table/range_tombstones.h"
 #include "util/arena.h"
 #include "util/key_prefix.h"
+#include "util/mutex.h"
 
 namespace jigsaw {
 
@@ -51,9 +53,23 @@ class MemTable {
   // level with compare-and-swap. A little slower than Add when alone.
   void AddConcurrently(SequenceNumber sequence, ValueType type, const Slice& key, const Slice& value);
 
-  // The newest entry of `key` with sequence <= snapshot: true with *type and
-  // (for values) *value set, or false if the memtable has none.
-  bool Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value) const;
+  // The newest entry of `key` with sequence <= snapshot: true with *type,
+  // *sequence and (for values) *value set, or false if the memtable has
+  // none. Range tombstones are not consulted (range_tombstones()).
+  bool Get(const Slice& key, SequenceNumber snapshot, ValueType* type, std::string* value,
+           SequenceNumber* sequence) const;
+
+  // Records the range tombstone [begin, end) of `sequence` (begin < end in
+  // the comparator's order). Safe alongside Add, AddConcurrently, readers
+  // and other calls of itself.
+  void AddRangeTombstone(SequenceNumber sequence, const Slice& begin, const Slice& end);
+  // Every range tombstone recorded so far (null if none); a reader filters
+  // them by the sequence it reads at. Built once per change, on first ask.
+  std::shared_ptr<const RangeTombstoneSet> range_tombstones() const;
+  bool has_range_tombstones() const { return has_range_tombstones_.load(std::memory_order_acquire); }
+  // Neither an entry nor a range tombstone: nothing to flush.
+  bool empty() const { return num_entries() == 0 && !has_range_tombstones(); }
+  const Comparator* comparator() const { return comparator_; }
 
   // Iterates in internal-key order over the entries with sequence <=
   // `visible`. A reader passes the sequence it reads at: entries that
@@ -190,6 +206,13 @@ class MemTable {
   // it.
   bloom::Geometry filter_geometry_;
   std::unique_ptr<std::atomic<uint64_t>[]> filter_;
+
+  mutable Mutex range_mutex_;
+  std::vector<RangeTombstone> range_list_ GUARDED_BY(range_mutex_);
+  // range_list_ as a set; null when a tombstone was added since it was built.
+  mutable std::shared_ptr<const RangeTombstoneSet> range_set_ GUARDED_BY(range_mutex_);
+  // Set (release) after the first tombstone is in range_list_.
+  std::atomic<bool> has_range_tombstones_{false};
 };
 
 }  // namespace jigsaw

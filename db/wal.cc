@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "db/write_batch_internal.h"
 #include "format/dbformat.h"
 #include "util/checksum.h"
 #include "util/coding.h"
@@ -239,10 +240,11 @@ bool IntactRecordAt(const char* segment, uint64_t limit, uint64_t number, uint64
   // What every batch the writer logs satisfies, checked before the CRC so
   // that old bytes (a reused file or segment) rarely cost a checksum: a
   // sequence below 2^56, a nonzero count of updates of at least 2 bytes
-  // each (type, key length), the first one's type a Put or a Delete.
+  // each (type, key length), the first one's type a Put, a Delete or a
+  // range delete.
   const uint32_t count = DecodeFixed32(payload + 8);
   if (count == 0 || count > (n - 12) / 2 || DecodeFixed64(payload) > kMaxSequenceNumber) return false;
-  if (static_cast<uint8_t>(payload[12]) > kMaxValueTypeByte) return false;
+  if (static_cast<uint8_t>(payload[12]) > WriteBatchInternal::kMaxRecordType) return false;
   const uint64_t padded = (uint64_t{n} + 7) & ~uint64_t{7};
   if (offset + kWalRecordHeaderSize + padded > limit) return false;
   for (uint64_t i = n; i < padded; ++i) {

@@ -9,6 +9,8 @@ namespace jigsaw {
 
 namespace {
 
+constexpr char kRangeDeletionTag = static_cast<char>(WriteBatchInternal::kRangeDeletionType);
+
 void PutLengthPrefixed(std::string* dst, const Slice& s) {
   char buf[5];
   char* end = EncodeVarint32(buf, static_cast<uint32_t>(s.size()));
@@ -31,6 +33,10 @@ bool GetLengthPrefixed(Slice* input, Slice* result) {
 
 WriteBatch::Handler::~Handler() = default;
 
+Status WriteBatch::Handler::DeleteRange(const Slice&, const Slice&) {
+  return Status::NotSupported("this WriteBatch::Handler does not take range deletes");
+}
+
 WriteBatch::WriteBatch() { Clear(); }
 
 void WriteBatch::Clear() {
@@ -51,6 +57,13 @@ void WriteBatch::Delete(const Slice& key) {
   EncodeFixed32(rep_.data() + 8, Count() + 1);
   rep_.push_back(static_cast<char>(ValueType::kDeletion));
   PutLengthPrefixed(&rep_, key);
+}
+
+void WriteBatch::DeleteRange(const Slice& begin_key, const Slice& end_key) {
+  EncodeFixed32(rep_.data() + 8, Count() + 1);
+  rep_.push_back(kRangeDeletionTag);
+  PutLengthPrefixed(&rep_, begin_key);
+  PutLengthPrefixed(&rep_, end_key);
 }
 
 void WriteBatch::Append(const WriteBatch& source) {
@@ -76,6 +89,12 @@ Status WriteBatch::Iterate(Handler* handler) const {
     } else if (tag == static_cast<char>(ValueType::kDeletion)) {
       if (!GetLengthPrefixed(&input, &key)) return Status::Corruption("bad write batch Delete");
       handler->Delete(key);
+    } else if (tag == kRangeDeletionTag) {
+      if (!GetLengthPrefixed(&input, &key) || !GetLengthPrefixed(&input, &value)) {
+        return Status::Corruption("bad write batch DeleteRange");
+      }
+      Status s = handler->DeleteRange(key, value);
+      if (!s.ok()) return s;
     } else {
       return Status::Corruption("unknown write batch record type");
     }
@@ -103,6 +122,7 @@ namespace {
 
 class LimitChecker : public WriteBatch::Handler {
  public:
+  explicit LimitChecker(const Comparator* ucmp) : ucmp_(ucmp) {}
   void Put(const Slice& key, const Slice& value) override {
     has_put = true;
     Check(key);
@@ -112,10 +132,19 @@ class LimitChecker : public WriteBatch::Handler {
     }
   }
   void Delete(const Slice& key) override { Check(key); }
+  Status DeleteRange(const Slice& begin_key, const Slice& end_key) override {
+    Check(begin_key);
+    Check(end_key);
+    if (status.ok() && ucmp_ != nullptr && ucmp_->Compare(begin_key, end_key) > 0) {
+      status = Status::InvalidArgument("DeleteRange: the begin key sorts after the end key");
+    }
+    return Status::OK();
+  }
   Status status;
   bool has_put = false;
 
  private:
+  const Comparator* const ucmp_;
   void Check(const Slice& key) {
     if (status.ok() && key.size() > kMaxUserKeySize) {
       status = Status::InvalidArgument("key too large", std::to_string(key.size()) + " bytes, limit " +
@@ -130,6 +159,14 @@ class MemTableInserter : public WriteBatch::Handler {
       : sequence_(sequence), memtable_(memtable), concurrently_(concurrently) {}
   void Put(const Slice& key, const Slice& value) override { Add(ValueType::kValue, key, value); }
   void Delete(const Slice& key) override { Add(ValueType::kDeletion, key, Slice()); }
+  Status DeleteRange(const Slice& begin_key, const Slice& end_key) override {
+    const SequenceNumber sequence = sequence_++;
+    // An empty range deletes nothing; it still takes its number.
+    if (memtable_->comparator()->Compare(begin_key, end_key) < 0) {
+      memtable_->AddRangeTombstone(sequence, begin_key, end_key);
+    }
+    return Status::OK();
+  }
 
  private:
   void Add(ValueType type, const Slice& key, const Slice& value) {
@@ -147,8 +184,8 @@ class MemTableInserter : public WriteBatch::Handler {
 
 }  // namespace
 
-Status WriteBatchInternal::CheckLimits(const WriteBatch& batch, bool* deletes_only) {
-  LimitChecker checker;
+Status WriteBatchInternal::CheckLimits(const WriteBatch& batch, const Comparator* ucmp, bool* deletes_only) {
+  LimitChecker checker(ucmp);
   Status s = batch.Iterate(&checker);
   if (deletes_only != nullptr) *deletes_only = s.ok() && !checker.has_put;
   return s.ok() ? checker.status : s;

@@ -12,6 +12,10 @@ class MemTable;
 class WriteBatchInternal {
  public:
   static constexpr size_t kHeaderSize = 12;  // fixed64 sequence, fixed32 count
+  // Record types of the encoding (docs/wal.md): ValueType's 0 (Delete) and
+  // 1 (Put), and a range delete, which is no block entry's type.
+  static constexpr uint8_t kRangeDeletionType = 2;
+  static constexpr uint8_t kMaxRecordType = kRangeDeletionType;
 
   static SequenceNumber Sequence(const WriteBatch& batch);
   static void SetSequence(WriteBatch* batch, SequenceNumber sequence);
@@ -23,9 +27,11 @@ class WriteBatchInternal {
   // Replaces the batch with an encoding read back from the WAL. Corruption
   // if it is shorter than the header.
   static Status SetContents(WriteBatch* batch, const Slice& contents);
-  // Checks every key and value against the DB's size limits, in the same
-  // pass telling whether every update is a Delete (if deletes_only is set).
-  static Status CheckLimits(const WriteBatch& batch, bool* deletes_only = nullptr);
+  // Checks every key and value against the DB's size limits, and that no
+  // range delete begins after it ends in `ucmp`'s order (unchecked if
+  // null), in the same pass telling whether every update is a Delete or DeleteRange
+  // (if deletes_only is set).
+  static Status CheckLimits(const WriteBatch& batch, const Comparator* ucmp, bool* deletes_only = nullptr);
   // Inserts every update into `memtable`, numbered from the batch sequence,
   // with MemTable::AddConcurrently when `concurrently` (other batches are
   // being inserted at the same time), else with MemTable::Add.

@@ -32,6 +32,7 @@ struct Op {
   std::string key;
   std::string value;
   bool is_delete = false;
+  std::string range_end;  // a range delete of [key, range_end) when not empty
 };
 struct Batch {
   std::vector<Op> ops;
@@ -51,6 +52,13 @@ std::vector<Batch> MakeBatches(const PowerFailureWorkload& w) {
       std::snprintf(key, sizeof(key), "key%05d", static_cast<int>(rng() % static_cast<uint64_t>(w.keys)));
       Op op;
       op.key = key;
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < w.range_delete_fraction) {
+        std::snprintf(key, sizeof(key), "key%05d", static_cast<int>(rng() % static_cast<uint64_t>(w.keys)) + 1);
+        op.range_end = std::max(op.key, std::string(key));
+        op.key = std::min(op.key, std::string(key));
+        b.ops.push_back(std::move(op));
+        continue;
+      }
       op.is_delete = rng() % 10 == 0;
       if (!op.is_delete) {
         op.value = "batch" + std::to_string(i) + "-op" + std::to_string(j) + "-";
@@ -67,7 +75,9 @@ Status WriteBatches(DB* db, const std::vector<Batch>& batches, size_t begin, siz
   for (size_t i = begin; i < end; ++i) {
     WriteBatch batch;
     for (const Op& op : batches[i].ops) {
-      if (op.is_delete) {
+      if (!op.range_end.empty()) {
+        batch.DeleteRange(op.key, op.range_end);
+      } else if (op.is_delete) {
         batch.Delete(op.key);
       } else {
         batch.Put(op.key, op.value);
@@ -214,7 +224,9 @@ std::vector<State> StatesAfterEachPrefix(const std::vector<Batch>& batches) {
   for (const Batch& b : batches) {
     State next = states.back();
     for (const Op& op : b.ops) {
-      if (op.is_delete) {
+      if (!op.range_end.empty()) {
+        next.erase(next.lower_bound(op.key), next.lower_bound(op.range_end));
+      } else if (op.is_delete) {
         next.erase(op.key);
       } else {
         next[op.key] = op.value;

@@ -63,6 +63,7 @@ struct PowerFailureWorkload {
   int keys = 64;                 // size of the key space
   int value_size = 100;
   double sync_fraction = 0.5;    // share of batches written with sync=true
+  double range_delete_fraction = 0;  // share of updates that are range deletes (of up to all keys)
   uint64_t seed = 1;
   size_t max_checks = 400;       // power failures simulated at most (0: every point), plus variants
   bool reorder = true;           // also a partial next point, at each point checked

@@ -393,12 +393,12 @@ class PieceReader {
   static Status Open(const BlockBytes& bytes, uint64_t block_size, const Comparator* comparator,
                      std::unique_ptr<PieceReader>* reader);
 
-  // The newest version of user_key at or below `snapshot`: OK with *type
-  // (and *value for kValue), NotFound, or Corruption. Sets *whole_block
+  // The newest version of user_key at or below `snapshot`: OK with *type and
+  // *sequence (and *value for kValue), NotFound, or Corruption. Sets *whole_block
   // (and returns NotFound) when so many samples share the key's head that
   // a read of the whole block is cheaper: the caller reads it whole.
   Status Get(const BlockBytes& bytes, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-             std::string* value, bool* whole_block) const;
+             std::string* value, SequenceNumber* sequence, bool* whole_block) const;
 
   // Where user_key falls in the block, 0 to 1: the share of the key set
   // before the first sample whose key head is not below the key's (to the

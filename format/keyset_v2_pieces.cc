@@ -94,7 +94,7 @@ double PieceReader::ApproximatePosition(const Slice& user_key) const {
 }
 
 Status PieceReader::Get(const BlockBytes& bytes, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-                        std::string* value, bool* whole_block) const {
+                        std::string* value, SequenceNumber* sequence, bool* whole_block) const {
   *whole_block = false;
   const HeaderLayout& l = layout_;
   const uint32_t m = static_cast<uint32_t>(samples_.size());
@@ -141,6 +141,7 @@ Status PieceReader::Get(const BlockBytes& bytes, const Slice& user_key, Sequence
     if (CompareInternal(comparator_, key, tag, user_key, target_tag) >= 0) {
       if (key != user_key) return Status::NotFound(Slice());
       *type = TagType(tag);
+      *sequence = TagSequence(tag);
       if (*type != ValueType::kValue) return Status::OK();
       const uint64_t index = DecodeFixed64(e + ent::kIndex);
       const uint64_t value_offset = index & 0xffffffff;

@@ -17,11 +17,12 @@ class PmemTable final : public Table {
 
   // ReadOptions::verify_checksums has nothing to add: see NewPmemTable.
   Status Get(const ReadOptions&, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-             std::string* value) const override {
+             std::string* value, SequenceNumber* sequence) const override {
     BlockLookup result;
     Status s = reader_->Get(user_key, snapshot, &result);
     if (!s.ok()) return s;
     *type = result.type;
+    *sequence = result.sequence;
     if (result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
     return Status::OK();
   }
@@ -146,9 +147,9 @@ class NvmTimedTable final : public Table {
                                                   : 0) {}
 
   Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-             std::string* value) const override {
+             std::string* value, SequenceNumber* sequence) const override {
     timing_->ChargeRandomRead();
-    return base_->Get(options, user_key, snapshot, type, value);
+    return base_->Get(options, user_key, snapshot, type, value, sequence);
   }
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override {
     return std::make_unique<NvmTimedIterator>(base_->NewIterator(options), timing_, bytes_per_entry_);

@@ -447,7 +447,7 @@ void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) 
 }
 
 Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-                     std::string* value) const {
+                     std::string* value, SequenceNumber* sequence) const {
   if (!MayContain(user_key)) return Status::NotFound(Slice());  // no block read for a table without the key
   const bool mapped = gets_mapping_ != nullptr && !options.verify_checksums;
   const KeyTarget target(options_.comparator, user_key);
@@ -457,11 +457,11 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
     if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
     Status s;
     if (mapped) {
-      s = GetFromMappedBlock(i, user_key, snapshot, type, value);
+      s = GetFromMappedBlock(i, user_key, snapshot, type, value, sequence);
     } else if (IsLarge(i) && !options_.use_mmap) {
-      s = GetFromLargeBlock(i, options, user_key, snapshot, type, value);
+      s = GetFromLargeBlock(i, options, user_key, snapshot, type, value, sequence);
     } else {
-      s = GetFromBlock(i, options, user_key, snapshot, type, value);
+      s = GetFromBlock(i, options, user_key, snapshot, type, value, sequence);
     }
     if (!s.IsNotFound()) return s;
   }
@@ -469,7 +469,7 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
 }
 
 Status SsdTable::GetFromBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
-                              ValueType* type, std::string* value) const {
+                              ValueType* type, std::string* value, SequenceNumber* sequence) const {
   CachedBlockRef block;
   Status s = ReadBlock(i, options.verify_checksums, &block);
   if (!s.ok()) return s;
@@ -478,6 +478,7 @@ Status SsdTable::GetFromBlock(uint32_t i, const ReadOptions& options, const Slic
   if (s.IsNotFound()) return s;
   if (!s.ok()) return Corrupt(s.ToString());
   *type = lookup.type;
+  *sequence = lookup.sequence;
   if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
   return Status::OK();
 }
@@ -499,7 +500,7 @@ const BlockReader* SsdTable::MappedReader(uint32_t i, std::unique_ptr<BlockReade
 }
 
 Status SsdTable::GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-                                    std::string* value) const {
+                                    std::string* value, SequenceNumber* sequence) const {
   // Whatever owns heap memory lives out here: a fault abandons the read
   // without running the destructors of the read's own locals.
   std::unique_ptr<BlockReader> opened;
@@ -515,11 +516,13 @@ Status SsdTable::GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceN
   if (s.IsNotFound()) return s;
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   *type = lookup.type;
+  *sequence = lookup.sequence;
   return Status::OK();
 }
 
 Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key,
-                                   SequenceNumber snapshot, ValueType* type, std::string* value) const {
+                                   SequenceNumber snapshot, ValueType* type, std::string* value,
+                                   SequenceNumber* sequence) const {
   // Pieces carry no checksum: a read that must verify one reads the block.
   if (i < pieces_.size() && pieces_[i] != nullptr && !options.verify_checksums) {
     if (options_.verify_checksums && !pieces_verified_[i].load(std::memory_order_acquire)) {
@@ -530,7 +533,7 @@ Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const
     }
     const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, options_.time_reads);
     bool whole_block = false;
-    Status s = pieces_[i]->Get(bytes, user_key, snapshot, type, value, &whole_block);
+    Status s = pieces_[i]->Get(bytes, user_key, snapshot, type, value, sequence, &whole_block);
     if (!whole_block) return s.ok() || s.IsNotFound() ? s : Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   }
   CachedBlockRef block;
@@ -540,6 +543,7 @@ Status SsdTable::GetFromLargeBlock(uint32_t i, const ReadOptions& options, const
   s = block->reader->Get(user_key, snapshot, &lookup);
   if (!s.ok()) return s.IsNotFound() ? s : Corrupt(s.ToString());
   *type = lookup.type;
+  *sequence = lookup.sequence;
   if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
   return Status::OK();
 }

@@ -209,7 +209,7 @@ class SsdTable final : public Table {
   // per cached or mapped block -- whatever SsdTableOptions::verify_checksums
   // says.
   Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-             std::string* value) const override;
+             std::string* value, SequenceNumber* sequence) const override;
   // Prefetches the table filter's line for the key.
   void PrefetchForGet(uint64_t key_hash) const override;
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override;
@@ -303,7 +303,7 @@ class SsdTable final : public Table {
   // A lookup in block i, read through the block cache (or use_mmap's
   // mapping). Result as Get's.
   Status GetFromBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
-                      ValueType* type, std::string* value) const;
+                      ValueType* type, std::string* value, SequenceNumber* sequence) const;
   // The reader of block i over the mapping (mapped_gets), opened and
   // published by the first caller; null with *s set if the block's header is
   // malformed. Must run inside a guarded read (it reads the mapping); a
@@ -312,11 +312,11 @@ class SsdTable final : public Table {
   // A lookup in block i read in place from the mapping (mapped_gets), under
   // the SIGBUS guard: IOError if a page cannot be read. Result as Get's.
   Status GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-                            std::string* value) const;
+                            std::string* value, SequenceNumber* sequence) const;
   // A lookup in large block i: in pieces when it can, else the block read
   // whole (not cached). Result as Get's.
   Status GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,
-                           ValueType* type, std::string* value) const;
+                           ValueType* type, std::string* value, SequenceNumber* sequence) const;
 
   SsdTableOptions options_;
   BlockFormat format_ = BlockFormat::kKeySet;

@@ -36,12 +36,12 @@ std::unique_ptr<BlockScan> NewSingleBlockScan(const Slice& block);
 class Table {
  public:
   virtual ~Table() = default;
-  // The newest entry of user_key with sequence <= snapshot: OK with *type set
-  // (and *value set when it is a value), NotFound if the table has none,
-  // Corruption or IOError if it cannot be read. `options`: of the read
-  // (only verify_checksums matters here; the snapshot is `snapshot`).
+  // The newest entry of user_key with sequence <= snapshot: OK with *type
+  // and *sequence set (and *value when it is a value), NotFound if the table
+  // has none, Corruption or IOError if it cannot be read. `options`: of the
+  // read (only verify_checksums matters here; the snapshot is `snapshot`).
   virtual Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-                     std::string* value) const = 0;
+                     std::string* value, SequenceNumber* sequence) const = 0;
   // A hint before Get of the key whose XXH3_64bits hash is `key_hash`
   // (BlockReader::PrefetchForGet): a Get that will probe several tables
   // hints them all first, so their first cache misses overlap. No effect by

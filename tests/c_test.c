@@ -119,6 +119,12 @@ static void LogDelete(void* state, const char* k, size_t klen) {
   snprintf(log->text + used, sizeof(log->text) - used, "delete(%.*s)", (int)klen, k);
 }
 
+static void LogDeleteRange(void* state, const char* b, size_t blen, const char* e, size_t elen) {
+  struct BatchLog* log = (struct BatchLog*)state;
+  size_t used = strlen(log->text);
+  snprintf(log->text + used, sizeof(log->text) - used, "delete_range(%.*s,%.*s)", (int)blen, b, (int)elen, e);
+}
+
 /* Options small enough that a few thousand writes flush and compact. */
 static jigsaw_options_t* SmallOptions(int mode) {
   jigsaw_options_t* options = jigsaw_options_create();
@@ -214,6 +220,43 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
     CHECK_GET(db, roptions, "baz", "d");
     jigsaw_writebatch_destroy(batch);
     jigsaw_writebatch_destroy(more);
+  }
+
+  phase = "delete_range";
+  {
+    jigsaw_writebatch_t* batch = jigsaw_writebatch_create();
+    struct BatchLog log = {{0}};
+    CHECK(batch != NULL);
+    jigsaw_put(db, woptions, "rng1", 4, "x", 1, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_put(db, woptions, "rng2", 4, "x", 1, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_put(db, woptions, "rng3", 4, "x", 1, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_delete_range(db, woptions, "rng1", 4, "rng3", 4, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(db, roptions, "rng1", NULL);
+    CHECK_GET(db, roptions, "rng2", NULL);
+    CHECK_GET(db, roptions, "rng3", "x");
+    jigsaw_delete_range(db, woptions, "z", 1, "a", 1, &err);
+    CHECK(err != NULL); /* begin after end */
+    jigsaw_free(err);
+    err = NULL;
+    jigsaw_writebatch_put(batch, "rng0", 4, "y", 1);
+    jigsaw_writebatch_delete_range(batch, "rng", 3, "rnh", 3);
+    jigsaw_writebatch_delete(batch, "rng9", 4);
+    CHECK(jigsaw_writebatch_count(batch) == 3);
+    jigsaw_writebatch_iterate_ranges(batch, &log, LogPut, LogDelete, LogDeleteRange);
+    CHECK(strcmp(log.text, "put(rng0,y)delete_range(rng,rnh)delete(rng9)") == 0);
+    log.text[0] = '\0';
+    jigsaw_writebatch_iterate(batch, &log, LogPut, LogDelete); /* stops at the range delete */
+    CHECK(strcmp(log.text, "put(rng0,y)") == 0);
+    jigsaw_write(db, woptions, batch, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(db, roptions, "rng0", NULL);
+    CHECK_GET(db, roptions, "rng3", NULL);
+    CHECK_GET(db, roptions, "box", "c");
+    jigsaw_writebatch_destroy(batch);
   }
 
   phase = "iterator";

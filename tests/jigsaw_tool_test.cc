@@ -265,6 +265,24 @@ TEST(JigsawToolTest, DestroyNeedsYes) {
   EXPECT_FALSE(std::filesystem::exists(db + "/IDENTITY"));
 }
 
+TEST(JigsawToolTest, DeleteRangeRemovesTheKeysOfTheRange) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 10);
+  ToolRun r = Tool(dir, {"delete-range", db, Key(2), Key(5)});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Tool(dir, {"scan", db});
+  std::string expected;
+  for (int i : {0, 1, 5, 6, 7, 8, 9}) expected += Key(i) + "\tv" + std::to_string(i) + std::string(100, '.') + "\n";
+  EXPECT_EQ(r.out, expected);
+  r = Tool(dir, {"delete-range", db, Key(5), Key(1)});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("begin key sorts after the end key"), std::string::npos) << r.err;
+  r = Tool(dir, {"delete-range", db, Key(5)});
+  EXPECT_EQ(r.code, 1);
+  r = Tool(dir, {"scan", db});
+  EXPECT_EQ(r.out, expected);
+}
+
 TEST(JigsawToolTest, CopyIntoDiskModeKeepsEveryKey) {
   ScratchDir dir;
   const std::string db = MakeDb(dir, StorageMode::kPmem, 500);
@@ -288,8 +306,10 @@ TEST(JigsawToolTest, CheckpointIsADiskModeDatabaseOfEveryKey) {
     ScratchDir dir;
     const std::string db = MakeDb(dir, mode, 500);
     ASSERT_EQ(Tool(dir, {"delete", db, Key(10)}).code, 0);
+    ASSERT_EQ(Tool(dir, {"delete-range", db, Key(20), Key(40)}).code, 0);
     const ToolRun before = Tool(dir, {"scan", db});
     ASSERT_EQ(before.code, 0) << before.err;
+    EXPECT_EQ(before.out.find(Key(30)), std::string::npos);
     const std::string checkpoint = dir.path() + "/checkpoint";
     ToolRun r = Tool(dir, {"checkpoint", db, checkpoint});
     EXPECT_EQ(r.code, 0) << r.err;
@@ -318,6 +338,7 @@ TEST(JigsawToolTest, UpdatesPrintsTheChangeFeedAndKeepsTheArchive) {
         ASSERT_TRUE(handle->Put(WriteOptions(), Key(i), "v" + std::to_string(i) + std::string(100, '.')).ok());
       }
       ASSERT_TRUE(handle->Delete(WriteOptions(), Key(7)).ok());
+      ASSERT_TRUE(handle->DeleteRange(WriteOptions(), Key(8), Key(9)).ok());
     }
     ToolRun r = Tool(dir, {"updates", db, "--since", "1", "--limit", "2"});
     ASSERT_EQ(r.code, 0) << r.err;
@@ -328,11 +349,12 @@ TEST(JigsawToolTest, UpdatesPrintsTheChangeFeedAndKeepsTheArchive) {
     ASSERT_EQ(Tool(dir, {"info", db}).code, 0);
     r = Tool(dir, {"updates", db, "--since", "3000"});
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.out, "@3000 1\nput key02999 v2999" + std::string(100, '.') + "\n@3001 1\ndelete key00007\n");
+    EXPECT_EQ(r.out, "@3000 1\nput key02999 v2999" + std::string(100, '.') +
+                         "\n@3001 1\ndelete key00007\n@3002 1\ndelete-range key00008 key00009\n");
     r = Tool(dir, {"updates", db});
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '@'), 3001);
-    r = Tool(dir, {"updates", db, "--since", "3002"});  // past the newest
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '@'), 3002);
+    r = Tool(dir, {"updates", db, "--since", "3003"});  // past the newest
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out, "");
     // A database that keeps no logs: the first writes are gone.

@@ -1045,10 +1045,11 @@ TEST(KeySetV2PieceReaderTest, AnswersEveryLookupAsTheWholeBlockReaderDoes) {
       BlockLookup expected;
       Status e = whole->Get(key, snapshot, &expected);
       ValueType type = ValueType::kValue;
+      [[maybe_unused]] SequenceNumber found_sequence = 0;
       std::string value;
       bool whole_block = true;
       bytes.reads_ = 0;
-      Status g = pieces->Get(bytes, key, snapshot, &type, &value, &whole_block);
+      Status g = pieces->Get(bytes, key, snapshot, &type, &value, &found_sequence, &whole_block);
       ASSERT_FALSE(whole_block);
       ASSERT_EQ(e.IsNotFound(), g.IsNotFound()) << key << " @" << snapshot << ": " << g.ToString();
       ASSERT_LE(bytes.reads_, 2u);  // the group, then the value
@@ -1072,9 +1073,10 @@ TEST(KeySetV2PieceReaderTest, AGetReadsOneGroupAndOneValue) {
   for (int i : {0, 15, 16, 17, 9999, 19999}) {
     bytes.reads_ = bytes.bytes_ = 0;
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
     bool whole_block = false;
-    ASSERT_TRUE(pieces->Get(bytes, entries[i].user_key, kMaxSequenceNumber, &type, &value, &whole_block).ok());
+    ASSERT_TRUE(pieces->Get(bytes, entries[i].user_key, kMaxSequenceNumber, &type, &value, &found_sequence, &whole_block).ok());
     EXPECT_EQ(value, entries[i].value);
     EXPECT_EQ(bytes.reads_, 2u);
     // One group of 16 entries of ~48 bytes (two for a sampled key, whose
@@ -1095,12 +1097,13 @@ TEST(KeySetV2PieceReaderTest, AKeyWithVersionsInManyGroupsAsksForTheWholeBlock) 
   std::unique_ptr<v2::PieceReader> pieces;
   ASSERT_TRUE(v2::PieceReader::Open(bytes, block.size(), BytewiseComparator(), &pieces).ok());
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
   bool whole_block = false;
-  EXPECT_TRUE(pieces->Get(bytes, "b", kMaxSequenceNumber, &type, &value, &whole_block).IsNotFound());
+  EXPECT_TRUE(pieces->Get(bytes, "b", kMaxSequenceNumber, &type, &value, &found_sequence, &whole_block).IsNotFound());
   EXPECT_TRUE(whole_block);
   // Keys elsewhere are still read in pieces.
-  ASSERT_TRUE(pieces->Get(bytes, entries[0].user_key, kMaxSequenceNumber, &type, &value, &whole_block).ok());
+  ASSERT_TRUE(pieces->Get(bytes, entries[0].user_key, kMaxSequenceNumber, &type, &value, &found_sequence, &whole_block).ok());
   EXPECT_FALSE(whole_block);
   EXPECT_EQ(value, entries[0].value);
 }
@@ -1149,16 +1152,17 @@ TEST(KeySetV2PieceReaderTest, DamageIsCorruptionNotAStrayRead) {
   const uint32_t shape = DecodeFixed32(e + v2::ent::kShape);
   EncodeFixed32(e + v2::ent::kShape, v2::PackShape(60000, v2::ShapeHeight(shape)));
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
   bool whole_block = false;
-  EXPECT_TRUE(pieces->Get(bytes, entries[165].user_key, kMaxSequenceNumber, &type, &value, &whole_block).IsCorruption());
+  EXPECT_TRUE(pieces->Get(bytes, entries[165].user_key, kMaxSequenceNumber, &type, &value, &found_sequence, &whole_block).IsCorruption());
   EncodeFixed32(e + v2::ent::kShape, shape);
   // A value outside the value buffer.
   const uint64_t index = DecodeFixed64(e + v2::ent::kIndex);
   EncodeFixed64(e + v2::ent::kIndex, v2::PackIndex(0xfffffff0, 100));
-  EXPECT_TRUE(pieces->Get(bytes, entries[160].user_key, kMaxSequenceNumber, &type, &value, &whole_block).IsCorruption());
+  EXPECT_TRUE(pieces->Get(bytes, entries[160].user_key, kMaxSequenceNumber, &type, &value, &found_sequence, &whole_block).IsCorruption());
   EncodeFixed64(e + v2::ent::kIndex, index);
-  ASSERT_TRUE(pieces->Get(bytes, entries[160].user_key, kMaxSequenceNumber, &type, &value, &whole_block).ok());
+  ASSERT_TRUE(pieces->Get(bytes, entries[160].user_key, kMaxSequenceNumber, &type, &value, &found_sequence, &whole_block).ok());
   EXPECT_EQ(value, entries[160].value);
   // A read error is returned as is.
   CountingBytes truncated(Slice(block.data(), 64));

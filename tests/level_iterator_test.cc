@@ -136,8 +136,8 @@ class IteratorKindRecorder final : public Table {
   IteratorKindRecorder(std::unique_ptr<Table> base, size_t index, std::vector<std::string>* log)
       : base_(std::move(base)), index_(index), log_(log) {}
   Status Get(const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
-             std::string* value) const override {
-    return base_->Get(options, user_key, snapshot, type, value);
+             std::string* value, SequenceNumber* sequence) const override {
+    return base_->Get(options, user_key, snapshot, type, value, sequence);
   }
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const override {
     log_->push_back(std::to_string(index_));

@@ -127,11 +127,47 @@ TEST(ManifestTest, TheImageFlagIsCorruptionInVersion2AndOnAnSsdTable) {
   EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
   Rewrite(&record, state, 0, /*version=*/3, /*flags=*/4);  // a bit no version defines
   EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
-  Rewrite(&record, state, 0, /*version=*/4, /*flags=*/2);
+  Rewrite(&record, state, 0, /*version=*/5, /*flags=*/2);
   EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsNotSupported());
   Rewrite(&record, state, 0, /*version=*/2, /*flags=*/0);  // as an older writer: a KeySet block
   ASSERT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).ok());
   EXPECT_EQ(decoded.blocks[0].pmem_layout, PmemLayout::kKeySetBlock);
+}
+
+// Range tombstones make a record version 4; without them it stays the
+// version older builds read. A tombstone cut short, empty or sequence 0 is
+// Corruption.
+TEST(ManifestTest, RangeTombstonesAreVersion4AndRoundTrip) {
+  ManifestState state = SampleState();
+  {
+    test::AlignedBuffer record(ManifestSize(state));
+    EncodeManifest(state, record.data());
+    EXPECT_EQ(DecodeFixed32(record.data() + 8), 2u);
+  }
+  state.range_tombstones.push_back({"apple", "banana", 7});
+  state.range_tombstones.push_back({"", std::string("\xff\x00z", 3), 9});
+  test::AlignedBuffer record(ManifestSize(state));
+  EncodeManifest(state, record.data());
+  EXPECT_EQ(DecodeFixed32(record.data() + 8), 4u);
+  ManifestState decoded;
+  ASSERT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).ok());
+  ASSERT_EQ(decoded.range_tombstones.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(decoded.range_tombstones[i].begin, state.range_tombstones[i].begin);
+    EXPECT_EQ(decoded.range_tombstones[i].end, state.range_tombstones[i].end);
+    EXPECT_EQ(decoded.range_tombstones[i].sequence, state.range_tombstones[i].sequence);
+  }
+  EXPECT_EQ(decoded.blocks.size(), state.blocks.size());
+  // One tombstone more than the record holds: cut short.
+  EncodeFixed32(record.data() + 60, 3);
+  EncodeFixed32(record.data() + 12, crc32c::Value(record.data() + 16, record.size() - 16));
+  EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
+  // Sequence 0.
+  EncodeManifest(state, record.data());
+  const uint64_t last = ManifestSize(state) - 16 - 8;  // the last tombstone: 16 bytes of header, 8 of keys
+  EncodeFixed64(record.data() + last, 0);
+  EncodeFixed32(record.data() + 12, crc32c::Value(record.data() + 16, record.size() - 16));
+  EXPECT_TRUE(DecodeManifest(record.data(), record.size(), &decoded).IsCorruption());
 }
 
 void ExpectSameState(const ManifestState& a, const ManifestState& b) {

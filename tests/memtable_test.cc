@@ -43,8 +43,9 @@ TEST(MemTableTest, IteratesInInternalKeyOrderLikeABlock) {
     const SequenceNumber snapshot = rng() % 1200000;
     const test::TestEntry* want = test::ModelGet(entries, e.user_key, snapshot);
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    const bool found = mem.Get(e.user_key, snapshot, &type, &value);
+    const bool found = mem.Get(e.user_key, snapshot, &type, &value, &found_sequence);
     ASSERT_EQ(found, want != nullptr);
     if (found) {
       ASSERT_EQ(type, want->type);
@@ -271,8 +272,9 @@ TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
     const SequenceNumber snapshot = rng() % 1200000;
     const test::TestEntry* want = test::ModelGet(entries, e.user_key, snapshot);
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    ASSERT_EQ(mem.Get(e.user_key, snapshot, &type, &value), want != nullptr) << e.user_key;
+    ASSERT_EQ(mem.Get(e.user_key, snapshot, &type, &value, &found_sequence), want != nullptr) << e.user_key;
     if (want != nullptr) {
       ASSERT_EQ(type, want->type);
       if (type == ValueType::kValue) {
@@ -293,8 +295,9 @@ TEST(MemTableTest, ConcurrentWritersBuildTheTableOneWriterWould) {
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
   EXPECT_EQ(keys.back(), "\xff\xff-after-all-2");
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
-  ASSERT_TRUE(mem.Get("\xff\xff-after-all", kMaxSequenceNumber, &type, &value));
+  ASSERT_TRUE(mem.Get("\xff\xff-after-all", kMaxSequenceNumber, &type, &value, &found_sequence));
   EXPECT_EQ(value, "tail");
 }
 
@@ -316,13 +319,15 @@ TEST(MemTableTest, FilteredGetAnswersLikeUnfiltered) {
       const std::string key = "key" + std::to_string(i);
       ValueType plain_type = ValueType::kValue, filtered_type = ValueType::kValue;
       std::string plain_value, filtered_value;
-      const bool in_plain = plain.Get(key, kMaxSequenceNumber, &plain_type, &plain_value);
-      const bool in_filtered = filtered.Get(key, kMaxSequenceNumber, &filtered_type, &filtered_value);
+      SequenceNumber plain_sequence = 0, filtered_sequence = 0;
+      const bool in_plain = plain.Get(key, kMaxSequenceNumber, &plain_type, &plain_value, &plain_sequence);
+      const bool in_filtered = filtered.Get(key, kMaxSequenceNumber, &filtered_type, &filtered_value, &filtered_sequence);
       ASSERT_EQ(in_plain, in_filtered) << key << " filter " << filter_bytes;
       ASSERT_EQ(in_plain, i < 3000) << key;
       if (in_plain) {
         ++found;
         EXPECT_EQ(plain_type, filtered_type) << key;
+        EXPECT_EQ(plain_sequence, filtered_sequence) << key;
         EXPECT_EQ(plain_value, filtered_value) << key;
       }
     }
@@ -355,9 +360,10 @@ TEST(MemTableTest, FilterNeverHidesAPublishedEntryFromAConcurrentReader) {
     if (last == 0) continue;
     const int i = 1 + static_cast<int>(rng() % static_cast<uint32_t>(last));
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
     // Not ASSERT: returning early would leave the writer waiting for checks.
-    if (!mem.Get("k" + std::to_string(i), static_cast<SequenceNumber>(last), &type, &value)) {
+    if (!mem.Get("k" + std::to_string(i), static_cast<SequenceNumber>(last), &type, &value, &found_sequence)) {
       ADD_FAILURE() << "published key " << i << " not found";
       break;
     }

@@ -184,8 +184,9 @@ TEST(OutputSinkTest, PmemTableImagesServeTheEntriesAndEndAtTheBlockSize) {
       }
       EXPECT_EQ(std::string(f.store->pool()->Direct(t.offset) + t.size - ssd::kTableFooterSize, 8), "JGSWSST1");
       ValueType type;
+      [[maybe_unused]] SequenceNumber found_sequence = 0;
       std::string value;
-      ASSERT_TRUE(t.table->Get(ReadOptions(), t.largest, kMaxSequenceNumber, &type, &value).ok()) << i;
+      ASSERT_TRUE(t.table->Get(ReadOptions(), t.largest, kMaxSequenceNumber, &type, &value, &found_sequence).ok()) << i;
     }
     ExpectOutputsServe(outputs, entries);
     EXPECT_EQ(static_cast<PmemTableImageSink*>(sink.get())->entries_added(), entries.size());

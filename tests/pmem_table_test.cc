@@ -66,8 +66,9 @@ void ExpectServesTheModel(const Table& table, const std::vector<TestEntry>& entr
     for (SequenceNumber snapshot : {entries[i].sequence, kMaxSequenceNumber}) {
       const TestEntry* want = test::ModelGet(entries, entries[i].user_key, snapshot);
       ValueType type;
+      [[maybe_unused]] SequenceNumber found_sequence = 0;
       std::string value;
-      const Status s = table.Get(ReadOptions(), entries[i].user_key, snapshot, &type, &value);
+      const Status s = table.Get(ReadOptions(), entries[i].user_key, snapshot, &type, &value, &found_sequence);
       ASSERT_EQ(s.ok(), want != nullptr) << s.ToString();
       if (want == nullptr) continue;
       EXPECT_EQ(type, want->type);
@@ -106,9 +107,10 @@ TEST(PmemTableTest, TimedTableChargesOneRandomReadPerGetAndPerPositioning) {
   NvmTiming timing(NvmTimingModel{});  // no latency: only the count matters here
   auto timed = NewNvmTimedTable(std::move(f.table), &timing, f.size);
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
-  (void)timed->Get(ReadOptions(), f.entries[0].user_key, kMaxSequenceNumber, &type, &value);
-  (void)timed->Get(ReadOptions(), "absent", kMaxSequenceNumber, &type, &value);
+  (void)timed->Get(ReadOptions(), f.entries[0].user_key, kMaxSequenceNumber, &type, &value, &found_sequence);
+  (void)timed->Get(ReadOptions(), "absent", kMaxSequenceNumber, &type, &value, &found_sequence);
   EXPECT_EQ(timing.random_reads_charged(), 2u);
 
   auto it = timed->NewIterator(ReadOptions());

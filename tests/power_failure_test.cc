@@ -480,7 +480,7 @@ TEST(PowerFailureHarnessTest, EngineSurvivesPowerFailureAtPersistPoints) {
 
 // The every-point workload: 64 KiB memtables, L1 of 1 MiB, L0 compacted at
 // two blocks; a flush every ~100 batches; waits for the background thread
-// every 150. The long run writes 8000 batches over 6000 keys (L1 outgrows
+// every 150; one update in 100 a range delete. The long run writes 8000 batches over 6000 keys (L1 outgrows
 // its target: L1 -> L2 compactions) into a 32 MiB pool.
 PowerFailureWorkload EveryPointWorkload(uint64_t seed) {
   PowerFailureWorkload w;
@@ -494,6 +494,7 @@ PowerFailureWorkload EveryPointWorkload(uint64_t seed) {
   w.seed = Seed(seed);
   w.max_checks = 0;  // no limit
   w.early_eviction = true;
+  w.range_delete_fraction = 0.01;
   return w;
 }
 

@@ -84,8 +84,9 @@ void ExpectGetsLikeTheModel(const SsdTable& table, const std::vector<TestEntry>&
     const SequenceNumber snapshot = probe % 2 == 0 ? kMaxSequenceNumber : e.sequence;
     const TestEntry* expected = test::ModelGet(entries, key, snapshot);
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    const Status s = table.Get(ReadOptions(), key, snapshot, &type, &value);
+    const Status s = table.Get(ReadOptions(), key, snapshot, &type, &value, &found_sequence);
     if (expected == nullptr) {
       ASSERT_TRUE(s.IsNotFound()) << key << ": " << s.ToString();
     } else {
@@ -170,8 +171,9 @@ TEST(SsdTableMappedGetsTest, GetsReadTheMappingAndReportALostPageAsIOError) {
       ReadOptions verify;
       verify.verify_checksums = true;
       ValueType type;
+      [[maybe_unused]] SequenceNumber found_sequence = 0;
       std::string value;
-      ASSERT_TRUE(table->Get(verify, entries[0].user_key, kMaxSequenceNumber, &type, &value).ok());
+      ASSERT_TRUE(table->Get(verify, entries[0].user_key, kMaxSequenceNumber, &type, &value, &found_sequence).ok());
       if (block_size <= kLargeBlockBytes) {
         EXPECT_EQ(cache.misses(), 1u);
       }
@@ -180,7 +182,7 @@ TEST(SsdTableMappedGetsTest, GetsReadTheMappingAndReportALostPageAsIOError) {
       int faults = 0;
       for (size_t i = 0; i < entries.size(); i += 97) {
         value = "before";
-        const Status s = table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value);
+        const Status s = table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value, &found_sequence);
         if (s.IsNotFound()) continue;  // ruled out by the filter, which is in DRAM
         ASSERT_TRUE(s.IsIOError()) << s.ToString();
         EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
@@ -210,8 +212,9 @@ TEST_P(SsdTableTest, ServesATableOfVersionOneBlocks) {
   for (size_t i = 0; i < entries.size(); i += 13) {
     const TestEntry* want = test::ModelGet(entries, entries[i].user_key, kMaxSequenceNumber);
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    ASSERT_TRUE(table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value).ok());
+    ASSERT_TRUE(table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value, &found_sequence).ok());
     EXPECT_EQ(type, want->type);
     if (type == ValueType::kValue) {
       EXPECT_EQ(value, want->value);
@@ -270,13 +273,15 @@ TEST_P(SsdTableTest, RunsAppendedAsBytesServeLikeAddedEntries) {
   ExpectIteratesLikeTheModel(all.get(), entries);
   for (size_t i = 0; i < entries.size(); i += 17) {
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    ASSERT_TRUE(table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value).ok());
+    ASSERT_TRUE(table->Get(ReadOptions(), entries[i].user_key, kMaxSequenceNumber, &type, &value, &found_sequence).ok());
     EXPECT_EQ(value, entries[i].value);
   }
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
-  EXPECT_TRUE(table->Get(ReadOptions(), "run0000005x", kMaxSequenceNumber, &type, &value).IsNotFound());
+  EXPECT_TRUE(table->Get(ReadOptions(), "run0000005x", kMaxSequenceNumber, &type, &value, &found_sequence).IsNotFound());
 }
 
 // A file whose every append takes 2 ms (and keeps nothing).
@@ -352,8 +357,9 @@ TEST_P(SsdTableTest, AWholeLargeBlockServesLikeTheModelWithoutTheCache) {
     ReadOptions read_options;
     read_options.verify_checksums = probe % 5 == 0;  // reads the block whole
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    const Status s = table->Get(read_options, key, snapshot, &type, &value);
+    const Status s = table->Get(read_options, key, snapshot, &type, &value, &found_sequence);
     if (expected == nullptr) {
       ASSERT_TRUE(s.IsNotFound()) << key << " " << s.ToString();
       continue;
@@ -569,8 +575,9 @@ TEST(SsdTableWholeBlockTest, DamageInALargeBlockIsFoundByChecksummedReadsAndVali
   ReadOptions verify;
   verify.verify_checksums = true;
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
-  const Status s = table->Get(verify, entries[5].user_key, kMaxSequenceNumber, &type, &value);
+  const Status s = table->Get(verify, entries[5].user_key, kMaxSequenceNumber, &type, &value, &found_sequence);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
 }
@@ -621,8 +628,9 @@ TEST_P(SsdTableTest, KeyVersionsLargerThanABlockSpanBlocks) {
   ASSERT_TRUE(OpenTable(path, &cache_, GetParam(), &table).ok());
   for (SequenceNumber snapshot : {SequenceNumber{200}, SequenceNumber{100}, SequenceNumber{3}, SequenceNumber{1}}) {
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    ASSERT_TRUE(table->Get(ReadOptions(), "hot", snapshot, &type, &value).ok());
+    ASSERT_TRUE(table->Get(ReadOptions(), "hot", snapshot, &type, &value, &found_sequence).ok());
     EXPECT_EQ(value, std::string(500, 'a' + snapshot % 26));
     auto it = table->NewIterator(ReadOptions());
     it->Seek("hot", snapshot);
@@ -630,8 +638,9 @@ TEST_P(SsdTableTest, KeyVersionsLargerThanABlockSpanBlocks) {
     EXPECT_EQ(it->sequence(), snapshot);
   }
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
-  EXPECT_TRUE(table->Get(ReadOptions(), "hot", 0, &type, &value).IsNotFound());
+  EXPECT_TRUE(table->Get(ReadOptions(), "hot", 0, &type, &value, &found_sequence).IsNotFound());
 }
 
 // Through the block cache, whose counters show every block a Get looks at.
@@ -731,8 +740,9 @@ TEST(SsdTableScanTest, ASequentialIteratorReadsWindowsFromTheFirstBlock) {
 void GetEntries(const SsdTable& table, const std::vector<TestEntry>& entries, size_t from, size_t to) {
   for (size_t i = from; i < to; ++i) {
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
-    ASSERT_TRUE(table.Get(ReadOptions(), entries[i].user_key, entries[i].sequence, &type, &value).ok());
+    ASSERT_TRUE(table.Get(ReadOptions(), entries[i].user_key, entries[i].sequence, &type, &value, &found_sequence).ok());
     ASSERT_EQ(type, entries[i].type);
   }
 }
@@ -843,9 +853,10 @@ TEST(SsdTableFilterTest, TableFilterSkipsBlockReadsForAbsentKeys) {
   int false_positives = 0;
   for (int i = 0; i < 1000; ++i) {
     ValueType type;
+    [[maybe_unused]] SequenceNumber found_sequence = 0;
     std::string value;
     ASSERT_TRUE(
-        table->Get(ReadOptions(), "absent-" + std::to_string(i), kMaxSequenceNumber, &type, &value).IsNotFound());
+        table->Get(ReadOptions(), "absent-" + std::to_string(i), kMaxSequenceNumber, &type, &value, &found_sequence).IsNotFound());
     false_positives = static_cast<int>(cache.misses() + cache.hits() - misses);
   }
   // Only the filter's false positives (about 1% at 10 bits per key) look at a block.
@@ -939,16 +950,17 @@ TEST_P(SsdTableTest, ReadOptionVerifyChecksumsChecksEveryBlockItUses) {
   ReadOptions verify;
   verify.verify_checksums = true;
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
 
-  ASSERT_TRUE(table->Get(ReadOptions(), "key0500", kMaxSequenceNumber, &type, &value).ok());
+  ASSERT_TRUE(table->Get(ReadOptions(), "key0500", kMaxSequenceNumber, &type, &value, &found_sequence).ok());
   EXPECT_EQ(value, "Value of key0500");  // the damage unseen; the block now cached
-  Status s = table->Get(verify, "key0500", kMaxSequenceNumber, &type, &value);
+  Status s = table->Get(verify, "key0500", kMaxSequenceNumber, &type, &value, &found_sequence);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
-  ASSERT_TRUE(table->Get(verify, "key0010", kMaxSequenceNumber, &type, &value).ok());
+  ASSERT_TRUE(table->Get(verify, "key0010", kMaxSequenceNumber, &type, &value, &found_sequence).ok());
   EXPECT_EQ(value, "value of key0010");
-  ASSERT_TRUE(table->Get(verify, "key0990", kMaxSequenceNumber, &type, &value).ok());  // not cached yet
+  ASSERT_TRUE(table->Get(verify, "key0990", kMaxSequenceNumber, &type, &value, &found_sequence).ok());  // not cached yet
   EXPECT_EQ(value, "value of key0990");
 
   auto plain = table->NewIterator(ReadOptions());

@@ -135,6 +135,19 @@ TEST(WalTest, DamagedRecordStopsTheReadAndIsReported) {
   EXPECT_EQ(read.damage_offset, at[1]);
   EXPECT_EQ(read.next_intact_offset, at[2]);
   EXPECT_EQ(read.end, at[1]);
+  // The search after damage knows a batch that starts with a range delete.
+  {
+    test::AlignedBuffer other(capacity);
+    WalWriter::Format(&region, other.data(), capacity, 3);
+    WalWriter other_writer(&region, other.data(), capacity, 3);
+    std::string ranged = BatchPayload(3, 5);
+    ranged[12] = 2;
+    for (const std::string& p : {payloads[0], payloads[1], ranged}) ASSERT_TRUE(other_writer.Append(p, true).ok());
+    other.data()[at[1] + kWalRecordHeaderSize + 2] ^= 1;
+    WalReadResult other_read;
+    ReadAll(other.data(), capacity, 3, &s, &other_read);
+    EXPECT_EQ(other_read.next_intact_offset, at[2]);
+  }
   EXPECT_EQ(read.durable_end, at[2]);  // the third sync named what the second made durable
   EXPECT_FALSE(WalDamageIsTornTail(read, /*newest_log=*/true));
   EXPECT_NE(DescribeWalDamage(read).find("bad CRC at offset " + std::to_string(at[1])), std::string::npos)

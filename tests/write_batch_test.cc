@@ -64,29 +64,30 @@ TEST(WriteBatchTest, DamagedEncodingIsCorruption) {
 TEST(WriteBatchTest, LimitsAndInsertion) {
   WriteBatch big;
   big.Put(std::string(kMaxUserKeySize + 1, 'k'), "v");
-  EXPECT_TRUE(WriteBatchInternal::CheckLimits(big).IsInvalidArgument());
+  EXPECT_TRUE(WriteBatchInternal::CheckLimits(big, BytewiseComparator()).IsInvalidArgument());
   WriteBatch batch;
   batch.Put("a", "1");
   batch.Delete("a");
   batch.Put("b", "2");
   bool deletes_only = true;
-  ASSERT_TRUE(WriteBatchInternal::CheckLimits(batch, &deletes_only).ok());
+  ASSERT_TRUE(WriteBatchInternal::CheckLimits(batch, BytewiseComparator(), &deletes_only).ok());
   EXPECT_FALSE(deletes_only);
   WriteBatch deletes;
   deletes.Delete("a");
   deletes.Delete("b");
-  ASSERT_TRUE(WriteBatchInternal::CheckLimits(deletes, &deletes_only).ok());
+  ASSERT_TRUE(WriteBatchInternal::CheckLimits(deletes, BytewiseComparator(), &deletes_only).ok());
   EXPECT_TRUE(deletes_only);
   WriteBatchInternal::SetSequence(&batch, 10);
   MemTable mem(BytewiseComparator());
   ASSERT_TRUE(WriteBatchInternal::InsertInto(batch, &mem).ok());
   ValueType type;
+  [[maybe_unused]] SequenceNumber found_sequence = 0;
   std::string value;
-  ASSERT_TRUE(mem.Get("a", kMaxSequenceNumber, &type, &value));
+  ASSERT_TRUE(mem.Get("a", kMaxSequenceNumber, &type, &value, &found_sequence));
   EXPECT_EQ(type, ValueType::kDeletion);  // sequence 11 hides sequence 10
-  ASSERT_TRUE(mem.Get("a", 10, &type, &value));
+  ASSERT_TRUE(mem.Get("a", 10, &type, &value, &found_sequence));
   EXPECT_EQ(value, "1");
-  ASSERT_TRUE(mem.Get("b", kMaxSequenceNumber, &type, &value));
+  ASSERT_TRUE(mem.Get("b", kMaxSequenceNumber, &type, &value, &found_sequence));
   EXPECT_EQ(value, "2");
 }
 

@@ -2,6 +2,7 @@
 //
 //   jigsaw info <db>                 mode, formats, levels, pool usage
 //   jigsaw get|put|delete <db> ...   one key
+//   jigsaw delete-range <db> <begin> <end>   every key in [begin, end)
 //   jigsaw scan <db> [--from K] [--to K] [--limit N] [--hex]
 //   jigsaw dump --table <file.jst> | dump <db> --block <number>
 //   jigsaw verify <db>               every table checked; exit 3 on damage
@@ -186,6 +187,16 @@ int Delete(const std::string& name, const DbFlags& flags, const std::string& key
   return s.ok() ? kOk : Fail("delete " + Escape(key), s, CodeOf(s));
 }
 
+int DeleteRange(const std::string& name, const DbFlags& flags, const std::string& begin, const std::string& end) {
+  std::unique_ptr<DB> db;
+  int rc = OpenDb(name, flags, &db);
+  if (rc != kOk) return rc;
+  WriteOptions sync;
+  sync.sync = true;
+  const Status s = db->DeleteRange(sync, begin, end);
+  return s.ok() ? kOk : Fail("delete-range " + Escape(begin) + " " + Escape(end), s, CodeOf(s));
+}
+
 struct ScanFlags {
   std::string from, to;
   bool has_from = false, has_to = false;
@@ -304,6 +315,10 @@ int Updates(const std::string& name, const DbFlags& flags, uint64_t since, uint6
       std::printf("put %s %s\n", Show(key).c_str(), Show(value).c_str());
     }
     void Delete(const Slice& key) override { std::printf("delete %s\n", Show(key).c_str()); }
+    Status DeleteRange(const Slice& begin, const Slice& end) override {
+      std::printf("delete-range %s %s\n", Show(begin).c_str(), Show(end).c_str());
+      return Status::OK();
+    }
   } printer;
   printer.hex = hex;
   uint64_t n = 0;
@@ -453,6 +468,23 @@ void AddDeleteCommand(CLI::App* app, CommandLine* cl) {
   });
 }
 
+// Defines `delete-range`: its arguments, and a callback that runs it.
+void AddDeleteRangeCommand(CLI::App* app, CommandLine* cl) {
+  CLI::App* del = app->add_subcommand(
+      "delete-range", "delete every key k with begin <= k < end (one range tombstone; a sync write)");
+  del->add_option("db", cl->db, "database directory")->required();
+  del->add_option("begin", cl->key, "the first key deleted")->required();
+  del->add_option("end", cl->value, "the first key after the range (not deleted)")->required();
+  del->add_flag("--key_hex", cl->key_hex, "both keys are given in hex");
+  AddDbFlags(del, &cl->flags);
+  del->callback([cl] {
+    std::string begin, end;
+    cl->rc = DecodeKey(cl->key, cl->key_hex, &begin) && DecodeKey(cl->value, cl->key_hex, &end)
+                 ? DeleteRange(cl->db, cl->flags, begin, end)
+                 : kUsage;
+  });
+}
+
 // Defines `scan`: its arguments, and a callback that decodes --from and --to and runs it.
 void AddScanCommand(CLI::App* app, CommandLine* cl) {
   ScanFlags& scan_flags = cl->scan;
@@ -596,6 +628,7 @@ int Main(int argc, char** argv) {
   AddGetCommand(&app, &cl);
   AddPutCommand(&app, &cl);
   AddDeleteCommand(&app, &cl);
+  AddDeleteRangeCommand(&app, &cl);
   AddScanCommand(&app, &cl);
   AddDumpCommand(&app, &cl);
   AddMaintenanceCommands(&app, &cl);

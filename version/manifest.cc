@@ -16,14 +16,17 @@ namespace jigsaw {
 namespace {
 
 constexpr uint64_t kManifestMagic = 0x464E414D5753474AULL;  // bytes "JGSWMANF"
-// Version 3 adds flag bit 1 (a pmem table image); a record without one is
-// written as version 2.
-constexpr uint32_t kManifestVersion = 3;
+// Version 4 adds range tombstones, version 3 flag bit 1 (a pmem table
+// image); a record is written in the oldest version that holds it, 2 at
+// least.
+constexpr uint32_t kManifestVersion = 4;
+constexpr uint32_t kManifestVersionWithImages = 3;
 constexpr uint32_t kManifestVersionWithoutImages = 2;
 constexpr uint64_t kHeaderSize = 64;
 constexpr uint64_t kWalEntrySize = 24;
 constexpr uint64_t kBlockEntrySize = 32;
 constexpr uint64_t kPendingHeaderSize = 16;
+constexpr uint64_t kRangeTombstoneHeaderSize = 16;
 constexpr uint32_t kFlagSsd = 1;
 constexpr uint32_t kFlagTableImage = 2;  // version 3
 
@@ -59,7 +62,12 @@ Status DecodeBlockEntry(const char* p, uint32_t version, ManifestState::BlockEnt
 uint32_t VersionFor(const ManifestState& state) {
   bool images = std::any_of(state.blocks.begin(), state.blocks.end(), IsTableImage);
   for (const auto& p : state.pending) images = images || std::any_of(p.shadows.begin(), p.shadows.end(), IsTableImage);
-  return images ? kManifestVersion : kManifestVersionWithoutImages;
+  if (!state.range_tombstones.empty()) return kManifestVersion;
+  return images ? kManifestVersionWithImages : kManifestVersionWithoutImages;
+}
+
+uint64_t RangeTombstoneSize(const RangeTombstone& t) {
+  return kRangeTombstoneHeaderSize + (t.begin.size() + t.end.size() + 7) / 8 * 8;
 }
 
 }  // namespace
@@ -69,6 +77,7 @@ uint64_t ManifestSize(const ManifestState& state) {
   for (const auto& p : state.pending) {
     size += kPendingHeaderSize + 8 * p.outputs.size() + kBlockEntrySize * p.shadows.size();
   }
+  for (const RangeTombstone& t : state.range_tombstones) size += RangeTombstoneSize(t);
   return size;
 }
 
@@ -84,6 +93,7 @@ void EncodeManifest(const ManifestState& state, char* dest) {
   EncodeFixed32(dest + 48, static_cast<uint32_t>(state.wal_segments.size()));
   EncodeFixed32(dest + 52, static_cast<uint32_t>(state.blocks.size()));
   EncodeFixed32(dest + 56, static_cast<uint32_t>(state.pending.size()));
+  EncodeFixed32(dest + 60, static_cast<uint32_t>(state.range_tombstones.size()));
   char* p = dest + kHeaderSize;
   for (const WalSegmentMeta& w : state.wal_segments) {
     EncodeFixed64(p, w.offset);
@@ -104,6 +114,16 @@ void EncodeManifest(const ManifestState& state, char* dest) {
     }
     for (const ManifestState::BlockEntry& b : pending.shadows) p = EncodeBlockEntry(b, p);
   }
+  for (const RangeTombstone& t : state.range_tombstones) {
+    const uint64_t bytes = RangeTombstoneSize(t);
+    std::memset(p, 0, bytes);
+    EncodeFixed64(p, t.sequence);
+    EncodeFixed32(p + 8, static_cast<uint32_t>(t.begin.size()));
+    EncodeFixed32(p + 12, static_cast<uint32_t>(t.end.size()));
+    std::memcpy(p + kRangeTombstoneHeaderSize, t.begin.data(), t.begin.size());
+    std::memcpy(p + kRangeTombstoneHeaderSize + t.begin.size(), t.end.data(), t.end.size());
+    p += bytes;
+  }
   EncodeFixed32(dest + 12, crc32c::Value(dest + 16, size - 16));
 }
 
@@ -123,8 +143,9 @@ Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state)
   const uint32_t wal_count = DecodeFixed32(data + 48);
   const uint32_t block_count = DecodeFixed32(data + 52);
   const uint32_t pending_count = version >= 2 ? DecodeFixed32(data + 56) : 0;
+  const uint32_t tombstone_count = version >= 4 ? DecodeFixed32(data + 60) : 0;
   const uint64_t fixed = kHeaderSize + kWalEntrySize * wal_count + kBlockEntrySize * uint64_t{block_count};
-  if (fixed > size || (pending_count == 0 && fixed != size)) {
+  if (fixed > size || (pending_count == 0 && tombstone_count == 0 && fixed != size)) {
     return Status::Corruption("manifest", "counts do not match the size");
   }
   state->generation = DecodeFixed64(data + 24);
@@ -133,6 +154,7 @@ Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state)
   state->wal_segments.clear();
   state->blocks.clear();
   state->pending.clear();
+  state->range_tombstones.clear();
   const char* p = data + kHeaderSize;
   for (uint32_t i = 0; i < wal_count; ++i, p += kWalEntrySize) {
     state->wal_segments.push_back({DecodeFixed64(p), DecodeFixed64(p + 8), DecodeFixed64(p + 16)});
@@ -163,6 +185,23 @@ Status DecodeManifest(const char* data, uint64_t capacity, ManifestState* state)
       pending.shadows.push_back(b);
     }
     state->pending.push_back(std::move(pending));
+  }
+  for (uint32_t i = 0; i < tombstone_count; ++i) {
+    if (static_cast<uint64_t>(end - p) < kRangeTombstoneHeaderSize) {
+      return Status::Corruption("manifest", "range tombstone truncated");
+    }
+    RangeTombstone t;
+    t.sequence = DecodeFixed64(p);
+    const uint32_t begin_size = DecodeFixed32(p + 8);
+    const uint32_t end_size = DecodeFixed32(p + 12);
+    const uint64_t bytes = kRangeTombstoneHeaderSize + (uint64_t{begin_size} + end_size + 7) / 8 * 8;
+    if (static_cast<uint64_t>(end - p) < bytes || t.sequence == 0 || t.sequence > kMaxSequenceNumber) {
+      return Status::Corruption("manifest", "range tombstone malformed");
+    }
+    t.begin.assign(p + kRangeTombstoneHeaderSize, begin_size);
+    t.end.assign(p + kRangeTombstoneHeaderSize + begin_size, end_size);
+    p += bytes;
+    state->range_tombstones.push_back(std::move(t));
   }
   if (p != end) return Status::Corruption("manifest", "trailing bytes");
   return Status::OK();

@@ -48,12 +48,16 @@ struct ManifestState {
     std::vector<BlockEntry> shadows;  // the inputs, with their old levels
   };
   std::vector<PendingCompaction> pending;
+  // The version's range tombstones (version 4).
+  std::vector<RangeTombstone> range_tombstones;
 };
 
 // Size of the encoded record.
 uint64_t ManifestSize(const ManifestState& state);
-// Encodes into dest (ManifestSize bytes): version 3 if a table (or shadow)
-// is a pmem table image, else version 2, which older builds read.
+// Encodes into dest (ManifestSize bytes): version 4 if the state has range
+// tombstones, else version 3 if a table (or shadow) is a pmem table image,
+// else version 2 -- the oldest version that holds it, which older builds
+// read.
 void EncodeManifest(const ManifestState& state, char* dest);
 // Decodes and verifies (magic, version, CRC, flags). `capacity`: bytes
 // available.

@@ -104,6 +104,14 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
 
 std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit, const Comparator* ucmp) {
   auto version = std::make_shared<Version>(base);
+  if (!edit.added_range_tombstones.empty() || !edit.removed_range_tombstones.empty()) {
+    version->range_tombstones =
+        base.range_tombstones != nullptr
+            ? base.range_tombstones->Changed(edit.added_range_tombstones, edit.removed_range_tombstones)
+            : (edit.added_range_tombstones.empty()
+                   ? nullptr
+                   : std::make_shared<const RangeTombstoneSet>(ucmp, edit.added_range_tombstones));
+  }
   if (!edit.removed.empty()) {
     for (auto& tables : version->levels) {
       tables.erase(std::remove_if(tables.begin(), tables.end(),

@@ -22,6 +22,7 @@
 
 #include "format/block.h"
 #include "pmem/pool.h"
+#include "table/range_tombstones.h"
 #include "table/table.h"
 
 namespace jigsaw {
@@ -86,6 +87,9 @@ TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table
 struct Version {
   // L0: newest block first (blocks may overlap). L1+: sorted by key, disjoint.
   std::array<std::vector<TableRef>, kNumLevels> levels;
+  // The range tombstones flushed into the tree and still covering a
+  // version some table may hold (table/range_tombstones.h); null if none.
+  std::shared_ptr<const RangeTombstoneSet> range_tombstones;
 
   uint64_t LevelBytes(int level) const;
   // Blocks of `level` whose user-key range intersects [smallest, largest].
@@ -93,7 +97,7 @@ struct Version {
                                     const Slice& largest) const;
 };
 
-// A change of the levels: tables removed (from whatever level holds them)
+// A change of the levels and range tombstones: tables removed (from whatever level holds them)
 // and tables added.
 struct VersionEdit {
   std::vector<uint64_t> removed;                // table numbers
@@ -102,6 +106,10 @@ struct VersionEdit {
   // this flag behind every table there (a split step's remainder, older
   // than anything flushed while it ran).
   bool l0_added_are_oldest = false;
+  // Range tombstones that enter the tree (a flush's) and leave it (spent:
+  // no table holds a version they cover), by sequence.
+  std::vector<RangeTombstone> added_range_tombstones;
+  std::vector<SequenceNumber> removed_range_tombstones;
 
   void Remove(const std::vector<TableRef>& tables) {
     for (const TableRef& t : tables) removed.push_back(t->number);

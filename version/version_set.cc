@@ -35,6 +35,7 @@ ManifestState VersionSet::PrepareCommit(const Version& next, const std::vector<W
     }
   }
   state.pending = std::move(pending);
+  if (next.range_tombstones != nullptr) state.range_tombstones = next.range_tombstones->tombstones();
   return state;
 }
 

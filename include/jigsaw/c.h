@@ -78,6 +78,11 @@ JIGSAW_EXPORT void jigsaw_delete(jigsaw_t* db, const jigsaw_writeoptions_t* opti
                                  size_t keylen, char** errptr);
 JIGSAW_EXPORT void jigsaw_write(jigsaw_t* db, const jigsaw_writeoptions_t* options, jigsaw_writebatch_t* batch,
                                 char** errptr);
+/* Deletes every key k with begin <= k < end (DB::DeleteRange): one range
+ * tombstone, whatever the number of keys. An error if begin sorts after
+ * end; begin == end deletes nothing. */
+JIGSAW_EXPORT void jigsaw_delete_range(jigsaw_t* db, const jigsaw_writeoptions_t* options, const char* begin,
+                                       size_t beginlen, const char* end, size_t endlen, char** errptr);
 
 /* The value of `key`: a malloc'ed buffer of *vallen bytes (not
  * NUL-terminated; free with jigsaw_free). A missing key returns NULL with
@@ -209,16 +214,26 @@ JIGSAW_EXPORT void jigsaw_writebatch_clear(jigsaw_writebatch_t* batch);
 JIGSAW_EXPORT void jigsaw_writebatch_put(jigsaw_writebatch_t* batch, const char* key, size_t klen, const char* val,
                                          size_t vlen);
 JIGSAW_EXPORT void jigsaw_writebatch_delete(jigsaw_writebatch_t* batch, const char* key, size_t klen);
+JIGSAW_EXPORT void jigsaw_writebatch_delete_range(jigsaw_writebatch_t* batch, const char* begin, size_t beginlen,
+                                                  const char* end, size_t endlen);
 /* Appends the updates of `source` (unchanged) to `destination`. */
 JIGSAW_EXPORT void jigsaw_writebatch_append(jigsaw_writebatch_t* destination, const jigsaw_writebatch_t* source);
 /* Number of updates in the batch. */
 JIGSAW_EXPORT int jigsaw_writebatch_count(const jigsaw_writebatch_t* batch);
 /* Calls put or deleted for each update, in order, with `state` as the first
- * argument; the key and value pointers are valid during that call only. */
+ * argument; the key and value pointers are valid during that call only.
+ * Stops at the first range delete: use jigsaw_writebatch_iterate_ranges
+ * for batches that may hold them (a change feed's). */
 JIGSAW_EXPORT void jigsaw_writebatch_iterate(const jigsaw_writebatch_t* batch, void* state,
                                              void (*put)(void* state, const char* k, size_t klen, const char* v,
                                                          size_t vlen),
                                              void (*deleted)(void* state, const char* k, size_t klen));
+/* The same, with deleted_range called for each range delete [b, e). */
+JIGSAW_EXPORT void jigsaw_writebatch_iterate_ranges(
+    const jigsaw_writebatch_t* batch, void* state,
+    void (*put)(void* state, const char* k, size_t klen, const char* v, size_t vlen),
+    void (*deleted)(void* state, const char* k, size_t klen),
+    void (*deleted_range)(void* state, const char* b, size_t blen, const char* e, size_t elen));
 
 /* ---- Options (used by jigsaw_open, jigsaw_destroy_db, jigsaw_copy_db) ----
  * A new jigsaw_options_t holds the C++ defaults (jigsaw/options.h, which

@@ -70,8 +70,9 @@ class JIGSAW_EXPORT DB {
   // opened while another process (or this one) has the database open for
   // writing: the view is of one manifest and its logs -- the open retries
   // when the writer drops a log it read -- and stays that view; open again
-  // to see later writes. Put, Delete, Write and CompactRange return NotSupported;
-  // reads, snapshots, properties and CreateCheckpoint work.
+  // to see later writes. Put, Delete, DeleteRange, Write and CompactRange
+  // return NotSupported; reads, snapshots, properties and CreateCheckpoint
+  // work.
   // `options` must give StorageMode::kDisk: a pool database's pool is
   // locked by the process that has it open, and mapping it is a write
   // (NotSupported; CreateCheckpoint makes a disk-mode copy of one).
@@ -87,6 +88,17 @@ class JIGSAW_EXPORT DB {
 
   [[nodiscard]] virtual Status Put(const WriteOptions& options, const Slice& key, const Slice& value) = 0;
   [[nodiscard]] virtual Status Delete(const WriteOptions& options, const Slice& key) = 0;
+  // Deletes every key k with begin_key <= k < end_key (the comparator's
+  // order) that exists now, in one step: a range tombstone, not a Delete per
+  // key, so its cost does not grow with the keys it deletes. Readers at an
+  // older snapshot still see them; the space they take is reclaimed as
+  // compactions pass through the range (CompactRange(begin_key, end_key)
+  // reclaims it at once). Takes one sequence number and is durable as a
+  // Put is (options.sync). InvalidArgument if begin_key sorts after
+  // end_key; begin_key == end_key deletes nothing
+  // (docs/design/027-range-deletes.md).
+  [[nodiscard]] virtual Status DeleteRange(const WriteOptions& options, const Slice& begin_key,
+                                           const Slice& end_key) = 0;
   // Applies all updates of `batch` atomically.
   [[nodiscard]] virtual Status Write(const WriteOptions& options, WriteBatch* batch) = 0;
   // OK and *value, or NotFound.
@@ -136,6 +148,9 @@ class JIGSAW_EXPORT DB {
   //   "jigsaw.num-blocks-at-level<N>"   tables at level N (0-6)
   //   "jigsaw.pmem-bytes"       bytes of live tables in pmem
   //   "jigsaw.ssd-bytes"        bytes of live SSD tables
+  //   "jigsaw.num-range-tombstones"   DeleteRange tombstones kept: in the
+  //                             memtables, and in the tree until no table
+  //                             holds a version they delete
   //   "jigsaw.table-formats"    live tables by tier and format: pmem KeySet
   //                             blocks and table images of classic blocks,
   //                             SSD tables of KeySet and of classic blocks

@@ -45,9 +45,10 @@ uint64_t LookUpInPieces(const char* block, size_t block_size, const std::vector<
   for (const std::string& key : keys) {
     for (SequenceNumber snapshot : {kMaxSequenceNumber, SequenceNumber{1}}) {
       ValueType type;
+      [[maybe_unused]] SequenceNumber found_sequence = 0;
       std::string value;
       bool whole_block = false;
-      if (pieces->Get(bytes, key, snapshot, &type, &value, &whole_block).ok()) sink += value.size();
+      if (pieces->Get(bytes, key, snapshot, &type, &value, &found_sequence, &whole_block).ok()) sink += value.size();
     }
   }
   return sink;
