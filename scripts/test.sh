@@ -51,7 +51,7 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test checkpoint_test transaction_log_test ingest_test
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test checkpoint_test transaction_log_test ingest_test range_delete_test
 # ssd_tier_test: the durability tracker's thread against compactions;
 # keyset_v2_test: readers racing to build a block's hash index.
 # buffer_recycler_test: scan windows taken and returned on several threads.
@@ -62,11 +62,13 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_
 # transaction_log_test: a follower reading the change feed's live logs
 # while the primary writes, flushes and archives them.
 # ingest_test: ingests beside a writer and a scanning reader.
+# range_delete_test: range deletes beside scanning readers, snapshots and
+# compactions that drop what they delete and the spent tombstones.
 # db_concurrency_model_test: writers' atomic groups against readers that
 # check every view with the history (JIGSAW_MODEL_BATCHES and
 # JIGSAW_MODEL_ROUNDS run it longer).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
-  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside" \
+  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders" \
   --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"

@@ -10,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -63,6 +65,46 @@ uint64_t TableBytes(DB* db) {
   EXPECT_TRUE(db->GetProperty("jigsaw.pmem-bytes", &pmem));
   EXPECT_TRUE(db->GetProperty("jigsaw.ssd-bytes", &ssd));
   return std::stoull(pmem) + std::stoull(ssd);
+}
+
+// The rounds workload: round r writes keys [r * kPerRound, (r + 1) *
+// kPerRound) in order, then (from round 2) range-deletes every key below
+// round r - 1. Any state it passes through -- a prefix of its writes --
+// holds: no round older than the one before last; the one before last
+// whole or gone; the last whole; the newest (`last`) a prefix of its keys.
+constexpr uint64_t kPerRound = 200;
+
+Status WriteRounds(DB* db, const std::atomic<bool>* stop) {
+  for (uint64_t round = 0; stop == nullptr || !stop->load(); ++round) {
+    for (uint64_t i = 0; i < kPerRound; ++i) {
+      Status s = db->Put(WriteOptions(), NumberedKey(round * kPerRound + i), std::string(100, 'r'));
+      if (!s.ok()) return s;
+    }
+    if (round >= 2) {
+      Status s = db->DeleteRange(WriteOptions(), NumberedKey(0), NumberedKey((round - 1) * kPerRound));
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::OK();
+}
+
+// "" if `contents` is a state the rounds workload passes through, else
+// what is wrong.
+std::string CheckRounds(const std::map<std::string, std::string>& contents) {
+  if (contents.empty()) return "";
+  std::map<uint64_t, uint64_t> per_round;
+  for (const auto& [key, value] : contents) per_round[std::stoull(key.substr(3)) / kPerRound]++;
+  const uint64_t last = per_round.rbegin()->first;
+  for (const auto& [round, n] : per_round) {
+    const std::string where = "round " + std::to_string(round) + " of " + std::to_string(last) + ": ";
+    if (round + 2 < last) return where + "deleted, yet " + std::to_string(n) + " keys are back";
+    if (round < last && n != kPerRound) return where + std::to_string(n) + " keys, not all";
+  }
+  const uint64_t n = per_round[last];
+  for (uint64_t i = 0; i < n; ++i) {
+    if (contents.count(NumberedKey(last * kPerRound + i)) == 0) return "the newest round is not a prefix";
+  }
+  return "";
 }
 
 class RangeDeleteTest : public ::testing::TestWithParam<StorageMode> {
@@ -384,13 +426,12 @@ TEST_P(RangeDeleteTest, TheChangeFeedCarriesThemToAFollower) {
   EXPECT_EQ(Contents(follower.get()).size(), 3000u - 800 - 100);
 }
 
-// A process that writes rounds of keys and range-deletes the round before
-// last, while a thread compacts, is killed at random instants. After
-// reopening: every round older than the one before last is gone, the one
-// before last whole or gone, the last whole, the current a prefix.
+// A process running the rounds workload while a thread compacts is killed
+// at random instants: after reopening, the database holds a state the
+// workload passed through -- no deleted key back, no acknowledged write
+// lost.
 TEST_P(RangeDeleteTest, AKillLosesNoRangeDeleteAndBringsNoKeyBack) {
   std::mt19937_64 rng(7 + static_cast<int>(GetParam()));
-  constexpr uint64_t kPerRound = 200;
   for (int kill = 0; kill < 5; ++kill) {
     test::ScratchDir dir;
     const pid_t pid = fork();
@@ -398,20 +439,13 @@ TEST_P(RangeDeleteTest, AKillLosesNoRangeDeleteAndBringsNoKeyBack) {
     if (pid == 0) {
       std::unique_ptr<DB> db;
       if (!DB::Open(DbOptions(), dir.path(), &db).ok()) _exit(2);
-      std::atomic<bool> stop{false};
       std::thread compactor([&] {
-        while (!stop.load()) {
+        for (;;) {
           if (!db->CompactRange(nullptr, nullptr).ok()) _exit(4);
         }
       });
-      for (uint64_t round = 0;; ++round) {
-        for (uint64_t i = 0; i < kPerRound; ++i) {
-          if (!db->Put(WriteOptions(), NumberedKey(round * kPerRound + i), std::string(100, 'r')).ok()) _exit(3);
-        }
-        if (round >= 2 && !db->DeleteRange(WriteOptions(), NumberedKey(0), NumberedKey((round - 1) * kPerRound)).ok()) {
-          _exit(3);
-        }
-      }
+      (void)WriteRounds(db.get(), nullptr);
+      _exit(3);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 700));
     ::kill(pid, SIGKILL);
@@ -427,29 +461,52 @@ TEST_P(RangeDeleteTest, AKillLosesNoRangeDeleteAndBringsNoKeyBack) {
     }
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_TRUE(db->VerifyIntegrity().ok());
-    const std::map<std::string, std::string> contents = Contents(db.get());
-    if (contents.empty()) continue;
-    // Keys of round r are [r * kPerRound, (r + 1) * kPerRound).
-    std::map<uint64_t, uint64_t> per_round;
-    for (const auto& [key, value] : contents) per_round[std::stoull(key.substr(3)) / kPerRound]++;
-    const uint64_t last = per_round.rbegin()->first;
-    for (const auto& [round, n] : per_round) {
-      const std::string where = "kill " + std::to_string(kill) + ", round " + std::to_string(round) + " of " +
-                                std::to_string(last);
-      if (round + 2 < last) {
-        ADD_FAILURE() << where << ": deleted, yet " << n << " keys are back";
-      } else if (round + 2 == last) {
-        EXPECT_EQ(n, kPerRound) << where;
-      } else if (round + 1 == last) {
-        EXPECT_EQ(n, kPerRound) << where;
-      }
-    }
-    // The current round is a prefix of its keys.
-    const uint64_t n = per_round[last];
-    for (uint64_t i = 0; i < n; ++i) {
-      EXPECT_EQ(contents.count(NumberedKey(last * kPerRound + i)), 1u) << "kill " << kill;
-    }
+    EXPECT_EQ(CheckRounds(Contents(db.get())), "") << "kill " << kill;
   }
+}
+
+// Readers beside the rounds workload and a thread compacting: every
+// iterator and every snapshot sees a state the workload passed through.
+TEST_P(RangeDeleteTest, ConcurrentReadersSeeOnlyStatesTheWritesPassedThrough) {
+  Open();
+  std::atomic<bool> stop{false};
+  Status written;
+  std::thread writer([&] { written = WriteRounds(db_.get(), &stop); });
+  std::thread compactor([&] {
+    while (!stop.load()) EXPECT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  });
+  std::vector<std::string> errors;
+  std::mutex errors_mutex;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      // At least 40 reads, and on until the writer is 300 rounds in
+      // (flushes, compactions and spent tombstones under the readers).
+      for (int i = 0; i < 40 || db_->GetLatestSequenceNumber() < 300 * (kPerRound + 1); ++i) {
+        std::string error;
+        if (r == 0) {
+          error = CheckRounds(Contents(db_.get()));
+        } else {
+          const Snapshot* snapshot = db_->GetSnapshot();
+          const std::map<std::string, std::string> seen = ContentsAt(db_.get(), snapshot);
+          error = CheckRounds(seen);
+          if (error.empty() && ContentsAt(db_.get(), snapshot) != seen) error = "a snapshot's view changed";
+          db_->ReleaseSnapshot(snapshot);
+        }
+        if (!error.empty()) {
+          std::lock_guard<std::mutex> lock(errors_mutex);
+          errors.push_back(error);
+        }
+      }
+    });
+  }
+  for (std::thread& t : readers) t.join();
+  stop = true;
+  writer.join();
+  compactor.join();
+  EXPECT_TRUE(written.ok()) << written.ToString();
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(CheckRounds(Contents(db_.get())), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RangeDeleteTest,
