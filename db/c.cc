@@ -187,6 +187,26 @@ jigsaw_t* jigsaw_open_for_read_only(const jigsaw_options_t* options, const char*
   }
 }
 
+jigsaw_t* jigsaw_open_as_secondary(const jigsaw_options_t* options, const char* name, char** errptr) {
+  if (!CheckOptions(options, errptr)) return nullptr;
+  try {
+    auto db = std::make_unique<jigsaw_t>();
+    if (!SaveError(errptr, DB::OpenAsSecondary(options->rep, name, &db->rep))) return nullptr;
+    return db.release();
+  } catch (...) {
+    SaveException(errptr);
+    return nullptr;
+  }
+}
+
+void jigsaw_try_catch_up_with_primary(jigsaw_t* db, char** errptr) {
+  try {
+    SaveError(errptr, db->rep->TryCatchUpWithPrimary());
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
 // Destructors are noexcept: closing cannot throw into C.
 void jigsaw_close(jigsaw_t* db) { delete db; }
 

@@ -526,6 +526,24 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
     jigsaw_put(copy, woptions, "k", 1, "v", 1, &err);
     CHECK_ERROR(err, "Not supported");
     jigsaw_close(copy);
+    /* A secondary beside a writer catches up with its writes. */
+    {
+      jigsaw_t* secondary;
+      copy = jigsaw_open(disk, checkpoint, &err);
+      CHECK_NO_ERROR(err);
+      secondary = jigsaw_open_as_secondary(disk, checkpoint, &err);
+      CHECK_NO_ERROR(err);
+      jigsaw_put(copy, woptions, "followed", 8, "yes", 3, &err);
+      CHECK_NO_ERROR(err);
+      CHECK_GET(secondary, roptions, "followed", NULL);
+      jigsaw_try_catch_up_with_primary(secondary, &err);
+      CHECK_NO_ERROR(err);
+      CHECK_GET(secondary, roptions, "followed", "yes");
+      jigsaw_try_catch_up_with_primary(copy, &err);
+      CHECK_ERROR(err, "Not supported");
+      jigsaw_close(secondary);
+      jigsaw_close(copy);
+    }
     jigsaw_destroy_db(disk, checkpoint, &err);
     CHECK_NO_ERROR(err);
     CHECK(rmdir(checkpoint) == 0 || errno == ENOENT);

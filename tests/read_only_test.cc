@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "jigsaw/db.h"
+#include "jigsaw/transaction_log.h"
 #include "tests/db_test_util.h"
 
 namespace jigsaw {
@@ -161,6 +162,82 @@ TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
   stop.store(true);
   writer.join();
   EXPECT_GT(last_seen, base);
+}
+
+// A secondary beside a writer: each catch-up sees a prefix of the writes,
+// no older than the last; an iterator and a snapshot taken before a
+// catch-up keep their state after it; writes are refused.
+TEST(ReadOnlyTest, ASecondaryCatchesUpWithAWriter) {
+  test::ScratchDir dir;
+  std::unique_ptr<DB> writer_db;
+  ASSERT_TRUE(DB::Open(DiskOptions(), dir.path(), &writer_db).ok());
+  const uint64_t base = writer_db->GetLatestSequenceNumber();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    for (uint64_t i = 0; !stop.load() && i < 300000; ++i) {
+      if (!writer_db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) return;
+      written.store(i + 1);
+    }
+  });
+  struct JoinAtExit {  // a failed ASSERT returns early: the writer is stopped first
+    std::atomic<bool>* stop;
+    std::thread* thread;
+    ~JoinAtExit() {
+      stop->store(true);
+      if (thread->joinable()) thread->join();
+    }
+  } join_at_exit{&stop, &writer};
+  std::unique_ptr<DB> secondary;
+  Status s = DB::OpenAsSecondary(DiskOptions(), dir.path(), &secondary);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ExpectWritesRefused(secondary.get());
+  EXPECT_TRUE(secondary->DeleteRange(WriteOptions(), "a", "b").IsNotSupported());
+  std::unique_ptr<TransactionLogIterator> feed;
+  EXPECT_TRUE(secondary->GetUpdatesSince(1, &feed).IsNotSupported());
+  uint64_t last_seen = secondary->GetLatestSequenceNumber();
+  for (int round = 0; round < 10; ++round) {
+    while (written.load() < static_cast<uint64_t>(round + 1) * 3000 && written.load() < 300000) {
+      std::this_thread::yield();
+    }
+    const std::string where = "round " + std::to_string(round);
+    // Before the catch-up: a snapshot and an iterator of the old state.
+    const Snapshot* snapshot = secondary->GetSnapshot();
+    const uint64_t old_sequence = secondary->GetLatestSequenceNumber();
+    std::unique_ptr<Iterator> old_it = secondary->NewIterator(ReadOptions());
+    s = secondary->TryCatchUpWithPrimary();
+    ASSERT_TRUE(s.ok()) << where << ": " << s.ToString();
+    const uint64_t sequence = secondary->GetLatestSequenceNumber();
+    EXPECT_GE(sequence, last_seen) << where;
+    last_seen = sequence;
+    test::ExpectNumberedPrefix(secondary.get(), base, sequence, where);
+    // The old iterator and snapshot still read the state before it.
+    uint64_t n = 0;
+    for (old_it->SeekToFirst(); old_it->Valid(); old_it->Next()) ++n;
+    EXPECT_TRUE(old_it->status().ok());
+    EXPECT_EQ(n, old_sequence - base) << where;
+    ReadOptions at_snapshot;
+    at_snapshot.snapshot = snapshot;
+    std::string value;
+    if (sequence > old_sequence) {
+      EXPECT_TRUE(secondary->Get(at_snapshot, NumberedKey(sequence - base - 1), &value).IsNotFound()) << where;
+      EXPECT_TRUE(secondary->Get(ReadOptions(), NumberedKey(sequence - base - 1), &value).ok()) << where;
+    }
+    old_it.reset();
+    secondary->ReleaseSnapshot(snapshot);
+  }
+  stop.store(true);
+  writer.join();
+  ASSERT_TRUE(secondary->TryCatchUpWithPrimary().ok());
+  EXPECT_EQ(Contents(secondary.get()), Contents(writer_db.get()));
+  EXPECT_GT(last_seen, base);
+  // Not a secondary: nothing to catch up with.
+  EXPECT_TRUE(writer_db->TryCatchUpWithPrimary().IsNotSupported());
+  // Pool databases cannot be followed.
+  test::ScratchDir pool_dir;
+  std::unique_ptr<DB> pool_db;
+  ASSERT_TRUE(DB::Open(test::SmallOptions(), pool_dir.path(), &pool_db).ok());
+  EXPECT_TRUE(DB::OpenAsSecondary(test::SmallOptions(), pool_dir.path(), &secondary).IsNotSupported());
 }
 
 // A read-only open's checkpoint of the tables a writer has since

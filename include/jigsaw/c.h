@@ -64,6 +64,11 @@ JIGSAW_EXPORT jigsaw_t* jigsaw_open(const jigsaw_options_t* options, const char*
  * jigsaw/db.h). Writes through the handle fail with "Not supported". */
 JIGSAW_EXPORT jigsaw_t* jigsaw_open_for_read_only(const jigsaw_options_t* options, const char* name,
                                                   char** errptr);
+/* Opens the disk-mode database `name` as a secondary (DB::OpenAsSecondary):
+ * a read-only open that jigsaw_try_catch_up_with_primary moves on to the
+ * database's latest state. */
+JIGSAW_EXPORT jigsaw_t* jigsaw_open_as_secondary(const jigsaw_options_t* options, const char* name, char** errptr);
+JIGSAW_EXPORT void jigsaw_try_catch_up_with_primary(jigsaw_t* db, char** errptr);
 
 /* Closes the database and frees the handle. Every iterator and snapshot of
  * it must have been destroyed / released first. No other thread may use

@@ -81,6 +81,14 @@ class JIGSAW_EXPORT DB {
   [[nodiscard]] static Status OpenForReadOnly(const Options& options, const std::string& name,
                                               std::unique_ptr<DB>* db);
 
+  // Opens the disk-mode database `name` as a secondary: a read-only open
+  // (OpenForReadOnly's rules: nothing written, no lock, beside a process
+  // that has it open for writing) that TryCatchUpWithPrimary moves on to
+  // the database's latest state. Writes, CompactRange, IngestExternalFile
+  // and GetUpdatesSince return NotSupported.
+  [[nodiscard]] static Status OpenAsSecondary(const Options& options, const std::string& name,
+                                              std::unique_ptr<DB>* db);
+
   DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;
@@ -279,6 +287,14 @@ class JIGSAW_EXPORT DB {
   // and structure (docs/format.md, Validate), and the level invariants (L1+
   // blocks sorted and disjoint). Corruption naming the first problem found.
   [[nodiscard]] virtual Status VerifyIntegrity() = 0;
+
+  // A secondary (OpenAsSecondary): reads the database's manifest and logs
+  // again -- the tables and every write the writer has made so far -- and
+  // makes that the state later reads see. Reads already begun, open
+  // iterators, and snapshots with the reads through them keep the state
+  // they began on. On error the state stays as it was. NotSupported on a
+  // database not opened as a secondary.
+  [[nodiscard]] virtual Status TryCatchUpWithPrimary();
 };
 
 // Deletes the database `name`: its pool (only if the pool records this
