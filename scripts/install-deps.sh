@@ -12,6 +12,7 @@ packages=(
   libleveldb-dev librocksdb-dev liblmdb-dev
   libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev
   gnuplot-nox universal-ctags python3
+  python3-dev pybind11-dev python3-pytest
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # The test command: builds JigsawDB and runs the whole test suite.
 #   1. unit tests (gcc, optimised, assertions on), then
 #      scripts/check-install.sh on that build (the installed static library
-#      used through find_package and pkg-config)
+#      used through find_package and pkg-config), then the Python binding's
+#      pytest suite (bindings/python, built in the same tree)
 #   2. the same tests built with clang under AddressSanitizer + UBSan
 #   3. the concurrency tests under ThreadSanitizer (gcc)
 #   4. short libFuzzer runs (the clang build of step 2): both block readers,
@@ -34,13 +35,26 @@ size_status=passed
 # the closing line counts what failed.
 ctest_status=passed
 section "unit tests (gcc, RelWithDebInfo with assertions)"
-cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The Python binding is built here too (its module links this library,
+# compiled position-independent for it), with Debian's interpreter.
+cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_BUILD_PYTHON=ON \
+  -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "install: find_package(jigsaw) and pkg-config consumers of the installed library"
 install_status=passed
 ./scripts/check-install.sh build/test | tee -a "$log" || install_status=failed
+
+section "Python binding: pytest (bindings/python/tests) in pmem, hybrid and disk mode"
+python_log=build/test/pytest.log
+PYTHONPATH=build/test/bindings/python /usr/bin/python3 -m pytest -q -p no:cacheprovider bindings/python/tests \
+  2>&1 | tee "$python_log" || true
+# pytest's last line: "N passed", "F failed, N passed", "E errors" ... in S s
+summary=$(tail -n 1 "$python_log")
+python_passed=$({ grep -oE "[0-9]+ passed" <<<"$summary" || true; } | awk '{s += $1} END {print s + 0}')
+python_failed=$({ grep -oE "[0-9]+ (failed|errors?)" <<<"$summary" || true; } | awk '{s += $1} END {print s + 0}')
+if [[ $python_passed -eq 0 && $python_failed -eq 0 ]]; then python_failed=1; fi  # pytest did not run
 
 section "unit tests under ASan + UBSan (clang), with fuzz targets"
 CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -104,6 +118,8 @@ while read -r _ _ _ f _ _ _ _ total; do
   failed=$((failed + f))
 done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
+passed=$((passed + python_passed))
+failed=$((failed + python_failed))
 for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status" "$install_status"; do
   if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
