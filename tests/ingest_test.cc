@@ -265,7 +265,9 @@ TEST_P(IngestTest, IngestsBesideAWriterAndAReader) {
     Status s = db->IngestExternalFile({FilePath(std::to_string(f) + ".jst")}, {});
     EXPECT_TRUE(s.ok()) << s.ToString();
     // Over the file before: rewritten into L0 this time.
-    if (f > 0) EXPECT_TRUE(db->IngestExternalFile({FilePath(std::to_string(f - 1) + ".jst")}, {}).ok());
+    if (f > 0) {
+      EXPECT_TRUE(db->IngestExternalFile({FilePath(std::to_string(f - 1) + ".jst")}, {}).ok());
+    }
   }
   while (written.load() < 2000) std::this_thread::yield();
   stop = true;

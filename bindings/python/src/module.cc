@@ -600,25 +600,30 @@ PYBIND11_MODULE(_jigsawdb, m) {
       .def("__enter__", &PyWriteBatch::Enter, py::return_value_policy::reference)
       .def("__exit__", &PyWriteBatch::Exit);
 
-  py::class_<PyDB>(m, "DB")
+  py::class_<PyDB>(m, "DB", "An open JigsawDB database (jigsawdb/__init__.py has an example).")
       .def(py::init<const std::string&, bool, bool, const std::string&, const std::optional<std::string>&,
                     std::optional<uint64_t>, std::optional<uint64_t>, std::optional<uint64_t>, bool, bool>(),
            py::arg("path"), py::kw_only(), py::arg("create_if_missing") = false, py::arg("error_if_exists") = false,
            py::arg("mode") = "pmem", py::arg("pmem_path") = py::none(), py::arg("pool_size") = py::none(),
            py::arg("memtable_size") = py::none(), py::arg("pmem_budget") = py::none(),
            py::arg("paranoid_checks") = true, py::arg("read_only") = false)
-      .def("close", &PyDB::Close)
+      .def("close", &PyDB::Close,
+           "Closes the database (after calls in flight), ending its iterators and releasing its snapshots.")
       .def_property_readonly("closed", &PyDB::closed)
       .def_property_readonly("name", &PyDB::name)
-      .def("put", &PyDB::Put, py::arg("key"), py::arg("value"), py::kw_only(), py::arg("sync") = false)
+      .def("put", &PyDB::Put, py::arg("key"), py::arg("value"), py::kw_only(), py::arg("sync") = false,
+           "Writes key -> value; with sync=True it is durable when the call returns.")
       .def("get", &PyDB::GetValue, py::arg("key"), py::arg("default") = py::none(), py::kw_only(),
-           py::arg("verify_checksums") = false)
-      .def("delete", &PyDB::Delete, py::arg("key"), py::kw_only(), py::arg("sync") = false)
+           py::arg("verify_checksums") = false, "The value of key, or default if it has none.")
+      .def("delete", &PyDB::Delete, py::arg("key"), py::kw_only(), py::arg("sync") = false,
+           "Deletes key (a missing key is no error).")
       .def("delete_range", &PyDB::DeleteRange, py::arg("start"), py::arg("stop"), py::kw_only(),
-           py::arg("sync") = false)
+           py::arg("sync") = false, "Deletes every key in [start, stop) with one range tombstone.")
       .def("write_batch", &PyDB::NewWriteBatch, py::kw_only(), py::arg("sync") = false,
-           py::arg("transaction") = false)
-      .def("snapshot", &PyDB::NewSnapshot)
+           py::arg("transaction") = false,
+           "A batch written atomically by write() or at the end of a with block (unless the block raised and "
+           "transaction=True).")
+      .def("snapshot", &PyDB::NewSnapshot, "A consistent view of the database as it is now; release() it when done.")
       .def(
           "iterator",
           [](PyDB& db, bool reverse, const std::optional<py::bytes>& start, const std::optional<py::bytes>& stop,
@@ -635,12 +640,15 @@ PYBIND11_MODULE(_jigsawdb, m) {
              return NewIterator(db.handle(), false, std::nullopt, std::nullopt, true, false, std::nullopt, true, true,
                                 nullptr);
            })
-      .def("get_property", &PyDB::GetProperty, py::arg("name"))
-      .def("approximate_sizes", &PyDB::ApproximateSizes, py::arg("ranges"))
+      .def("get_property", &PyDB::GetProperty, py::arg("name"),
+           "The text of an engine property (include/jigsaw/db.h), or None if unknown.")
+      .def("approximate_sizes", &PyDB::ApproximateSizes, py::arg("ranges"),
+           "For each (start, stop), about how many bytes the tables hold for its keys.")
       .def("compact_range", &PyDB::CompactRange, py::kw_only(), py::arg("start") = py::none(),
-           py::arg("stop") = py::none())
+           py::arg("stop") = py::none(), "Compacts the keys in [start, stop] (all by default) into the last level.")
       .def_property_readonly("latest_sequence_number", &PyDB::LatestSequenceNumber)
-      .def("checkpoint", &PyDB::Checkpoint, py::arg("directory"))
+      .def("checkpoint", &PyDB::Checkpoint, py::arg("directory"),
+           "Writes a consistent disk-mode copy into a new directory while writers go on.")
       .def("__enter__", [](PyDB& db) -> PyDB& { return db; }, py::return_value_policy::reference)
       .def("__exit__", [](PyDB& db, const py::object&, const py::object&, const py::object&) {
         db.Close();
