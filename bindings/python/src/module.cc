@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -115,45 +116,52 @@ class Use {
   DB* db_ = nullptr;
 };
 
+// A snapshot is released once: by release(), by its database's close, or
+// when the Python object goes -- whichever comes first takes it.
 class PySnapshot final : public Closable, public std::enable_shared_from_this<PySnapshot> {
  public:
   PySnapshot(std::shared_ptr<Handle> handle, const Snapshot* snapshot)
-      : handle_(std::move(handle)), snapshot_(snapshot) {}
+      : handle_(std::move(handle)), sequence_(snapshot->sequence()), snapshot_(snapshot) {}
   ~PySnapshot() override { Release(); }
   void CloseWithDb() override {
-    if (snapshot_ != nullptr) handle_->db->ReleaseSnapshot(snapshot_);
-    snapshot_ = nullptr;
+    if (const Snapshot* s = snapshot_.exchange(nullptr)) handle_->db->ReleaseSnapshot(s);
   }
+  // Exclusive: no read that uses the snapshot (each holds the shared lock
+  // from before it takes the snapshot until it is done) is in flight.
   void Release() {
+    if (snapshot_.load() == nullptr) return;
     py::gil_scoped_release nogil;
-    std::shared_lock<std::shared_mutex> lock(handle_->mutex);
-    if (snapshot_ != nullptr && handle_->db != nullptr) handle_->db->ReleaseSnapshot(snapshot_);
-    snapshot_ = nullptr;
+    std::unique_lock<std::shared_mutex> lock(handle_->mutex);
+    const Snapshot* s = snapshot_.exchange(nullptr);
+    if (s != nullptr && handle_->db != nullptr) handle_->db->ReleaseSnapshot(s);
   }
-  // The snapshot for a read; raises if released.
+  // The snapshot for a read that holds the handle's shared lock (Use);
+  // UseError if released.
   const Snapshot* get() const {
-    if (snapshot_ == nullptr) throw UseError("the snapshot is released (or its database closed)");
-    return snapshot_;
+    const Snapshot* s = snapshot_.load();
+    if (s == nullptr) throw UseError("the snapshot is released (or its database closed)");
+    return s;
   }
-  uint64_t sequence() const { return get()->sequence(); }
+  uint64_t sequence() const { return sequence_; }
   const std::shared_ptr<Handle>& handle() const { return handle_; }
 
  private:
   std::shared_ptr<Handle> handle_;
-  const Snapshot* snapshot_;
+  const uint64_t sequence_;
+  std::atomic<const Snapshot*> snapshot_;
 };
 
 py::object Get(const std::shared_ptr<Handle>& handle, const py::bytes& key, const py::object& default_value,
                bool verify_checksums, const PySnapshot* snapshot) {
   ReadOptions options;
   options.verify_checksums = verify_checksums;
-  if (snapshot != nullptr) options.snapshot = snapshot->get();
   const Slice k = AsSlice(key);
   std::string value;
   Status s;
   {
     py::gil_scoped_release nogil;
     Use db(*handle);
+    if (snapshot != nullptr) options.snapshot = snapshot->get();
     s = db->Get(options, k, &value);
   }
   if (s.IsNotFound()) return default_value;
@@ -181,9 +189,9 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
 
   void Open() {
     ReadOptions options;
-    if (snapshot_ != nullptr) options.snapshot = snapshot_->get();
     py::gil_scoped_release nogil;
     Use db(*handle_);
+    if (snapshot_ != nullptr) options.snapshot = snapshot_->get();
     // The engine's bounds: [lower, upper); inclusive stops and exclusive
     // starts are applied here.
     if (range_.start.has_value()) {

@@ -244,3 +244,29 @@ def test_threads_share_a_database(open_db):
         t.join()
     assert errors == []
     assert len(list(db.iterator(include_value=False))) == 8000
+
+
+def test_a_snapshot_released_while_another_thread_reads_it(open_db):
+    db = open_db()
+    model = fill(db, 200)
+    snapshot = db.snapshot()
+    outcomes = []
+
+    def read():
+        for i in range(20000):
+            try:
+                assert snapshot.get(key(i % 200)) == model[key(i % 200)]
+                outcomes.append("read")
+            except jigsawdb.Error as e:
+                assert "released" in str(e)
+                outcomes.append("released")
+                return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    while not outcomes:
+        time.sleep(0.0001)
+    snapshot.release()
+    reader.join()
+    assert outcomes[0] == "read"
+    assert snapshot.sequence > 0
