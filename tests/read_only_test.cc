@@ -115,6 +115,37 @@ TEST(ReadOnlyTest, AClosedDatabaseIsReadWholeAndNothingIsWritten) {
   EXPECT_EQ(Contents(db.get()), model);
 }
 
+// A thread that Puts NumberedKey(i) -> NumberedValue(i) in order (at most
+// 300,000) until stopped; stopped and joined when it goes (a failed ASSERT
+// returns early).
+class NumberedWriter {
+ public:
+  explicit NumberedWriter(DB* db)
+      : thread_([this, db] {
+          for (uint64_t i = 0; !stop_.load() && i < kMost; ++i) {
+            if (!db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) break;
+            written_.store(i + 1);
+          }
+          done_.store(true);
+        }) {}
+  ~NumberedWriter() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits until `n` keys are written (or the writer is done).
+  void AwaitWritten(uint64_t n) const {
+    while (written_.load() < n && !done_.load()) std::this_thread::yield();
+  }
+
+ private:
+  static constexpr uint64_t kMost = 300000;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> written_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;  // last: started once the flags exist
+};
+
 // Opens beside a writer that has the database open, flushing and
 // compacting under them: each read-only view is a prefix of its writes, and
 // stays that view while the writer goes on.
@@ -123,27 +154,10 @@ TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
   std::unique_ptr<DB> writer_db;
   ASSERT_TRUE(DB::Open(DiskOptions(), dir.path(), &writer_db).ok());
   const uint64_t base = writer_db->GetLatestSequenceNumber();
-  std::atomic<bool> stop{false};
-  std::atomic<uint64_t> written{0};
-  std::thread writer([&] {
-    for (uint64_t i = 0; !stop.load() && i < 300000; ++i) {
-      if (!writer_db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) return;
-      written.store(i + 1);
-    }
-  });
-  struct JoinAtExit {  // a failed ASSERT returns early: the writer is stopped first
-    std::atomic<bool>* stop;
-    std::thread* thread;
-    ~JoinAtExit() {
-      stop->store(true);
-      if (thread->joinable()) thread->join();
-    }
-  } join_at_exit{&stop, &writer};
+  NumberedWriter writer(writer_db.get());
   uint64_t last_seen = 0;
   for (int round = 0; round < 12; ++round) {
-    while (written.load() < static_cast<uint64_t>(round + 1) * 2000 && written.load() < 300000) {
-      std::this_thread::yield();
-    }
+    writer.AwaitWritten(static_cast<uint64_t>(round + 1) * 2000);
     // Every other round in the strictest WAL mode: the live log's
     // half-written tail still ends it quietly.
     Options options = DiskOptions();
@@ -159,8 +173,7 @@ TEST(ReadOnlyTest, OpensBesideAWriterSeeAPrefixOfItsWrites) {
     test::ExpectNumberedPrefix(db.get(), base, db->GetLatestSequenceNumber(), where + ", read again");  // the same view
     ExpectWritesRefused(db.get());
   }
-  stop.store(true);
-  writer.join();
+  writer.Stop();
   EXPECT_GT(last_seen, base);
 }
 
@@ -172,22 +185,7 @@ TEST(ReadOnlyTest, ASecondaryCatchesUpWithAWriter) {
   std::unique_ptr<DB> writer_db;
   ASSERT_TRUE(DB::Open(DiskOptions(), dir.path(), &writer_db).ok());
   const uint64_t base = writer_db->GetLatestSequenceNumber();
-  std::atomic<bool> stop{false};
-  std::atomic<uint64_t> written{0};
-  std::thread writer([&] {
-    for (uint64_t i = 0; !stop.load() && i < 300000; ++i) {
-      if (!writer_db->Put(WriteOptions(), NumberedKey(i), NumberedValue(i)).ok()) return;
-      written.store(i + 1);
-    }
-  });
-  struct JoinAtExit {  // a failed ASSERT returns early: the writer is stopped first
-    std::atomic<bool>* stop;
-    std::thread* thread;
-    ~JoinAtExit() {
-      stop->store(true);
-      if (thread->joinable()) thread->join();
-    }
-  } join_at_exit{&stop, &writer};
+  NumberedWriter writer(writer_db.get());
   std::unique_ptr<DB> secondary;
   Status s = DB::OpenAsSecondary(DiskOptions(), dir.path(), &secondary);
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -197,9 +195,7 @@ TEST(ReadOnlyTest, ASecondaryCatchesUpWithAWriter) {
   EXPECT_TRUE(secondary->GetUpdatesSince(1, &feed).IsNotSupported());
   uint64_t last_seen = secondary->GetLatestSequenceNumber();
   for (int round = 0; round < 10; ++round) {
-    while (written.load() < static_cast<uint64_t>(round + 1) * 3000 && written.load() < 300000) {
-      std::this_thread::yield();
-    }
+    writer.AwaitWritten(static_cast<uint64_t>(round + 1) * 3000);
     const std::string where = "round " + std::to_string(round);
     // Before the catch-up: a snapshot and an iterator of the old state.
     const Snapshot* snapshot = secondary->GetSnapshot();
@@ -226,8 +222,7 @@ TEST(ReadOnlyTest, ASecondaryCatchesUpWithAWriter) {
     old_it.reset();
     secondary->ReleaseSnapshot(snapshot);
   }
-  stop.store(true);
-  writer.join();
+  writer.Stop();
   ASSERT_TRUE(secondary->TryCatchUpWithPrimary().ok());
   EXPECT_EQ(Contents(secondary.get()), Contents(writer_db.get()));
   EXPECT_GT(last_seen, base);

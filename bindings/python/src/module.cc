@@ -412,39 +412,15 @@ class PyDB {
 
   void Put(const py::bytes& key, const py::bytes& value, bool sync) {
     const Slice k = AsSlice(key), v = AsSlice(value);
-    WriteOptions options;
-    options.sync = sync;
-    Status s;
-    {
-      py::gil_scoped_release nogil;
-      Use db(*handle_);
-      s = db->Put(options, k, v);
-    }
-    Check(s);
+    Write(sync, [&](DB* db, const WriteOptions& o) { return db->Put(o, k, v); });
   }
   void Delete(const py::bytes& key, bool sync) {
     const Slice k = AsSlice(key);
-    WriteOptions options;
-    options.sync = sync;
-    Status s;
-    {
-      py::gil_scoped_release nogil;
-      Use db(*handle_);
-      s = db->Delete(options, k);
-    }
-    Check(s);
+    Write(sync, [&](DB* db, const WriteOptions& o) { return db->Delete(o, k); });
   }
   void DeleteRange(const py::bytes& start, const py::bytes& stop, bool sync) {
     const Slice b = AsSlice(start), e = AsSlice(stop);
-    WriteOptions options;
-    options.sync = sync;
-    Status s;
-    {
-      py::gil_scoped_release nogil;
-      Use db(*handle_);
-      s = db->DeleteRange(options, b, e);
-    }
-    Check(s);
+    Write(sync, [&](DB* db, const WriteOptions& o) { return db->DeleteRange(o, b, e); });
   }
   py::object GetValue(const py::bytes& key, const py::object& default_value, bool verify_checksums) {
     return Get(handle_, key, default_value, verify_checksums, nullptr);
@@ -468,6 +444,20 @@ class PyDB {
     return s;
   }
   const std::shared_ptr<Handle>& handle() const { return handle_; }
+
+  // Runs write(db, options) with the GIL released; raises its Status.
+  template <typename F>
+  void Write(bool sync, F&& write) {
+    WriteOptions options;
+    options.sync = sync;
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      Use db(*handle_);
+      s = write(db.get(), options);
+    }
+    Check(s);
+  }
 
   py::object GetProperty(const std::string& name) {
     std::string value;
