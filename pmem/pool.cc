@@ -20,6 +20,7 @@
 #include <random>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sys/sysmacros.h>
 
 #include "util/populate.h"
@@ -38,6 +39,25 @@ struct Pool::Root {
 };
 
 namespace {
+
+// libpmemobj keeps process-wide state: a registry of open pools behind a
+// mutex of its own, and ctl settings (copy_on_write.at_open, sds.at_create)
+// that apply to every pool opened or created after them. Every call that
+// touches that state -- pmemobj_open, pmemobj_create, pmemobj_close,
+// pmemobj_check and the ctl settings around them -- and the fork of
+// InspectInChild hold this mutex, so a second database opening on another
+// thread neither opens with an inspection's copy-on-write setting nor
+// leaves a forked child a libpmemobj mutex locked by a thread the child
+// does not have (it would wait for it forever).
+std::mutex& PmdkStateMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+int CheckPool(const std::string& path) {
+  std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+  return pmemobj_check(path.c_str(), Pool::kLayout);
+}
 
 constexpr uint64_t kRootMagic = 0x4C4F4F505753474AULL;  // bytes "JGSWPOOL"
 constexpr uint64_t kTmpfsMagic = 0x01021994;
@@ -217,7 +237,11 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return false;
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  pid_t pid;
+  {
+    std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+    pid = ::fork();
+  }
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
@@ -300,7 +324,10 @@ Status Pool::Inspect(const PoolOptions& options, Facts* facts) {
   // Inspect in a process that was just killed holds the pool's lock until
   // it has died too (an instant later: it is killed with its parent).
   for (int attempt = 0;; ++attempt) {
-    if (!InspectInChild(options, facts, &s)) return InspectHere(options, facts);
+    if (!InspectInChild(options, facts, &s)) {
+      std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+      return InspectHere(options, facts);
+    }
     if (!facts->locked || attempt == kLockedRetries) return s;
     ::usleep(kLockedRetryMicros);
   }
@@ -359,15 +386,27 @@ Status Pool::InitialiseRoot(void* pop_handle, Root* root, const PoolOptions& opt
 Status Pool::CreatePoolFile(const PoolOptions& options) {
   const std::string tmp = options.path + ".creating";
   ::unlink(tmp.c_str());  // a leftover of a creation a crash interrupted: ours by its name
-  if (OnTmpfs(options.path)) {
-    // DRAM-emulated pmem has no unsafe-shutdown counter to record.
-    int disabled = 0;
-    pmemobj_ctl_set(nullptr, "sds.at_create", &disabled);
+  PMEMobjpool* pop;
+  int err;
+  std::string message;
+  {
+    std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+    // DRAM-emulated pmem has no unsafe-shutdown counter to record: the
+    // setting is off for this creation only.
+    int sds = 1;
+    pmemobj_ctl_get(nullptr, "sds.at_create", &sds);
+    const int previous = sds;
+    if (OnTmpfs(options.path)) {
+      sds = 0;
+      pmemobj_ctl_set(nullptr, "sds.at_create", &sds);
+    }
+    pop = pmemobj_create(tmp.c_str(), kLayout, options.size, 0600);
+    err = errno;
+    if (pop == nullptr) message = PmemError();
+    sds = previous;
+    pmemobj_ctl_set(nullptr, "sds.at_create", &sds);
   }
-  PMEMobjpool* pop = pmemobj_create(tmp.c_str(), kLayout, options.size, 0600);
   if (pop == nullptr) {
-    const int err = errno;
-    const std::string message = PmemError();
     ::unlink(tmp.c_str());
     if (err == ENOSPC) {
       return Status::NoSpace(options.path, "no room for a pool of " + std::to_string(options.size >> 20) +
@@ -379,7 +418,10 @@ Status Pool::CreatePoolFile(const PoolOptions& options) {
   Root* root = static_cast<Root*>(pmemobj_direct(pmemobj_root(pop, sizeof(Root))));
   Status s = root != nullptr ? InitialiseRoot(pop, root, options)
                              : Status::IOError("cannot allocate the pool root", PmemError());
-  pmemobj_close(pop);
+  {
+    std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+    pmemobj_close(pop);
+  }
   if (s.ok() && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, options.path.c_str(), RENAME_NOREPLACE) != 0) {
     s = errno == EEXIST ? Status::InvalidArgument(options.path, "appeared while the pool was being created")
                         : Status::IOError("cannot rename " + tmp, std::strerror(errno));
@@ -426,7 +468,7 @@ Status Pool::PreparePoolFile(const PoolOptions& options, PoolFile* file) {
   struct stat st {};
   bool exists = ::stat(options.path.c_str(), &st) == 0;
   file->device_dax = exists && IsDeviceDax(st);
-  if (file->device_dax && options.create_if_missing && pmemobj_check(options.path.c_str(), kLayout) == -1) {
+  if (file->device_dax && options.create_if_missing && CheckPool(options.path) == -1) {
     // A device-DAX node always exists; it holds a pool only once created.
     exists = false;
   }
@@ -467,6 +509,7 @@ Status Pool::PreparePoolFile(const PoolOptions& options, PoolFile* file) {
 
 Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
   PMEMobjpool* pop = nullptr;
+  std::unique_lock<std::mutex> pmdk(PmdkStateMutex());
   if (file.device_dax && file.created) {
     // On device DAX the pool is the whole device (size 0), formatted in place.
     pop = pmemobj_create(options.path.c_str(), kLayout, 0, 0600);
@@ -478,6 +521,7 @@ Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
     pop = pmemobj_open(options.path.c_str(), kLayout);
     if (pop == nullptr) return OpenError(options.path, errno);
   }
+  pmdk.unlock();
   pop_ = pop;
   pool_size_ = file.size;
   populated_bits_ = (pool_size_ + (256 << 10) - 1) / (256 << 10);
@@ -547,7 +591,9 @@ Status Pool::LoadRoot(const PoolOptions& options) {
 std::string Pool::database_id() const { return RootDatabaseId(root_->database_id); }
 
 Pool::~Pool() {
-  if (pop_ != nullptr) pmemobj_close(Handle(pop_));
+  if (pop_ == nullptr) return;
+  std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+  pmemobj_close(Handle(pop_));
 }
 
 Status Pool::Reserve(ObjectType type, uint64_t size, bool zero, Reservation* reservation) {

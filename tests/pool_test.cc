@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "tests/db_test_util.h"
 
@@ -66,6 +68,55 @@ TEST(PoolTest, CommitIsAtomicAndSurvivesReopen) {
 // writable ahead, once per 256 KiB span of the pool in a process: reserving
 // the same space again adds none; a zeroed object (written by libpmemobj)
 // none. What is written reads back either way.
+// Pools opened and closed on several threads at once, each open inspecting
+// its pool in a forked child first: a child forked while another thread
+// was inside libpmemobj once inherited a libpmemobj mutex locked by a
+// thread it does not have and waited forever (the test then hangs until
+// ctest's timeout); and an inspection's copy-on-write setting, which is
+// process-wide, could apply to another thread's open, whose writes then
+// never reached the file.
+TEST(PoolTest, PoolsOpenedAndClosedOnSeveralThreadsAtOnce) {
+  test::ScratchDir dir;
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 25;
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(kThreads);
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      const std::string path = dir.path() + "/pool" + std::to_string(t);
+      for (int round = 0; round < kRounds && failures[t].empty(); round++) {
+        std::unique_ptr<pmem::Pool> pool;
+        Status s = pmem::Pool::Open(Options(path), &pool);
+        if (!s.ok()) {
+          failures[t] = "round " + std::to_string(round) + ": " + s.ToString();
+          break;
+        }
+        // The last round's commit must be in the file when the pool reopens.
+        if (round > 0) {
+          const char* text = pool->Direct(pool->manifest_offset());
+          if (std::string(text) != "round " + std::to_string(round - 1)) {
+            failures[t] = "round " + std::to_string(round) + " found \"" + text + "\"";
+            break;
+          }
+        }
+        pmem::Reservation r;
+        const std::string text = "round " + std::to_string(round);
+        s = pool->Reserve(pmem::ObjectType::kManifest, 64, true, &r);
+        if (s.ok()) {
+          std::memcpy(r.data, text.c_str(), text.size() + 1);
+          pool->region()->Persist(r.data, text.size() + 1);
+          const uint64_t old_manifest = pool->manifest_offset();
+          s = pool->Commit({&r}, r.offset, old_manifest != 0 ? std::vector<uint64_t>{old_manifest}
+                                                             : std::vector<uint64_t>{});
+        }
+        if (!s.ok()) failures[t] = "round " + std::to_string(round) + ": " + s.ToString();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; t++) EXPECT_EQ(failures[t], "") << "thread " << t;
+}
+
 TEST(PoolTest, ReservedSpaceIsPopulatedOncePerProcess) {
   test::ScratchDir dir;
   std::unique_ptr<pmem::Pool> pool;
