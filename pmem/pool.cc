@@ -23,6 +23,7 @@
 #include <mutex>
 #include <sys/sysmacros.h>
 
+#include "util/fork_guard.h"
 #include "util/populate.h"
 
 namespace jigsaw::pmem {
@@ -40,22 +41,8 @@ struct Pool::Root {
 
 namespace {
 
-// libpmemobj keeps process-wide state: a registry of open pools behind a
-// mutex of its own, and ctl settings (copy_on_write.at_open, sds.at_create)
-// that apply to every pool opened or created after them. Every call that
-// touches that state -- pmemobj_open, pmemobj_create, pmemobj_close,
-// pmemobj_check and the ctl settings around them -- and the fork of
-// InspectInChild hold this mutex, so a second database opening on another
-// thread neither opens with an inspection's copy-on-write setting nor
-// leaves a forked child a libpmemobj mutex locked by a thread the child
-// does not have (it would wait for it forever).
-std::mutex& PmdkStateMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
 int CheckPool(const std::string& path) {
-  std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+  std::lock_guard<std::mutex> guard(ForkGuard());
   return pmemobj_check(path.c_str(), Pool::kLayout);
 }
 
@@ -231,18 +218,19 @@ Status StatusOf(Status::Code code, const std::string& message) {
 // means the pool's own metadata is damaged: Corruption. A pool Inspect
 // accepted is then opened by this process, with the same checks on the same
 // bytes. The child only maps a file and reads it (glibc's malloc is usable
-// after a fork in a multithreaded process), and nothing of the parent's
-// runs at its exit.
+// after a fork in a multithreaded process; libpmemobj's locks are free in
+// it, as the fork holds the fork guard), and nothing of the parent's runs
+// at its exit.
 bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* result) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return false;
   const pid_t parent = ::getpid();
-  pid_t pid;
-  {
-    std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
-    pid = ::fork();
-  }
+  // The fork guard (util/fork_guard.h) is held until the child has closed
+  // the descriptors it inherited: it tells so by its first byte.
+  std::unique_lock<std::mutex> guard(ForkGuard());
+  const pid_t pid = ::fork();
   if (pid < 0) {
+    guard.unlock();
     ::close(fds[0]);
     ::close(fds[1]);
     return false;
@@ -255,6 +243,10 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
     if (::getppid() != parent) ::_exit(1);
     if (fds[1] > 3) ::close_range(3, static_cast<unsigned>(fds[1]) - 1, 0);
     ::close_range(static_cast<unsigned>(fds[1]) + 1, ~0u, 0);
+    const char closed = 'c';
+    while (::write(fds[1], &closed, 1) != 1) {
+      if (errno != EINTR) ::_exit(1);
+    }
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
     sigemptyset(&default_action.sa_mask);
@@ -274,6 +266,10 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
     ::_exit(0);
   }
   ::close(fds[1]);
+  char closed = 0;
+  while (::read(fds[0], &closed, 1) < 0 && errno == EINTR) {
+  }
+  guard.unlock();
   std::string in;
   char buffer[512];
   for (;;) {
@@ -300,7 +296,7 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
   size_t pos = 2;
   std::string message;
   Facts found;
-  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 || !ReadField(in, &pos, &message) ||
+  if (closed != 'c' || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 || !ReadField(in, &pos, &message) ||
       !ReadField(in, &pos, &found.database_id)) {
     return false;
   }
@@ -325,7 +321,7 @@ Status Pool::Inspect(const PoolOptions& options, Facts* facts) {
   // it has died too (an instant later: it is killed with its parent).
   for (int attempt = 0;; ++attempt) {
     if (!InspectInChild(options, facts, &s)) {
-      std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+      std::lock_guard<std::mutex> guard(ForkGuard());
       return InspectHere(options, facts);
     }
     if (!facts->locked || attempt == kLockedRetries) return s;
@@ -390,7 +386,7 @@ Status Pool::CreatePoolFile(const PoolOptions& options) {
   int err;
   std::string message;
   {
-    std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+    std::lock_guard<std::mutex> guard(ForkGuard());
     // DRAM-emulated pmem has no unsafe-shutdown counter to record: the
     // setting is off for this creation only.
     int sds = 1;
@@ -419,7 +415,7 @@ Status Pool::CreatePoolFile(const PoolOptions& options) {
   Status s = root != nullptr ? InitialiseRoot(pop, root, options)
                              : Status::IOError("cannot allocate the pool root", PmemError());
   {
-    std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+    std::lock_guard<std::mutex> guard(ForkGuard());
     pmemobj_close(pop);
   }
   if (s.ok() && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, options.path.c_str(), RENAME_NOREPLACE) != 0) {
@@ -509,7 +505,7 @@ Status Pool::PreparePoolFile(const PoolOptions& options, PoolFile* file) {
 
 Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
   PMEMobjpool* pop = nullptr;
-  std::unique_lock<std::mutex> pmdk(PmdkStateMutex());
+  std::unique_lock<std::mutex> guard(ForkGuard());
   if (file.device_dax && file.created) {
     // On device DAX the pool is the whole device (size 0), formatted in place.
     pop = pmemobj_create(options.path.c_str(), kLayout, 0, 0600);
@@ -518,10 +514,22 @@ Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
       return Status::IOError("cannot create pool " + options.path, PmemError());
     }
   } else {
-    pop = pmemobj_open(options.path.c_str(), kLayout);
-    if (pop == nullptr) return OpenError(options.path, errno);
+    // A forked child has copies of this process's mappings, and a pool's
+    // mapping holds its flock: a pool this process created or closed an
+    // instant ago may be held by the child of another thread's Inspect
+    // until that child exits. So a pool found locked is tried again for a
+    // while, as Inspect does.
+    for (int attempt = 0;; ++attempt) {
+      pop = pmemobj_open(options.path.c_str(), kLayout);
+      const int err = errno;
+      if (pop != nullptr) break;
+      if ((err != EWOULDBLOCK && err != EAGAIN) || attempt == kLockedRetries) return OpenError(options.path, err);
+      guard.unlock();
+      ::usleep(kLockedRetryMicros);
+      guard.lock();
+    }
   }
-  pmdk.unlock();
+  guard.unlock();
   pop_ = pop;
   pool_size_ = file.size;
   populated_bits_ = (pool_size_ + (256 << 10) - 1) / (256 << 10);
@@ -592,7 +600,7 @@ std::string Pool::database_id() const { return RootDatabaseId(root_->database_id
 
 Pool::~Pool() {
   if (pop_ == nullptr) return;
-  std::lock_guard<std::mutex> pmdk(PmdkStateMutex());
+  std::lock_guard<std::mutex> guard(ForkGuard());
   pmemobj_close(Handle(pop_));
 }
 
@@ -752,7 +760,12 @@ Status DestroyPool(const std::string& path) {
   // tells an open pool from a closed one, and keeps it closed until unlinked.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("cannot open " + path, std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  int locked;
+  {
+    std::lock_guard<std::mutex> guard(ForkGuard());
+    locked = ::flock(fd, LOCK_EX | LOCK_NB);
+  }
+  if (locked != 0) {
     const int err = errno;
     ::close(fd);
     if (err == EWOULDBLOCK) return Status::IOError(path, "the pool is in use by another process or handle (locked)");

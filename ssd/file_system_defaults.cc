@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "jigsaw/file_system.h"
+#include "util/fork_guard.h"
 
 namespace jigsaw {
 
@@ -40,7 +42,12 @@ Status FileSystem::LockFile(const std::string& path, std::unique_ptr<FileLock>* 
   lock->reset();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("cannot open lock file " + path, std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  int locked;
+  {
+    std::lock_guard<std::mutex> guard(ForkGuard());
+    locked = ::flock(fd, LOCK_EX | LOCK_NB);
+  }
+  if (locked != 0) {
     const int err = errno;
     const std::string holder = HolderOf(fd);
     ::close(fd);
