@@ -705,6 +705,10 @@ void jigsaw_options_set_memtable_size(jigsaw_options_t* options, size_t bytes) {
   options->rep.memtable_size = bytes;
 }
 
+void jigsaw_options_set_write_buffer_size(jigsaw_options_t* options, size_t bytes) {
+  jigsaw_options_set_memtable_size(options, bytes);
+}
+
 void jigsaw_options_set_max_immutable_memtables(jigsaw_options_t* options, int n) {
   options->rep.max_immutable_memtables = n;
 }

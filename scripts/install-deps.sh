@@ -12,8 +12,15 @@ packages=(
   libleveldb-dev librocksdb-dev liblmdb-dev
   libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev
   gnuplot-nox universal-ctags python3
-  python3-dev pybind11-dev python3-pytest
+  python3-dev pybind11-dev python3-pytest python3-venv python3-setuptools python3-wheel python3-pip
 )
+
+# Node.js (18 or later) with its headers and npm, for the Node binding: the
+# machine's own if it has one (with include/node beside it), else Debian's.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null ||
+   [[ ! -f "$(dirname "$(dirname "$(command -v node)")")/include/node/node_api.h" ]]; then
+  packages+=(nodejs npm libnode-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,8 +2,11 @@
 # The test command: builds JigsawDB and runs the whole test suite.
 #   1. unit tests (gcc, optimised, assertions on), then
 #      scripts/check-install.sh on that build (the installed static library
-#      used through find_package and pkg-config), then the Python binding's
-#      pytest suite (bindings/python, built in the same tree)
+#      used through find_package and pkg-config), then the Python binding
+#      (bindings/python, built in the same tree) installed with pip into a
+#      virtual environment and tested with pytest, and the Node binding
+#      (bindings/node, same tree) tested with npm test: abstract-level's own
+#      suite and its own tests in each storage mode
 #   2. the same tests built with clang under AddressSanitizer + UBSan (but the
 #      two every-persist-point power-failure workloads)
 #   3. the concurrency tests under ThreadSanitizer (gcc)
@@ -15,6 +18,7 @@
 # Environment: JIGSAW_FUZZ_SECONDS (default 60), JIGSAW_JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
 ./scripts/install-deps.sh
 jobs=${JIGSAW_JOBS:-$(nproc)}
@@ -36,9 +40,12 @@ size_status=passed
 # the closing line counts what failed.
 ctest_status=passed
 section "unit tests (gcc, RelWithDebInfo with assertions)"
-# The Python binding is built here too (its module links this library,
-# compiled position-independent for it), with Debian's interpreter.
-cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_BUILD_PYTHON=ON \
+# The Python and Node bindings are built here too (their modules link this
+# library, compiled position-independent for them): Python with Debian's
+# interpreter, Node's addon with the installed Node's headers and
+# node-addon-api from the npm registry (bindings/node/package-lock.json).
+(cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_BUILD_PYTHON=ON -DJIGSAW_BUILD_NODE=ON \
   -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log" || ctest_status=failed
@@ -47,15 +54,33 @@ section "install: find_package(jigsaw) and pkg-config consumers of the installed
 install_status=passed
 ./scripts/check-install.sh build/test | tee -a "$log" || install_status=failed
 
-section "Python binding: pytest (bindings/python/tests) in pmem, hybrid and disk mode"
+section "Python binding: pip install, then pytest (bindings/python/tests) in pmem, hybrid and disk mode"
+# Installed as a user installs it -- pip with Debian's setuptools, into a
+# virtual environment (Debian's own Python refuses pip installs) -- its
+# extension built in the unit-test tree; the tests import the installed
+# package.
 python_log=build/test/pytest.log
-PYTHONPATH=build/test/bindings/python /usr/bin/python3 -m pytest -q -p no:cacheprovider bindings/python/tests \
+venv=build/test/python-venv
+rm -rf "$venv"
+{ /usr/bin/python3 -m venv --system-site-packages "$venv" &&
+  JIGSAW_CMAKE_BUILD_DIR="$root/build/test" JIGSAW_JOBS="$jobs" "$venv/bin/python" -m pip install -q --no-build-isolation \
+    --no-deps --no-index ./bindings/python &&
+  (cd build/test && "$root/$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests"); } \
   2>&1 | tee "$python_log" || true
 # pytest's last line: "N passed", "F failed, N passed", "E errors" ... in S s
 summary=$(tail -n 1 "$python_log")
 python_passed=$({ grep -oE "[0-9]+ passed" <<<"$summary" || true; } | awk '{s += $1} END {print s + 0}')
 python_failed=$({ grep -oE "[0-9]+ (failed|errors?)" <<<"$summary" || true; } | awk '{s += $1} END {print s + 0}')
 if [[ $python_passed -eq 0 && $python_failed -eq 0 ]]; then python_failed=1; fi  # pytest did not run
+
+section "Node binding: npm test (abstract-level's own suite and jigsaw-level's tests) in pmem, hybrid and disk mode"
+# The addon built in the unit-test tree; counted by test, not by assertion.
+node_log=build/test/npm-test.log
+(cd bindings/node && JIGSAW_LEVEL_ADDON="$root/build/test/bindings/node/jigsaw_level.node" npm test --silent) \
+  2>&1 | tee "$node_log" | grep -E "^(# .* mode: exit|jigsaw-level:|not ok)" || true
+node_summary=$(grep -E "^jigsaw-level: [0-9]+ passed, [0-9]+ failed$" "$node_log" | tail -n 1 || true)
+node_passed=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"${node_summary:-x 0 passed}")
+node_failed=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"${node_summary:-x 1 failed}")
 
 section "unit tests under ASan + UBSan (clang), with fuzz targets"
 CC=clang CXX=clang++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -122,8 +147,8 @@ while read -r _ _ _ f _ _ _ _ total; do
   failed=$((failed + f))
 done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
-passed=$((passed + python_passed))
-failed=$((failed + python_failed))
+passed=$((passed + python_passed + node_passed))
+failed=$((failed + python_failed + node_failed))
 for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status" "$install_status"; do
   if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
@@ -131,5 +156,14 @@ done
 # list or start the tests) still fails the suite.
 if [[ $ctest_status == failed && $failed -eq 0 ]]; then failed=1; fi
 echo
+# The failing tests by name, next to the closing line (CI keeps the tail).
+for name in layering size install fuzz db_fuzz; do
+  var="${name}_status"
+  if [[ ${!var} == failed ]]; then echo "failed step: $name"; fi
+done
+grep -hE '^[[:space:]]*[0-9]+ - .+ \((Failed|Timeout|SEGFAULT|Subprocess aborted|Child aborted|Exception|ILLEGAL|Not Run)\)' "$log" |
+  sed -E 's/^[[:space:]]*/failed test: /' || true
+grep -hE '^(FAILED|ERROR) ' "$python_log" | sed -E 's/^/failed test (python): /' || true
+grep -hE '^not ok ' "$node_log" | sed -E 's/^/failed assertion (node): /' | head -n 20 || true
 echo "jigsaw: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -622,6 +622,15 @@ static void TestInvalidOptions(const char* base) {
   err = NULL;
   jigsaw_options_destroy(options);
 
+  phase = "write_buffer_size is memtable_size";
+  options = SmallOptions(jigsaw_storage_disk);
+  jigsaw_options_set_write_buffer_size(options, 10);
+  CHECK(jigsaw_open(options, dbname, &err) == NULL);
+  CHECK(err != NULL && strstr(err, "memtable_size") != NULL);
+  jigsaw_free(err);
+  err = NULL;
+  jigsaw_options_destroy(options);
+
   phase = "NULL is accepted by every release call";
   jigsaw_close(NULL);
   jigsaw_free(NULL);

@@ -284,6 +284,9 @@ JIGSAW_EXPORT void jigsaw_options_set_pmem_emulation(jigsaw_options_t* options, 
 JIGSAW_EXPORT void jigsaw_options_set_pmem_pool_size(jigsaw_options_t* options, uint64_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_pmem_budget(jigsaw_options_t* options, uint64_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_memtable_size(jigsaw_options_t* options, size_t bytes);
+/* LevelDB's name for memtable_size (the same option), for code ported from
+ * leveldb/c.h. LevelDB's block_size has no alias: here it is a table's size. */
+JIGSAW_EXPORT void jigsaw_options_set_write_buffer_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_max_immutable_memtables(jigsaw_options_t* options, int n);
 JIGSAW_EXPORT void jigsaw_options_set_block_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_block_size(jigsaw_options_t* options, size_t bytes);
