@@ -42,7 +42,7 @@ async function main () {
   shuffle(keys, 301)
   const value = Buffer.alloc(100)
   for (let i = 0; i < value.length; i++) value[i] = (i * 131 + 7) & 0xff
-  const options = { mode, poolSize: 4 << 30, keyEncoding: 'buffer', valueEncoding: 'buffer' }
+  const options = { mode, poolSize: 4 * 2 ** 30, keyEncoding: 'buffer', valueEncoding: 'buffer' }
   if (pool) options.pmemPath = path.join(pool, 'pool')
   const db = new JigsawLevel(path.join(dir, 'db'), options)
   try {
@@ -69,7 +69,10 @@ async function main () {
       let found = 0
       let next = 0
       const worker = async () => {
-        while (next < keys.length) found += (await db.get(keys[next++])) !== undefined
+        while (next < keys.length) {
+          const value = await db.get(keys[next++])
+          if (value !== undefined) found++
+        }
       }
       await Promise.all(Array.from({ length: inFlight }, worker))
       return found

@@ -36,6 +36,23 @@ function splitOptions (options) {
 // asked for).
 const kReadAhead = 256
 
+// getSync copies a value into the slab; the caller gets a view of those
+// bytes, and the next value goes after them (8-byte aligned). A full slab
+// is replaced; the views keep the old one alive.
+const kSlabSize = 64 << 10
+let slab = Buffer.allocUnsafeSlow(kSlabSize)
+let slabOffset = 0
+
+function takeFromSlab (length) {
+  const value = slab.subarray(slabOffset, slabOffset + length)
+  slabOffset = (slabOffset + length + 7) & ~7
+  if (slabOffset > kSlabSize - 1024) {
+    slab = Buffer.allocUnsafeSlow(kSlabSize)
+    slabOffset = 0
+  }
+  return value
+}
+
 class JigsawSnapshot extends AbstractSnapshot {
   constructor (native, options) {
     super(options)
@@ -151,7 +168,12 @@ class JigsawLevel extends AbstractLevel {
   }
 
   _getSync (key, options) {
-    return this[kNative].getSync(key, nativeOptions(options))
+    const snapshot = options.snapshot == null ? null : options.snapshot[kNative]
+    const found = this[kNative].getSync(key, snapshot, slab, slabOffset)
+    if (typeof found !== 'number') return options.valueEncoding === 'utf8' ? found.toString() : found
+    if (found < 0) return undefined
+    if (options.valueEncoding === 'utf8') return slab.toString('utf8', slabOffset, slabOffset + found)
+    return takeFromSlab(found)
   }
 
   async _getMany (keys, options) {

@@ -1,10 +1,12 @@
 // jigsaw-level's native half: the engine's C++ API on N-API
 // (node-addon-api). index.js wraps it as an abstract-level database.
 //
-// Threads: every call that may touch the storage runs on libuv's thread
-// pool (Napi::AsyncWorker) and settles a promise on the JavaScript thread;
-// only getSync, seek, snapshot and iterator creation run on the calling
-// thread. Arguments are copied before work is queued.
+// Threads: every call that may read or write the storage at length runs on
+// libuv's thread pool (Napi::AsyncWorker) and settles a promise on the
+// JavaScript thread; getSync, seek, getProperty, taking a snapshot and
+// making an iterator (also clear's) run on the calling thread, and so does
+// closing a database its finalizer or Node's environment teardown closes.
+// Arguments are copied before work is queued.
 //
 // Lifetimes: a Database's engine handle lives in a shared DbState that its
 // iterators and snapshots also hold. Closing the state (close(), the
@@ -16,6 +18,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
@@ -82,6 +85,17 @@ std::string ToBytes(const Napi::Value& v) {
   throw Napi::TypeError::New(v.Env(), "a key or value must be a string, a Buffer or a Uint8Array");
 }
 
+// The bytes of a key without a copy when it is a Uint8Array (valid during
+// the call); a string's UTF-8 bytes go to *scratch.
+Slice KeySlice(const Napi::Value& v, std::string* scratch) {
+  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+    Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
+    return Slice(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
+  }
+  *scratch = ToBytes(v);
+  return Slice(*scratch);
+}
+
 Napi::Value FromBytes(Napi::Env env, const Slice& bytes, Encoding encoding) {
   if (encoding == Encoding::kUtf8) return Napi::String::New(env, bytes.data(), bytes.size());
   return Napi::Buffer<char>::Copy(env, bytes.data(), bytes.size());
@@ -95,8 +109,9 @@ bool Flag(const Napi::Object& options, const char* name, bool fallback) {
 std::optional<uint64_t> Size(const Napi::Object& options, const char* name) {
   Napi::Value v = options.Get(name);
   if (v.IsUndefined() || v.IsNull()) return std::nullopt;
-  if (!v.IsNumber() || v.As<Napi::Number>().DoubleValue() < 0) {
-    throw Napi::TypeError::New(options.Env(), std::string(name) + " must be a non-negative number");
+  const double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+  if (!(d >= 0 && d <= 9007199254740991.0)) {
+    throw Napi::TypeError::New(options.Env(), std::string(name) + " must be a non-negative integer");
   }
   return static_cast<uint64_t>(v.As<Napi::Number>().Int64Value());
 }
@@ -112,39 +127,51 @@ class PromiseWorker final : public Napi::AsyncWorker {
   PromiseWorker(const Napi::Object& owner, Work work, Done done)
       : Napi::AsyncWorker(owner.Env(), "jigsaw-level"),
         owner_(Napi::Persistent(owner)),
-        deferred_(Napi::Promise::Deferred::New(owner.Env())),
         work_(std::move(work)),
-        done_(std::move(done)) {}
+        done_(std::move(done)) {
+    NAPI_THROW_IF_FAILED_VOID(owner.Env(), napi_create_promise(owner.Env(), &deferred_, &promise_));
+  }
 
-  Napi::Promise Promise() const { return deferred_.Promise(); }
+  // The promise, in the handle scope the worker was made in.
+  Napi::Value Promise() const { return Napi::Value(Env(), promise_); }
 
   void Execute() override { status_ = work_(); }
+  // Settling never throws: while a worker thread's environment is torn
+  // down JavaScript cannot run, and the promise is dropped with it.
   void OnOK() override {
     Napi::Env env = Env();
-    if (!status_.ok()) {
-      deferred_.Reject(StatusError(env, status_).Value());
-      return;
-    }
     try {
-      deferred_.Resolve(done_(env));
+      if (!status_.ok()) {
+        Settle(false, StatusError(env, status_).Value());
+      } else {
+        Settle(true, done_(env));
+      }
     } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
+      Settle(false, e.Value());
+    } catch (const std::exception& e) {
+      Settle(false, Napi::Error::New(env, e.what()).Value());
+    } catch (...) {
     }
   }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+  void OnError(const Napi::Error& e) override { Settle(false, e.Value()); }
 
  private:
+  void Settle(bool resolve, napi_value value) {
+    (void)(resolve ? napi_resolve_deferred(Env(), deferred_, value) : napi_reject_deferred(Env(), deferred_, value));
+  }
+
   Napi::ObjectReference owner_;
-  Napi::Promise::Deferred deferred_;
+  napi_deferred deferred_ = nullptr;
+  napi_value promise_ = nullptr;
   Work work_;
   Done done_;
   Status status_;
 };
 
 template <typename Work, typename Done>
-Napi::Promise RunAsync(const Napi::Object& owner, Work work, Done done) {
+Napi::Value RunAsync(const Napi::Object& owner, Work work, Done done) {
   auto* worker = new PromiseWorker<Work, Done>(owner, std::move(work), std::move(done));
-  Napi::Promise promise = worker->Promise();
+  Napi::Value promise = worker->Promise();
   worker->Queue();
   return promise;
 }
@@ -153,6 +180,15 @@ Napi::Promise RunAsync(const Napi::Object& owner, Work work, Done done) {
 
 class IteratorWrap;
 class SnapshotWrap;
+
+// The classes this addon defines, per Node environment (the main thread and
+// each worker thread that loads the addon has its own).
+struct AddonData {
+  Napi::FunctionReference snapshot;
+  Napi::FunctionReference iterator;
+};
+
+AddonData& Classes(Napi::Env env) { return *env.GetInstanceData<AddonData>(); }
 
 // One open engine and its live iterators and snapshots (JavaScript thread
 // only, but for the engine calls workers make between open and close).
@@ -167,11 +203,8 @@ struct DbState {
 
 class SnapshotWrap final : public Napi::ObjectWrap<SnapshotWrap> {
  public:
-  static Napi::FunctionReference constructor;
-  static void Init(Napi::Env env) {
-    Napi::Function f = DefineClass(env, "Snapshot", {InstanceMethod("close", &SnapshotWrap::Close)});
-    constructor = Napi::Persistent(f);
-    constructor.SuppressDestruct();  // lives as long as the process
+  static Napi::FunctionReference Define(Napi::Env env) {
+    return Napi::Persistent(DefineClass(env, "Snapshot", {InstanceMethod("close", &SnapshotWrap::Close)}));
   }
   explicit SnapshotWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SnapshotWrap>(info) {}
   ~SnapshotWrap() override { Release(); }
@@ -184,6 +217,7 @@ class SnapshotWrap final : public Napi::ObjectWrap<SnapshotWrap> {
   // Null once released; reads through a released snapshot are refused by
   // index.js (abstract-level's reference counting) before they get here.
   const jigsaw::Snapshot* get() const { return snapshot_; }
+  const DbState* state() const { return state_.get(); }
   void Release() {
     if (snapshot_ == nullptr) return;
     state_->db->ReleaseSnapshot(snapshot_);
@@ -200,14 +234,13 @@ class SnapshotWrap final : public Napi::ObjectWrap<SnapshotWrap> {
   std::shared_ptr<DbState> state_;
   const jigsaw::Snapshot* snapshot_ = nullptr;
 };
-Napi::FunctionReference SnapshotWrap::constructor;
 
-// The snapshot an options object names (its `snapshot` is a native
-// Snapshot), or null (none, or released).
-const jigsaw::Snapshot* SnapshotOf(const Napi::Value& v) {
+// The snapshot `v` is (a native Snapshot of the database `state`), or null
+// (none, or released). A snapshot of another database is a TypeError.
+const jigsaw::Snapshot* SnapshotOf(const Napi::Value& v, const DbState* state) {
   if (!v.IsObject()) return nullptr;
   Napi::Object o = v.As<Napi::Object>();
-  if (!o.InstanceOf(SnapshotWrap::constructor.Value())) {
+  if (!o.InstanceOf(Classes(v.Env()).snapshot.Value()) || SnapshotWrap::Unwrap(o)->state() != state) {
     throw Napi::TypeError::New(v.Env(), "snapshot must come from this database");
   }
   // Released: only an iterator is made with it, whose reads index.js
@@ -262,7 +295,7 @@ class RangeCursor {
   // or the data; status() tells an error).
   bool Valid() {
     if (!positioned_) Start();
-    return it_->Valid() && range_.Contains(it_->key()) && (limit_ < 0 || count_ < limit_);
+    return !out_of_range_seek_ && it_->Valid() && range_.Contains(it_->key()) && (limit_ < 0 || count_ < limit_);
   }
   Slice key() const { return it_->key(); }
   Slice value() const { return it_->value(); }
@@ -281,11 +314,10 @@ class RangeCursor {
     out_of_range_seek_ = false;
     it_->Seek(target);
     if (reverse_) {
-      if (!it_->Valid()) it_->SeekToLast();
-      else if (it_->key().compare(target) > 0) it_->Prev();
+      if (!it_->Valid() && it_->status().ok()) it_->SeekToLast();
+      else if (it_->Valid() && it_->key().compare(target) > 0) it_->Prev();
     }
   }
-  bool Ended() { return out_of_range_seek_ || !Valid(); }
   Status status() const { return it_->status(); }
 
  private:
@@ -301,8 +333,8 @@ class RangeCursor {
       }
     } else if (range_.upper) {
       it_->Seek(*range_.upper);
-      if (!it_->Valid()) it_->SeekToLast();
-      else if (!range_.BelowUpper(it_->key())) it_->Prev();
+      if (!it_->Valid() && it_->status().ok()) it_->SeekToLast();
+      else if (it_->Valid() && !range_.BelowUpper(it_->key())) it_->Prev();
     } else {
       it_->SeekToLast();
     }
@@ -317,30 +349,27 @@ class RangeCursor {
   bool out_of_range_seek_ = false;
 };
 
-jigsaw::ReadOptions ReadOptionsFrom(const Napi::Object& options) {
+jigsaw::ReadOptions ReadOptionsFrom(const Napi::Object& options, const DbState* state) {
   jigsaw::ReadOptions ro;
-  ro.snapshot = SnapshotOf(options.Get("snapshot"));
+  ro.snapshot = SnapshotOf(options.Get("snapshot"), state);
   ro.verify_checksums = Flag(options, "verifyChecksums", false);
   return ro;
 }
 
 class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
  public:
-  static Napi::FunctionReference constructor;
-  static void Init(Napi::Env env) {
-    Napi::Function f = DefineClass(env, "Iterator",
-                                   {InstanceMethod("nextv", &IteratorWrap::Nextv),
-                                    InstanceMethod("seek", &IteratorWrap::Seek),
-                                    InstanceMethod("close", &IteratorWrap::Close)});
-    constructor = Napi::Persistent(f);
-    constructor.SuppressDestruct();
+  static Napi::FunctionReference Define(Napi::Env env) {
+    return Napi::Persistent(DefineClass(env, "Iterator",
+                                        {InstanceMethod("nextv", &IteratorWrap::Nextv),
+                                         InstanceMethod("seek", &IteratorWrap::Seek),
+                                         InstanceMethod("close", &IteratorWrap::Close)}));
   }
   explicit IteratorWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IteratorWrap>(info) {}
   ~IteratorWrap() override { End(); }
 
   // Takes the engine iterator (and with it the snapshot it reads) now.
   void Bind(const Napi::Object& database, std::shared_ptr<DbState> state, const Napi::Object& options) {
-    jigsaw::ReadOptions ro = ReadOptionsFrom(options);
+    jigsaw::ReadOptions ro = ReadOptionsFrom(options, state.get());
     KeyRange range = KeyRange::From(options);
     const bool reverse = Flag(options, "reverse", false);
     const Napi::Value limit = options.Get("limit");
@@ -415,7 +444,6 @@ class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
   bool keys_ = true, values_ = true;
   Encoding key_encoding_ = Encoding::kBytes, value_encoding_ = Encoding::kBytes;
 };
-Napi::FunctionReference IteratorWrap::constructor;
 
 void DbState::Close() {
   while (!iterators.empty()) (*iterators.begin())->End();
@@ -493,13 +521,23 @@ class Database final : public Napi::ObjectWrap<Database> {
   // open(location, options): a promise; opens (creating) the database.
   Napi::Value Open(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (state_ != nullptr) throw CodeError(env, "the database is already open", "LEVEL_DATABASE_NOT_CLOSED");
+    if (state_ != nullptr || opening_) {
+      throw CodeError(env, "the database is open or opening", "LEVEL_DATABASE_NOT_CLOSED");
+    }
     const std::string location = info[0].As<Napi::String>().Utf8Value();
     const jigsaw::Options options = OpenOptionsFrom(info[1].As<Napi::Object>());
     auto opened = std::make_shared<std::unique_ptr<DB>>();
+    auto status = std::make_shared<Status>();
+    opening_ = true;
     return RunAsync(
-        Value(), [=]() { return DB::Open(options, location, opened.get()); },
-        [this, opened](Napi::Env env) -> Napi::Value {
+        Value(),
+        [=]() {
+          *status = DB::Open(options, location, opened.get());
+          return Status::OK();  // settled below, so that opening_ is reset either way
+        },
+        [this, opened, status](Napi::Env env) -> Napi::Value {
+          opening_ = false;
+          if (!status->ok()) throw StatusError(env, *status);
           state_ = std::make_shared<DbState>();
           state_->db = std::move(*opened);
           napi_add_env_cleanup_hook(env, &Database::Teardown, state_.get());
@@ -512,6 +550,7 @@ class Database final : public Napi::ObjectWrap<Database> {
   // every iterator and snapshot has closed (those left are ended here).
   Napi::Value Close(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    if (opening_) throw CodeError(env, "the database is opening", "LEVEL_DATABASE_NOT_OPEN");
     std::shared_ptr<DbState> state = std::move(state_);
     if (state == nullptr) return Resolved(env);
     if (state->cleanup_hook) {
@@ -539,7 +578,7 @@ class Database final : public Napi::ObjectWrap<Database> {
   Napi::Value Get(const Napi::CallbackInfo& info) {
     DB* db = Engine(info.Env());
     const Napi::Object options = info[1].As<Napi::Object>();
-    const jigsaw::ReadOptions ro = ReadOptionsFrom(options);
+    const jigsaw::ReadOptions ro = ReadOptionsFrom(options, state_.get());
     const Encoding encoding = ToEncoding(options.Get("valueEncoding"));
     auto key = std::make_shared<std::string>(ToBytes(info[0]));
     auto value = std::make_shared<std::optional<std::string>>();
@@ -556,17 +595,27 @@ class Database final : public Napi::ObjectWrap<Database> {
         });
   }
 
-  // getSync(key, options): the value, or undefined, read on this thread.
+  // getSync(key, snapshot, slab, offset): reads on this thread. -1 if the
+  // key is not found; else the value's length, its bytes copied into the
+  // Uint8Array `slab` at `offset` when they fit there, or else a Buffer of
+  // the value. (index.js hands out views of the slab, as Node's own Buffer
+  // pool does: no allocation per read.)
   Napi::Value GetSync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     DB* db = Engine(env);
-    const Napi::Object options = info[1].As<Napi::Object>();
-    const jigsaw::ReadOptions ro = ReadOptionsFrom(options);
-    std::string key = ToBytes(info[0]), value;
-    Status s = db->Get(ro, key, &value);
-    if (s.IsNotFound()) return env.Undefined();
+    jigsaw::ReadOptions ro;
+    ro.snapshot = SnapshotOf(info[1], state_.get());
+    std::string scratch, value;
+    const Status s = db->Get(ro, KeySlice(info[0], &scratch), &value);
+    if (s.IsNotFound()) return Napi::Number::New(env, -1);
     if (!s.ok()) throw StatusError(env, s);
-    return FromBytes(env, value, ToEncoding(options.Get("valueEncoding")));
+    Napi::Uint8Array slab = info[2].As<Napi::Uint8Array>();
+    const size_t offset = info[3].As<Napi::Number>().Uint32Value();
+    if (offset <= slab.ByteLength() && value.size() <= slab.ByteLength() - offset) {
+      std::memcpy(slab.Data() + offset, value.data(), value.size());
+      return Napi::Number::New(env, static_cast<double>(value.size()));
+    }
+    return Napi::Buffer<char>::Copy(env, value.data(), value.size());
   }
 
   // getMany(keys, options): a promise of an array of values (undefined for
@@ -575,7 +624,7 @@ class Database final : public Napi::ObjectWrap<Database> {
     DB* db = Engine(info.Env());
     const Napi::Array input = info[0].As<Napi::Array>();
     const Napi::Object options = info[1].As<Napi::Object>();
-    const jigsaw::ReadOptions ro = ReadOptionsFrom(options);
+    const jigsaw::ReadOptions ro = ReadOptionsFrom(options, state_.get());
     const Encoding encoding = ToEncoding(options.Get("valueEncoding"));
     auto keys = std::make_shared<std::vector<std::string>>();
     for (uint32_t i = 0; i < input.Length(); i++) keys->push_back(ToBytes(input.Get(i)));
@@ -652,7 +701,7 @@ class Database final : public Napi::ObjectWrap<Database> {
     DB* db = Engine(info.Env());
     const Napi::Object options = info[0].As<Napi::Object>();
     const Napi::Value limit = options.Get("limit");
-    auto cursor = std::make_shared<RangeCursor>(db->NewIterator(ReadOptionsFrom(options)), KeyRange::From(options),
+    auto cursor = std::make_shared<RangeCursor>(db->NewIterator(ReadOptionsFrom(options, state_.get())), KeyRange::From(options),
                                                 Flag(options, "reverse", false),
                                                 limit.IsNumber() ? limit.As<Napi::Number>().Int64Value() : -1);
     return RunAsync(
@@ -679,7 +728,7 @@ class Database final : public Napi::ObjectWrap<Database> {
   // (or options.snapshot).
   Napi::Value NewIterator(const Napi::CallbackInfo& info) {
     Engine(info.Env());
-    Napi::Object it = IteratorWrap::constructor.New({});
+    Napi::Object it = Classes(info.Env()).iterator.New({});
     IteratorWrap::Unwrap(it)->Bind(Value(), state_, info[0].As<Napi::Object>());
     return it;
   }
@@ -687,7 +736,7 @@ class Database final : public Napi::ObjectWrap<Database> {
   // snapshot(): a native Snapshot of the database as of now.
   Napi::Value NewSnapshot(const Napi::CallbackInfo& info) {
     Engine(info.Env());
-    Napi::Object s = SnapshotWrap::constructor.New({});
+    Napi::Object s = Classes(info.Env()).snapshot.New({});
     SnapshotWrap::Unwrap(s)->Bind(state_);
     return s;
   }
@@ -734,11 +783,11 @@ class Database final : public Napi::ObjectWrap<Database> {
   }
 
   std::shared_ptr<DbState> state_;
+  bool opening_ = false;  // an open is in flight
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  SnapshotWrap::Init(env);
-  IteratorWrap::Init(env);
+  env.SetInstanceData(new AddonData{SnapshotWrap::Define(env), IteratorWrap::Define(env)});
   Database::Init(env, exports);
   exports.Set("engineVersion", Napi::String::New(env, JIGSAW_VERSION_STRING));
   return exports;
