@@ -5,9 +5,10 @@
 //
 // Writes N random 16-byte keys with 100-byte values (the paper's entries,
 // as jigsaw_bench's fillrandom and bindings/python/bench.py) one awaited
-// put at a time, then reads each back in another random order three ways:
-// getSync (on the JavaScript thread), get awaited one at a time (each call
-// a trip through libuv's thread pool), and get with 64 calls in flight.
+// put at a time, then reads each back in another random order four ways:
+// getSync (on the JavaScript thread), the addon's getSync without
+// abstract-level around it, get awaited one at a time (each call a trip
+// through libuv's thread pool), and get with 64 calls in flight.
 // Prints microseconds per call. `jigsaw_bench --benchmarks=fillrandom,
 // readrandom --num=N --mode=M` gives the C++ API's cost on the same
 // entries. Keys and values are Buffers (no string conversion).
@@ -59,6 +60,14 @@ async function main () {
       for (const k of keys) found += db.getSync(k) !== undefined
       return found
     })
+    // The addon's own call, without abstract-level's checks and encodings.
+    const native = db[Object.getOwnPropertySymbols(db).find((s) => s.description === 'native')]
+    const slab = Buffer.allocUnsafe(64 << 10)
+    const nativeGetSync = await time(() => {
+      let found = 0
+      for (const k of keys) found += native.getSync(k, null, slab, 0) >= 0
+      return found
+    })
     const get = await time(async () => {
       let found = 0
       for (const k of keys) found += (await db.get(k)) !== undefined
@@ -79,6 +88,7 @@ async function main () {
     })
     console.log(`mode ${mode}, ${num} entries: put ${put.us.toFixed(3)} us/op, ` +
       `getSync ${getSync.us.toFixed(3)} us/op (${getSync.found} found), ` +
+      `the addon's getSync alone ${nativeGetSync.us.toFixed(3)} us/op (${nativeGetSync.found} found), ` +
       `get ${get.us.toFixed(3)} us/op (${get.found} found), ` +
       `get with ${inFlight} in flight ${getParallel.us.toFixed(3)} us/op (${getParallel.found} found)`)
     await db.close()
