@@ -296,8 +296,8 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
   size_t pos = 2;
   std::string message;
   Facts found;
-  if (closed != 'c' || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 || !ReadField(in, &pos, &message) ||
-      !ReadField(in, &pos, &found.database_id)) {
+  if (closed != 'c' || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 ||
+      !ReadField(in, &pos, &message) || !ReadField(in, &pos, &found.database_id)) {
     return false;
   }
   found.has_manifest = (in[1] & 1) != 0;
@@ -760,13 +760,7 @@ Status DestroyPool(const std::string& path) {
   // tells an open pool from a closed one, and keeps it closed until unlinked.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("cannot open " + path, std::strerror(errno));
-  int locked;
-  {
-    std::lock_guard<std::mutex> guard(ForkGuard());
-    locked = ::flock(fd, LOCK_EX | LOCK_NB);
-  }
-  if (locked != 0) {
-    const int err = errno;
+  if (const int err = LockExclusiveGuarded(fd); err != 0) {
     ::close(fd);
     if (err == EWOULDBLOCK) return Status::IOError(path, "the pool is in use by another process or handle (locked)");
     return Status::IOError("cannot lock " + path, std::strerror(err));

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "jigsaw/file_system.h"
@@ -42,13 +41,7 @@ Status FileSystem::LockFile(const std::string& path, std::unique_ptr<FileLock>* 
   lock->reset();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("cannot open lock file " + path, std::strerror(errno));
-  int locked;
-  {
-    std::lock_guard<std::mutex> guard(ForkGuard());
-    locked = ::flock(fd, LOCK_EX | LOCK_NB);
-  }
-  if (locked != 0) {
-    const int err = errno;
+  if (const int err = LockExclusiveGuarded(fd); err != 0) {
     const std::string holder = HolderOf(fd);
     ::close(fd);
     if (err == EWOULDBLOCK) {

@@ -23,6 +23,9 @@
 #ifndef JIGSAW_UTIL_FORK_GUARD_H_
 #define JIGSAW_UTIL_FORK_GUARD_H_
 
+#include <sys/file.h>
+
+#include <cerrno>
 #include <mutex>
 
 namespace jigsaw {
@@ -30,6 +33,12 @@ namespace jigsaw {
 inline std::mutex& ForkGuard() {
   static std::mutex mutex;
   return mutex;
+}
+
+// flock(fd, LOCK_EX | LOCK_NB) under the guard: 0, or flock's errno.
+inline int LockExclusiveGuarded(int fd) {
+  std::lock_guard<std::mutex> guard(ForkGuard());
+  return ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
 }
 
 }  // namespace jigsaw

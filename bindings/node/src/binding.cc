@@ -71,29 +71,24 @@ Encoding ToEncoding(const Napi::Value& v) {
   return v.IsString() && v.As<Napi::String>().Utf8Value() == "utf8" ? Encoding::kUtf8 : Encoding::kBytes;
 }
 
-// The bytes of a string (UTF-8) or of any Uint8Array (a Buffer too),
-// honouring its offset and length. Throws a TypeError for anything else.
-std::string ToBytes(const Napi::Value& v) {
-  if (v.IsString()) return v.As<Napi::String>().Utf8Value();
-  if (v.IsTypedArray()) {
-    Napi::TypedArray array = v.As<Napi::TypedArray>();
-    if (array.TypedArrayType() == napi_uint8_array) {
-      Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
-      return std::string(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
-    }
-  }
-  throw Napi::TypeError::New(v.Env(), "a key or value must be a string, a Buffer or a Uint8Array");
-}
-
-// The bytes of a key without a copy when it is a Uint8Array (valid during
-// the call); a string's UTF-8 bytes go to *scratch.
-Slice KeySlice(const Napi::Value& v, std::string* scratch) {
+// The bytes of a key or value: any Uint8Array's (a Buffer's too) in place,
+// honouring its offset and length, valid during the call; a string's UTF-8
+// bytes in *scratch. A TypeError for anything else.
+Slice BytesOf(const Napi::Value& v, std::string* scratch) {
   if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
     Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
     return Slice(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
   }
-  *scratch = ToBytes(v);
+  if (!v.IsString()) throw Napi::TypeError::New(v.Env(), "a key or value must be a string, a Buffer or a Uint8Array");
+  *scratch = v.As<Napi::String>().Utf8Value();
   return Slice(*scratch);
+}
+
+// A copy of those bytes, for work that outlives the call.
+std::string ToBytes(const Napi::Value& v) {
+  std::string scratch;
+  const Slice bytes = BytesOf(v, &scratch);
+  return bytes.data() == scratch.data() ? std::move(scratch) : bytes.ToString();
 }
 
 Napi::Value FromBytes(Napi::Env env, const Slice& bytes, Encoding encoding) {
@@ -198,7 +193,11 @@ struct DbState {
   std::set<SnapshotWrap*> snapshots;
   bool cleanup_hook = false;
 
-  void Close();  // ends the iterators, releases the snapshots, closes db
+  void EndReaders();  // ends the iterators and releases the snapshots
+  void Close() {      // then closes the engine
+    EndReaders();
+    db.reset();
+  }
 };
 
 class SnapshotWrap final : public Napi::ObjectWrap<SnapshotWrap> {
@@ -356,6 +355,15 @@ jigsaw::ReadOptions ReadOptionsFrom(const Napi::Object& options, const DbState* 
   return ro;
 }
 
+// A cursor over the range, direction and limit an iterator's or clear's
+// options give, reading the database (or options.snapshot) as of now.
+std::unique_ptr<RangeCursor> NewCursor(const DbState& state, const Napi::Object& options) {
+  const Napi::Value limit = options.Get("limit");
+  return std::make_unique<RangeCursor>(state.db->NewIterator(ReadOptionsFrom(options, &state)),
+                                       KeyRange::From(options), Flag(options, "reverse", false),
+                                       limit.IsNumber() ? limit.As<Napi::Number>().Int64Value() : -1);
+}
+
 class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
  public:
   static Napi::FunctionReference Define(Napi::Env env) {
@@ -369,18 +377,13 @@ class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
 
   // Takes the engine iterator (and with it the snapshot it reads) now.
   void Bind(const Napi::Object& database, std::shared_ptr<DbState> state, const Napi::Object& options) {
-    jigsaw::ReadOptions ro = ReadOptionsFrom(options, state.get());
-    KeyRange range = KeyRange::From(options);
-    const bool reverse = Flag(options, "reverse", false);
-    const Napi::Value limit = options.Get("limit");
+    cursor_ = NewCursor(*state, options);
     keys_ = Flag(options, "keys", true);
     values_ = Flag(options, "values", true);
     key_encoding_ = ToEncoding(options.Get("keyEncoding"));
     value_encoding_ = ToEncoding(options.Get("valueEncoding"));
     state_ = std::move(state);
     database_ = Napi::Persistent(database);
-    cursor_ = std::make_unique<RangeCursor>(state_->db->NewIterator(ro), std::move(range), reverse,
-                                            limit.IsNumber() ? limit.As<Napi::Number>().Int64Value() : -1);
     state_->iterators.insert(this);
   }
   // Ends the engine iterator (before its database closes).
@@ -394,7 +397,6 @@ class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
  private:
   struct Batch {
     std::vector<std::string> keys, values;
-    bool ended = false;
   };
 
   // nextv(size): a promise of up to `size` entries as a flat array
@@ -430,7 +432,8 @@ class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
         });
   }
   Napi::Value Seek(const Napi::CallbackInfo& info) {
-    if (cursor_ != nullptr) cursor_->Seek(ToBytes(info[0]));
+    std::string scratch;
+    if (cursor_ != nullptr) cursor_->Seek(BytesOf(info[0], &scratch));
     return info.Env().Undefined();
   }
   Napi::Value Close(const Napi::CallbackInfo& info) {
@@ -445,10 +448,9 @@ class IteratorWrap final : public Napi::ObjectWrap<IteratorWrap> {
   Encoding key_encoding_ = Encoding::kBytes, value_encoding_ = Encoding::kBytes;
 };
 
-void DbState::Close() {
+void DbState::EndReaders() {
   while (!iterators.empty()) (*iterators.begin())->End();
   while (!snapshots.empty()) (*snapshots.begin())->Release();
-  db.reset();
 }
 
 jigsaw::StorageMode ParseMode(Napi::Env env, const Napi::Value& v) {
@@ -495,15 +497,17 @@ class Database final : public Napi::ObjectWrap<Database> {
   ~Database() override { Shutdown(); }
 
  private:
-  // Closes the engine (if open) and forgets the teardown hook.
+  // Closes the engine (if open) on this thread.
   void Shutdown() {
     if (state_ == nullptr) return;
-    if (state_->cleanup_hook) {
-      napi_remove_env_cleanup_hook(Env(), &Database::Teardown, state_.get());
-      state_->cleanup_hook = false;
-    }
+    ForgetTeardown(state_.get());
     state_->Close();
     state_.reset();
+  }
+  void ForgetTeardown(DbState* state) {
+    if (!state->cleanup_hook) return;
+    napi_remove_env_cleanup_hook(Env(), &Database::Teardown, state);
+    state->cleanup_hook = false;
   }
   static void Teardown(void* arg) {
     auto* state = static_cast<DbState*>(arg);
@@ -553,12 +557,8 @@ class Database final : public Napi::ObjectWrap<Database> {
     if (opening_) throw CodeError(env, "the database is opening", "LEVEL_DATABASE_NOT_OPEN");
     std::shared_ptr<DbState> state = std::move(state_);
     if (state == nullptr) return Resolved(env);
-    if (state->cleanup_hook) {
-      napi_remove_env_cleanup_hook(env, &Database::Teardown, state.get());
-      state->cleanup_hook = false;
-    }
-    while (!state->iterators.empty()) (*state->iterators.begin())->End();
-    while (!state->snapshots.empty()) (*state->snapshots.begin())->Release();
+    ForgetTeardown(state.get());
+    state->EndReaders();
     return RunAsync(
         Value(),
         [state]() {
@@ -606,7 +606,7 @@ class Database final : public Napi::ObjectWrap<Database> {
     jigsaw::ReadOptions ro;
     ro.snapshot = SnapshotOf(info[1], state_.get());
     std::string scratch, value;
-    const Status s = db->Get(ro, KeySlice(info[0], &scratch), &value);
+    const Status s = db->Get(ro, BytesOf(info[0], &scratch), &value);
     if (s.IsNotFound()) return Napi::Number::New(env, -1);
     if (!s.ok()) throw StatusError(env, s);
     Napi::Uint8Array slab = info[2].As<Napi::Uint8Array>();
@@ -663,13 +663,15 @@ class Database final : public Napi::ObjectWrap<Database> {
   Napi::Value Put(const Napi::CallbackInfo& info) {
     DB* db = Engine(info.Env());
     auto batch = std::make_shared<jigsaw::WriteBatch>();
-    batch->Put(ToBytes(info[0]), ToBytes(info[1]));
+    std::string key, value;  // the batch copies the bytes
+    batch->Put(BytesOf(info[0], &key), BytesOf(info[1], &value));
     return Write(db, info[2].ToBoolean(), std::move(batch));
   }
   Napi::Value Del(const Napi::CallbackInfo& info) {
     DB* db = Engine(info.Env());
     auto batch = std::make_shared<jigsaw::WriteBatch>();
-    batch->Delete(ToBytes(info[0]));
+    std::string key;
+    batch->Delete(BytesOf(info[0], &key));
     return Write(db, info[1].ToBoolean(), std::move(batch));
   }
 
@@ -680,13 +682,14 @@ class Database final : public Napi::ObjectWrap<Database> {
     DB* db = Engine(env);
     const Napi::Array ops = info[0].As<Napi::Array>();
     auto batch = std::make_shared<jigsaw::WriteBatch>();
+    std::string key, value;  // the batch copies the bytes
     for (uint32_t i = 0; i < ops.Length(); i++) {
       const Napi::Object op = ops.Get(i).As<Napi::Object>();
       const std::string type = op.Get("type").ToString().Utf8Value();
       if (type == "put") {
-        batch->Put(ToBytes(op.Get("key")), ToBytes(op.Get("value")));
+        batch->Put(BytesOf(op.Get("key"), &key), BytesOf(op.Get("value"), &value));
       } else if (type == "del") {
-        batch->Delete(ToBytes(op.Get("key")));
+        batch->Delete(BytesOf(op.Get("key"), &key));
       } else {
         throw Napi::TypeError::New(env, "a batch operation's type must be 'put' or 'del'");
       }
@@ -699,11 +702,7 @@ class Database final : public Napi::ObjectWrap<Database> {
   // about 64 KiB of keys.
   Napi::Value Clear(const Napi::CallbackInfo& info) {
     DB* db = Engine(info.Env());
-    const Napi::Object options = info[0].As<Napi::Object>();
-    const Napi::Value limit = options.Get("limit");
-    auto cursor = std::make_shared<RangeCursor>(db->NewIterator(ReadOptionsFrom(options, state_.get())), KeyRange::From(options),
-                                                Flag(options, "reverse", false),
-                                                limit.IsNumber() ? limit.As<Napi::Number>().Int64Value() : -1);
+    std::shared_ptr<RangeCursor> cursor = NewCursor(*state_, info[0].As<Napi::Object>());
     return RunAsync(
         Value(),
         [=]() {
