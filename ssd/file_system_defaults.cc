@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -35,13 +36,28 @@ std::string HolderOf(int fd) {
   return pid.find_first_not_of("0123456789") == std::string::npos ? pid : "";
 }
 
+// True if the lock file names a holder process that no longer exists.
+bool HolderIsGone(int fd) {
+  const std::string holder = HolderOf(fd);
+  if (holder.empty() || holder.size() > 9) return false;
+  return ::kill(static_cast<pid_t>(std::stol(holder)), 0) != 0 && errno == ESRCH;
+}
+
 }  // namespace
 
 Status FileSystem::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
   lock->reset();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("cannot open lock file " + path, std::strerror(errno));
-  if (const int err = LockExclusiveGuarded(fd); err != 0) {
+  int err = LockExclusiveGuarded(fd);
+  // A holder that has died may still hold the lock for an instant through
+  // a child it forked (a pool inspection's, killed with it: pmem/pool.cc):
+  // tried again for a while, as a pool found locked is.
+  for (int attempt = 0; err == EWOULDBLOCK && attempt < 40 && HolderIsGone(fd); attempt++) {
+    ::usleep(5000);
+    err = LockExclusiveGuarded(fd);
+  }
+  if (err != 0) {
     const std::string holder = HolderOf(fd);
     ::close(fd);
     if (err == EWOULDBLOCK) {
