@@ -1,17 +1,22 @@
 'use strict'
 // Per-call cost of the Node binding: put and get of N entries.
 //
-//   JIGSAW_LEVEL_ADDON=<build>/bindings/node/jigsaw_level.node node bench.js [--num N] [--mode M] [--dir D]
+//   JIGSAW_LEVEL_ADDON=<build>/bindings/node/jigsaw_level.node node bench.js [--num N] [--mode M] [--dir D] [--rounds R]
 //
 // Writes N random 16-byte keys with 100-byte values (the paper's entries,
 // as jigsaw_bench's fillrandom and bindings/python/bench.py) one awaited
-// put at a time, then reads each back in another random order four ways:
+// put at a time, then reads each back in another random order (its keys
+// copied into new Buffers in that order). R rounds, after one that warms
+// the caches, each read every key once on the same open database, a third
+// of them each (alternate chunks of 4096 keys, shifted each round) with:
 // getSync (on the JavaScript thread), the addon's getSync without
-// abstract-level around it, get awaited one at a time (each call a trip
-// through libuv's thread pool), and get with 64 calls in flight.
-// Prints microseconds per call. `jigsaw_bench --benchmarks=fillrandom,
-// readrandom --num=N --mode=M` gives the C++ API's cost on the same
-// entries. Keys and values are Buffers (no string conversion).
+// abstract-level around it, and the C++ API's DB::Get called from C++ (the
+// addon's cppGetLoop: one ReadOptions and one value string reused, as a
+// C++ program reads). Then get awaited one at a
+// time (each call a trip through libuv's thread pool), and get with 64
+// calls in flight. Prints microseconds per call and getSync's ratio to the
+// C++ Get, per round and as the median. Keys and values are Buffers (no
+// string conversion).
 const fs = require('fs')
 const os = require('os')
 const path = require('path')
@@ -35,10 +40,11 @@ function shuffle (array, seed) {
 async function main () {
   const num = Number(arg('num', 1000000))
   const mode = arg('mode', 'pmem')
+  const rounds = Number(arg('rounds', 5))
   const base = arg('dir', mode === 'disk' ? os.tmpdir() : '/dev/shm')
   const dir = fs.mkdtempSync(path.join(base, 'jigsaw-level-bench-'))
   const pool = mode === 'hybrid' ? fs.mkdtempSync('/dev/shm/jigsaw-level-bench-pool-') : null
-  const keys = []
+  let keys = []
   for (let i = 0; i < num; i++) keys.push(Buffer.from(String(i).padStart(16, '0')))
   shuffle(keys, 301)
   const value = Buffer.alloc(100)
@@ -54,20 +60,52 @@ async function main () {
       return { us: Number(process.hrtime.bigint() - start) / 1000 / num, found }
     }
     const put = await time(async () => { for (const k of keys) await db.put(k, value) })
+    // The read order, each key a new Buffer made in that order: the keys
+    // lie in memory in the order the loops read them, so no loop -- the C++
+    // one included -- waits on a cache miss to find its next key.
     shuffle(keys, 977)
-    const getSync = await time(() => {
-      let found = 0
-      for (const k of keys) found += db.getSync(k) !== undefined
-      return found
-    })
+    keys = keys.map((k) => Buffer.from(k))
     // The addon's own call, without abstract-level's checks and encodings.
     const native = db[Object.getOwnPropertySymbols(db).find((s) => s.description === 'native')]
-    const slab = Buffer.allocUnsafe(64 << 10)
-    const nativeGetSync = await time(() => {
-      let found = 0
-      for (const k of keys) found += native.getSync(k, null, slab, 0) >= 0
-      return found
-    })
+    // Each round splits the keys into chunks of 4096 and gives them in turn
+    // to the three loops (shifted by one each round), so all meet the same
+    // noise and none finds the blocks another just read in its caches.
+    const loops = [
+      (part) => { let n = 0; for (const k of part) n += db.getSync(k) !== undefined; return n },
+      (part) => { let n = 0; for (const k of part) n += native.getSync(k, null, 0) >= 0; return n },
+      null // the C++ loop, timed in C++
+    ]
+    const chunk = 4096
+    const ratios = []
+    const getSyncs = []
+    const cpps = []
+    for (let round = 0; round <= rounds; round++) {
+      const seconds = [0, 0, 0]
+      const found = [0, 0, 0]
+      for (let c = 0, i = 0; i < num; c++, i += chunk) {
+        const part = keys.slice(i, i + chunk)
+        const which = (c + round) % 3
+        if (loops[which] === null) {
+          const [n, s] = native.cppGetLoop(part)
+          seconds[which] += s
+          found[which] += n
+        } else {
+          const start = process.hrtime.bigint()
+          found[which] += loops[which](part)
+          seconds[which] += Number(process.hrtime.bigint() - start) / 1e9
+        }
+      }
+      if (found[0] + found[1] + found[2] !== num) throw new Error(`found ${found} of ${num} keys`)
+      if (round === 0) continue // warms the caches
+      const [getSyncUs, nativeUs, cppUs] = seconds.map((s, i) => s * 1e6 / found[i])
+      ratios.push(getSyncUs / cppUs)
+      getSyncs.push(getSyncUs)
+      cpps.push(cppUs)
+      console.log(`round ${round}: getSync ${getSyncUs.toFixed(3)} us/op, ` +
+        `the addon's getSync alone ${nativeUs.toFixed(3)} us/op, C++ Get ${cppUs.toFixed(3)} us/op, ` +
+        `ratio ${ratios[ratios.length - 1].toFixed(2)}`)
+    }
+    const median = (xs) => xs.slice().sort((x, y) => x - y)[xs.length >> 1]
     const get = await time(async () => {
       let found = 0
       for (const k of keys) found += (await db.get(k)) !== undefined
@@ -87,8 +125,8 @@ async function main () {
       return found
     })
     console.log(`mode ${mode}, ${num} entries: put ${put.us.toFixed(3)} us/op, ` +
-      `getSync ${getSync.us.toFixed(3)} us/op (${getSync.found} found), ` +
-      `the addon's getSync alone ${nativeGetSync.us.toFixed(3)} us/op (${nativeGetSync.found} found), ` +
+      `medians of ${rounds} rounds: getSync ${median(getSyncs).toFixed(3)} us/op, ` +
+      `C++ Get ${median(cpps).toFixed(3)} us/op, ratio ${median(ratios).toFixed(2)}; ` +
       `get ${get.us.toFixed(3)} us/op (${get.found} found), ` +
       `get with ${inFlight} in flight ${getParallel.us.toFixed(3)} us/op (${getParallel.found} found)`)
     await db.close()

@@ -1,24 +1,30 @@
 """Per-call cost of the Python binding: put and get of N entries.
 
-    PYTHONPATH=<build>/bindings/python python3 -P bindings/python/bench.py [--num N] [--mode M]
+    PYTHONPATH=<build>/bindings/python python3 -P bindings/python/bench.py [--num N] [--mode M] [--rounds R]
 
 (-P: not the source directory's jigsawdb/, which lacks the built module.)
 
 Writes N random 16-byte keys with 100-byte values (the paper's entries,
 as jigsaw_bench's fillrandom) one put at a time, then reads each back
-with get in another random order (readrandom), and prints microseconds
-per call. The same workload through `jigsaw_bench --benchmarks=
-fillrandom,readrandom --num=N --mode=M` gives the C++ API's cost; the
-difference is what the binding adds per call.
+in another random order (its keys copied into new bytes objects in that
+order), R rounds after one that warms the caches. Each round reads every
+key once on the same open database, half of them (alternate chunks of
+4096 keys) with db.get from Python and half with the C++ API's DB::Get
+called from C++ (jigsawdb._jigsawdb._cpp_get_loop: one ReadOptions and
+one value string reused, as a C++ program reads); the halves swap each
+round. Prints microseconds per call of each and their ratio, per round
+and as the median of the rounds.
 """
 import argparse
 import os
 import random
 import shutil
 import tempfile
+import statistics
 import time
 
 import jigsawdb
+from jigsawdb import _jigsawdb
 
 
 def main():
@@ -26,6 +32,7 @@ def main():
     parser.add_argument("--num", type=int, default=1000000)
     parser.add_argument("--mode", choices=["pmem", "hybrid", "disk"], default="pmem")
     parser.add_argument("--dir", default="/dev/shm")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
     rng = random.Random(301)
@@ -40,14 +47,46 @@ def main():
             for k in keys:
                 db.put(k, value)
             put_us = (time.perf_counter() - start) * 1e6 / args.num
+            # The read order, each key a new bytes object made in that order:
+            # the keys lie in memory in the order the loops read them, so no
+            # loop -- the C++ one included -- waits on a cache miss to find
+            # its next key.
             rng.shuffle(keys)
-            start = time.perf_counter()
-            found = 0
-            for k in keys:
-                found += db.get(k) is not None
-            get_us = (time.perf_counter() - start) * 1e6 / args.num
-        print("mode %s, %d entries: put %.3f us/op, get %.3f us/op (%d found)" %
-              (args.mode, args.num, put_us, get_us, found))
+            keys = [bytes(bytearray(k)) for k in keys]
+            # Each round splits the keys into chunks of 4096 and gives them
+            # in turn to the two loops (the other half the next round), so
+            # both meet the same noise and neither finds the blocks the
+            # other just read in its caches.
+            chunk = 4096
+            ratios, gets, cpps = [], [], []
+            for r in range(args.rounds + 1):
+                seconds = [0.0, 0.0]
+                found = [0, 0]
+                for c, i in enumerate(range(0, args.num, chunk)):
+                    part = keys[i:i + chunk]
+                    if (c + r) % 2 == 0:
+                        start = time.perf_counter()
+                        n = 0
+                        for k in part:
+                            n += db.get(k) is not None
+                        seconds[0] += time.perf_counter() - start
+                        found[0] += n
+                    else:
+                        n, s = _jigsawdb._cpp_get_loop(db, part)
+                        seconds[1] += s
+                        found[1] += n
+                if sum(found) != args.num:
+                    raise SystemExit("found %d of %d keys" % (sum(found), args.num))
+                if r == 0:
+                    continue  # warms the caches
+                get_us, cpp_us = (seconds[i] * 1e6 / found[i] for i in range(2))
+                ratios.append(get_us / cpp_us)
+                gets.append(get_us)
+                cpps.append(cpp_us)
+                print("round %d: get %.3f us/op, C++ Get %.3f us/op, ratio %.2f" % (r, get_us, cpp_us, ratios[-1]))
+        print("mode %s, %d entries: put %.3f us/op; medians of %d rounds: get %.3f us/op, C++ Get %.3f us/op, "
+              "ratio %.2f" % (args.mode, args.num, put_us, args.rounds, statistics.median(gets),
+                              statistics.median(cpps), statistics.median(ratios)))
     finally:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -17,11 +17,13 @@
 // worker outlives the engine it uses.
 #include <napi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,14 +73,25 @@ Encoding ToEncoding(const Napi::Value& v) {
   return v.IsString() && v.As<Napi::String>().Utf8Value() == "utf8" ? Encoding::kUtf8 : Encoding::kBytes;
 }
 
-// The bytes of a key or value: any Uint8Array's (a Buffer's too) in place,
-// honouring its offset and length, valid during the call; a string's UTF-8
+// A Uint8Array's (a Buffer's too) bytes in place, honouring its offset and
+// length, valid during the call; nullopt for any other value. One N-API
+// call, where IsTypedArray and As<Uint8Array> make three: a read's key
+// costs one.
+std::optional<std::span<char>> Uint8ArrayBytes(const Napi::Value& v) {
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* data = nullptr;
+  if (napi_get_typedarray_info(v.Env(), v, &type, &length, &data, nullptr, nullptr) != napi_ok ||
+      type != napi_uint8_array) {
+    return std::nullopt;  // no exception is pending
+  }
+  return std::span<char>(static_cast<char*>(data), length);
+}
+
+// The bytes of a key or value: a Uint8Array's in place, a string's UTF-8
 // bytes in *scratch. A TypeError for anything else.
 Slice BytesOf(const Napi::Value& v, std::string* scratch) {
-  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
-    Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
-    return Slice(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
-  }
+  if (const auto bytes = Uint8ArrayBytes(v)) return Slice(bytes->data(), bytes->size());
   if (!v.IsString()) throw Napi::TypeError::New(v.Env(), "a key or value must be a string, a Buffer or a Uint8Array");
   *scratch = v.As<Napi::String>().Utf8Value();
   return Slice(*scratch);
@@ -176,14 +189,29 @@ Napi::Value RunAsync(const Napi::Object& owner, Work work, Done done) {
 class IteratorWrap;
 class SnapshotWrap;
 
-// The classes this addon defines, per Node environment (the main thread and
-// each worker thread that loads the addon has its own).
+// The classes this addon defines and getSync's slab, per Node environment
+// (the main thread and each worker thread that loads the addon has its
+// own).
 struct AddonData {
   Napi::FunctionReference snapshot;
   Napi::FunctionReference iterator;
+  // The Uint8Array getSync copies values into (setSlab), referenced so its
+  // bytes stay where slab_bytes says; empty until set.
+  Napi::Reference<Napi::Uint8Array> slab;
+  std::span<char> slab_bytes;
 };
 
 AddonData& Classes(Napi::Env env) { return *env.GetInstanceData<AddonData>(); }
+
+// setSlab(slab): the Uint8Array getSync copies values into from now on
+// (index.js sets a new one when the last is full).
+void SetSlab(const Napi::CallbackInfo& info) {
+  const auto bytes = Uint8ArrayBytes(info[0]);
+  if (!bytes) throw Napi::TypeError::New(info.Env(), "setSlab takes a Uint8Array");
+  AddonData& data = Classes(info.Env());
+  data.slab = Napi::Persistent(info[0].As<Napi::Uint8Array>());
+  data.slab_bytes = *bytes;
+}
 
 // One open engine and its live iterators and snapshots (JavaScript thread
 // only, but for the engine calls workers make between open and close).
@@ -483,20 +511,45 @@ class Database final : public Napi::ObjectWrap<Database> {
     Napi::Function f = DefineClass(
         env, "Database",
         {InstanceMethod("open", &Database::Open), InstanceMethod("close", &Database::Close),
-         InstanceMethod("get", &Database::Get), InstanceMethod("getSync", &Database::GetSync),
+         InstanceMethod("get", &Database::Get),
          InstanceMethod("getMany", &Database::GetMany), InstanceMethod("put", &Database::Put),
          InstanceMethod("del", &Database::Del), InstanceMethod("batch", &Database::Batch),
          InstanceMethod("clear", &Database::Clear), InstanceMethod("iterator", &Database::NewIterator),
          InstanceMethod("snapshot", &Database::NewSnapshot), InstanceMethod("getProperty", &Database::GetProperty),
          InstanceMethod("approximateSize", &Database::ApproximateSize),
-         InstanceMethod("compactRange", &Database::CompactRange)});
+         InstanceMethod("compactRange", &Database::CompactRange),
+         InstanceMethod("cppGetLoop", &Database::CppGetLoop)});
     exports.Set("Database", f);
     return exports;
   }
-  explicit Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(info) {}
-  ~Database() override { Shutdown(); }
+  explicit Database(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Database>(info) {
+    auto* share = new std::shared_ptr<GetSyncCell>(get_sync_cell_);
+    Napi::Function get_sync = Napi::Function::New<&Database::GetSyncOfCell>(info.Env(), "getSync", share);
+    get_sync.AddFinalizer([](Napi::Env, std::shared_ptr<GetSyncCell>* cell) { delete cell; }, share);
+    info.This().As<Napi::Object>().Set("getSync", get_sync);
+  }
+  ~Database() override {
+    get_sync_cell_->db = nullptr;
+    Shutdown();
+  }
 
  private:
+  // getSync is a function of each database's own, its data this cell,
+  // rather than a method: a method call unwraps its receiver, a property
+  // lookup that cost as much as any other step of the call. The database
+  // and the function share the cell; the database clears it when it goes,
+  // so a getSync that outlives its database throws.
+  struct GetSyncCell {
+    Database* db;
+  };
+  std::shared_ptr<GetSyncCell> get_sync_cell_ = std::make_shared<GetSyncCell>(GetSyncCell{this});
+
+  static Napi::Value GetSyncOfCell(const Napi::CallbackInfo& info) {
+    Database* db = static_cast<std::shared_ptr<GetSyncCell>*>(info.Data())->get()->db;
+    if (db == nullptr) throw CodeError(info.Env(), "the database is not open", "LEVEL_DATABASE_NOT_OPEN");
+    return db->GetSync(info);
+  }
+
   // Closes the engine (if open) on this thread.
   void Shutdown() {
     if (state_ == nullptr) return;
@@ -595,27 +648,65 @@ class Database final : public Napi::ObjectWrap<Database> {
         });
   }
 
-  // getSync(key, snapshot, slab, offset): reads on this thread. -1 if the
-  // key is not found; else the value's length, its bytes copied into the
-  // Uint8Array `slab` at `offset` when they fit there, or else a Buffer of
-  // the value. (index.js hands out views of the slab, as Node's own Buffer
-  // pool does: no allocation per read.)
+  // getSync(key, snapshot, offset): reads on this thread. -1 if the key is
+  // not found; else the value's length, its bytes copied into the slab
+  // (setSlab) at `offset` when they fit there, or else a Buffer of the
+  // value. (index.js hands out views of the slab, as Node's own Buffer pool
+  // does: no allocation per read.)
   Napi::Value GetSync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     DB* db = Engine(env);
     jigsaw::ReadOptions ro;
     ro.snapshot = SnapshotOf(info[1], state_.get());
-    std::string scratch, value;
+    std::string scratch;
+    std::string& value = get_sync_value_;
     const Status s = db->Get(ro, BytesOf(info[0], &scratch), &value);
     if (s.IsNotFound()) return Napi::Number::New(env, -1);
     if (!s.ok()) throw StatusError(env, s);
-    Napi::Uint8Array slab = info[2].As<Napi::Uint8Array>();
-    const size_t offset = info[3].As<Napi::Number>().Uint32Value();
-    if (offset <= slab.ByteLength() && value.size() <= slab.ByteLength() - offset) {
-      std::memcpy(slab.Data() + offset, value.data(), value.size());
+    const std::span<char> slab = Classes(env).slab_bytes;
+    const size_t offset = info[2].As<Napi::Number>().Uint32Value();
+    if (offset <= slab.size() && value.size() <= slab.size() - offset) {
+      std::memcpy(slab.data() + offset, value.data(), value.size());
       return Napi::Number::New(env, static_cast<double>(value.size()));
     }
-    return Napi::Buffer<char>::Copy(env, value.data(), value.size());
+    Napi::Value copy = Napi::Buffer<char>::Copy(env, value.data(), value.size());
+    if (value.capacity() > (1u << 20)) value = std::string();
+    return copy;
+  }
+
+  // cppGetLoop(keys): the baseline of bench.js -- the C++ API's Get of each
+  // key (Buffers, read in place) in order on this database, one
+  // ReadOptions and one value string reused as a C++ program calls it,
+  // timed in C++ on this thread. Returns [keys found, seconds].
+  Napi::Value CppGetLoop(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    DB* db = Engine(env);
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "cppGetLoop takes an array of Buffers");
+    const Napi::Array input = info[0].As<Napi::Array>();
+    std::vector<Slice> keys;
+    keys.reserve(input.Length());
+    for (uint32_t i = 0; i < input.Length(); i++) {
+      const auto k = Uint8ArrayBytes(input.Get(i));
+      if (!k) throw Napi::TypeError::New(env, "cppGetLoop takes an array of Buffers");
+      keys.emplace_back(k->data(), k->size());
+    }
+    const jigsaw::ReadOptions ro;
+    std::string value;
+    double found = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (const Slice& k : keys) {
+      const Status s = db->Get(ro, k, &value);
+      if (s.ok()) {
+        found++;
+      } else if (!s.IsNotFound()) {
+        throw StatusError(env, s);
+      }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Napi::Array out = Napi::Array::New(env, 2);
+    out.Set(0u, Napi::Number::New(env, found));
+    out.Set(1u, Napi::Number::New(env, seconds));
+    return out;
   }
 
   // getMany(keys, options): a promise of an array of values (undefined for
@@ -783,12 +874,14 @@ class Database final : public Napi::ObjectWrap<Database> {
 
   std::shared_ptr<DbState> state_;
   bool opening_ = false;  // an open is in flight
+  std::string get_sync_value_;  // getSync's value, its capacity kept (up to 1 MiB)
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  env.SetInstanceData(new AddonData{SnapshotWrap::Define(env), IteratorWrap::Define(env)});
+  env.SetInstanceData(new AddonData{SnapshotWrap::Define(env), IteratorWrap::Define(env), {}, {}});
   Database::Init(env, exports);
   exports.Set("engineVersion", Napi::String::New(env, JIGSAW_VERSION_STRING));
+  exports.Set("setSlab", Napi::Function::New(env, SetSlab, "setSlab"));
   return exports;
 }
 

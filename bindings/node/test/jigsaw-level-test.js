@@ -121,6 +121,27 @@ test(`reads match a model across flushes and compactions (${common.mode})`, asyn
   await db.close()
 })
 
+test(`getSync's values stay whole as its slab fills and is replaced (${common.mode})`, async function (t) {
+  const db = common.factory({ keyEncoding: 'utf8', valueEncoding: 'buffer' })
+  await db.open()
+  const value = (i) => Buffer.alloc(100 + (i % 50), i % 251)
+  const big = Buffer.alloc(200 << 10, 7) // larger than a slab: copied whole
+  const batch = []
+  for (let i = 0; i < 2000; i++) batch.push({ type: 'put', key: `k${i}`, value: value(i) })
+  batch.push({ type: 'put', key: 'big', value: big })
+  await db.batch(batch)
+  // 2000 values of 100-149 bytes fill several 64 KiB slabs; every Buffer
+  // handed out keeps its bytes.
+  const read = []
+  for (let i = 0; i < 2000; i++) read.push(db.getSync(`k${i}`))
+  const whole = read.every((v, i) => Buffer.isBuffer(v) && v.equals(value(i)))
+  t.ok(whole, 'every value read is a Buffer of its bytes, after later reads')
+  t.ok(db.getSync('big').equals(big), 'a value larger than the slab')
+  t.is(db.getSync('absent'), undefined, 'a missing key')
+  await db.close()
+  t.throws(() => db.getSync('k1'), /not open/, 'getSync after close')
+})
+
 test(`seek within a range, both directions (${common.mode})`, async function (t) {
   const db = common.factory()
   const model = await fill(db, 3000, 1000, 3)

@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -517,6 +518,93 @@ class PyDB {
   std::string name_;
 };
 
+// DB.get: its common calls, get(key) and get(key, default) with a bytes
+// key, as a CPython fast-call method -- pybind11's argument dispatch was
+// about a third of what the binding adds to a read. Every other call
+// (keywords, another key type, a closed database) goes to the pybind11
+// function (full_get), which checks and reports it as every other method
+// does.
+py::object* full_get = nullptr;  // lives as long as the interpreter
+
+PyObject* FastGet(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyDB* pydb = nullptr;
+  if (kwnames == nullptr && (nargs == 1 || nargs == 2) && PyBytes_CheckExact(args[0])) {
+    py::detail::make_caster<PyDB> caster;
+    if (caster.load(self, /*convert=*/false)) pydb = static_cast<PyDB*>(caster.value);
+  }
+  if (pydb == nullptr) {
+    std::vector<PyObject*> with_self{self};
+    const Py_ssize_t n = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+    with_self.insert(with_self.end(), args, args + n);
+    return PyObject_Vectorcall(full_get->ptr(), with_self.data(), static_cast<size_t>(nargs) + 1, kwnames);
+  }
+  // One value buffer per thread, its capacity kept between reads (up to
+  // 1 MiB).
+  thread_local std::string value;
+  const Slice key(PyBytes_AS_STRING(args[0]), static_cast<size_t>(PyBytes_GET_SIZE(args[0])));
+  Status s;
+  bool closed = false;
+  Py_BEGIN_ALLOW_THREADS
+  {
+    std::shared_lock<std::shared_mutex> lock(pydb->handle()->mutex);
+    closed = pydb->handle()->db == nullptr;
+    if (!closed) s = pydb->handle()->db->Get(ReadOptions(), key, &value);
+  }
+  Py_END_ALLOW_THREADS
+  if (closed) {
+    PyErr_SetString(errors->base.ptr(), "the database is closed");
+    return nullptr;
+  }
+  if (s.IsNotFound()) {
+    PyObject* fallback = nargs == 2 ? args[1] : Py_None;
+    Py_INCREF(fallback);
+    return fallback;
+  }
+  if (!s.ok()) {
+    try {
+      Raise(s);
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    }
+  }
+  PyObject* result = PyBytes_FromStringAndSize(value.data(), static_cast<Py_ssize_t>(value.size()));
+  if (value.capacity() > (1u << 20)) value = std::string();
+  return result;
+}
+
+// The baseline of bench.py: the C++ API's Get of each key, in order, on
+// the same open database -- one ReadOptions and one value string reused,
+// as a C++ program calls it -- timed in C++ with the GIL released. The
+// slices point into the caller's bytes objects, so both loops read the
+// same key bytes. Returns (keys found, seconds).
+py::tuple CppGetLoop(const PyDB& pydb, const std::vector<py::bytes>& keys) {
+  std::vector<Slice> slices;
+  slices.reserve(keys.size());
+  for (const py::bytes& k : keys) slices.push_back(AsSlice(k));
+  size_t found = 0;
+  double seconds = 0;
+  Status s;
+  {
+    py::gil_scoped_release nogil;
+    Use db(*pydb.handle());
+    const ReadOptions options;
+    std::string value;
+    const auto start = std::chrono::steady_clock::now();
+    for (const Slice& k : slices) {
+      s = db->Get(options, k, &value);
+      if (s.ok()) {
+        found++;
+      } else if (!s.IsNotFound()) {
+        break;
+      }
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!s.IsNotFound()) Check(s);
+  return py::make_tuple(found, seconds);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_jigsawdb, m) {
@@ -542,6 +630,8 @@ PYBIND11_MODULE(_jigsawdb, m) {
   m.attr("IOError") = errors->io_error;
   m.attr("NoSpaceError") = errors->no_space;
   m.attr("__engine_version__") = JIGSAW_VERSION_STRING;
+  m.def("_cpp_get_loop", &CppGetLoop, py::arg("db"), py::arg("keys"),
+        "bench.py's baseline: DB::Get of each key on db, as C++ calls it; (found, seconds).");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -598,7 +688,8 @@ PYBIND11_MODULE(_jigsawdb, m) {
       .def("__enter__", &PyWriteBatch::Enter, py::return_value_policy::reference)
       .def("__exit__", &PyWriteBatch::Exit);
 
-  py::class_<PyDB>(m, "DB", "An open JigsawDB database (jigsawdb/__init__.py has an example).")
+  py::class_<PyDB> db_class(m, "DB", "An open JigsawDB database (jigsawdb/__init__.py has an example).");
+  db_class
       .def(py::init<const std::string&, bool, bool, const std::string&, const std::optional<std::string>&,
                     std::optional<uint64_t>, std::optional<uint64_t>, std::optional<uint64_t>, bool, bool>(),
            py::arg("path"), py::kw_only(), py::arg("create_if_missing") = false, py::arg("error_if_exists") = false,
@@ -611,8 +702,6 @@ PYBIND11_MODULE(_jigsawdb, m) {
       .def_property_readonly("name", &PyDB::name)
       .def("put", &PyDB::Put, py::arg("key"), py::arg("value"), py::kw_only(), py::arg("sync") = false,
            "Writes key -> value; with sync=True it is durable when the call returns.")
-      .def("get", &PyDB::GetValue, py::arg("key"), py::arg("default") = py::none(), py::kw_only(),
-           py::arg("verify_checksums") = false, "The value of key, or default if it has none.")
       .def("delete", &PyDB::Delete, py::arg("key"), py::kw_only(), py::arg("sync") = false,
            "Deletes key (a missing key is no error).")
       .def("delete_range", &PyDB::DeleteRange, py::arg("start"), py::arg("stop"), py::kw_only(),
@@ -652,6 +741,14 @@ PYBIND11_MODULE(_jigsawdb, m) {
         db.Close();
         return false;
       });
+  full_get = new py::object(py::cpp_function(&PyDB::GetValue, py::name("get"), py::arg("self"), py::arg("key"),
+                                             py::arg("default") = py::none(), py::kw_only(),
+                                             py::arg("verify_checksums") = false));
+  static PyMethodDef get_method = {
+      "get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FastGet)), METH_FASTCALL | METH_KEYWORDS,
+      "get($self, key, default=None, *, verify_checksums=False)\n--\n\nThe value of key, or default if it has none."};
+  db_class.attr("get") = py::reinterpret_steal<py::object>(
+      PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(db_class.ptr()), &get_method));
 }
 
 }  // namespace jigsaw::python

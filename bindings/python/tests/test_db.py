@@ -37,6 +37,29 @@ def test_put_get_delete(open_db):
     assert isinstance(db.latest_sequence_number, int) and db.latest_sequence_number == 4
 
 
+def test_get_by_position_and_by_keyword(open_db):
+    # get(key) and get(key, default) take a fast path; every other form
+    # takes the full one, and all of them answer alike.
+    db = open_db()
+    db.put(b"k", b"v")
+
+    class Key(bytes):
+        pass
+
+    assert db.get(b"k") == db.get(key=b"k") == db.get(Key(b"k")) == b"v"
+    assert db.get(b"absent", b"d") == db.get(b"absent", default=b"d") == db.get(key=b"absent", default=b"d") == b"d"
+    assert db.get(b"absent", 7) == 7
+    assert db.get(b"k", None, verify_checksums=True) == b"v"
+    assert jigsawdb.DB.get(db, b"k") == b"v"
+    for bad in (lambda: db.get(), lambda: db.get(b"k", None, None), lambda: db.get(b"k", colour=1),
+                lambda: db.get(bytearray(b"k")), lambda: jigsawdb.DB.get(object(), b"k")):
+        with pytest.raises(TypeError):
+            bad()
+    big = bytes(range(256)) * 8192  # 2 MiB: past the kept buffer's 1 MiB
+    db.put(b"big", big)
+    assert db.get(b"big") == big and db.get(b"k") == b"v"
+
+
 def test_wrong_types_are_type_errors(open_db):
     db = open_db()
     with pytest.raises(TypeError):
