@@ -14,10 +14,12 @@
 #      /dev/shm, SSD tables on the local disk; at 100,000 (the paper's
 #      size) and 1,000,000 entries (10,000,000 too when asked, see
 #      JIGSAW_PROFILE_NUMS below);
-#   3. format_bench: the KeySet block against the classic block.
+#   3. format_bench: the KeySet block against the classic block;
+#   4. the bindings' point reads: Python's get and Node's getSync beside the
+#      C++ Get on the same open database (bindings/*/bench.*).
 # Results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,
 # out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png,
-# out/format_bench.json.
+# out/format_bench.json, out/bindings_{python,node}.json.
 # Installs missing Debian packages first (needs root or sudo).
 # Environment: JIGSAW_NUM (default 1000000) entries for jigsaw_bench,
 # JIGSAW_PROFILE_NUMS (default "100000 1000000"; e.g. "100000 1000000
@@ -31,6 +33,12 @@ num=${JIGSAW_NUM:-1000000}
 profile_nums=${JIGSAW_PROFILE_NUMS:-100000 1000000}
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DJIGSAW_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j "$jobs" --target jigsaw_bench jigsaw_profile format_bench floor_bench >/dev/null
+# The bindings in a tree of their own: they need the library compiled
+# position-independent, which the benchmarks above do not use.
+(cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+cmake -S . -B build/bindings -DCMAKE_BUILD_TYPE=Release -DJIGSAW_BUILD_TESTS=OFF -DJIGSAW_BUILD_BENCH=OFF \
+  -DJIGSAW_BUILD_PYTHON=ON -DJIGSAW_BUILD_NODE=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build/bindings -j "$jobs" --target _jigsawdb jigsaw_level >/dev/null
 # The build's files reach the disk before anything is timed: their writeback
 # would otherwise share the two cores with the first engine's run.
 sync
@@ -68,5 +76,13 @@ echo "== format_bench: one 4 MiB block, KeySet vs classic =="
 build/release/bench/format_bench --benchmark_out=out/format_bench.json --benchmark_out_format=json \
   --benchmark_color=false "$@" | sed -n '/^Summary/,$p'
 echo
+echo "== bindings: a point read through Python and Node beside the C++ Get on the same database, $num entries =="
+mkdir -p "$workdir"
+PYTHONPATH=build/bindings/bindings/python /usr/bin/python3 -P bindings/python/bench.py --num="$num" --dir="$workdir" \
+  --json=out/bindings_python.json
+(cd bindings/node && JIGSAW_LEVEL_ADDON="$PWD/../../build/bindings/bindings/node/jigsaw_level.node" \
+  node bench.js --num "$num" --dir "$workdir" --json ../../out/bindings_node.json)
+echo
 echo "Full results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,"
-echo "out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png, out/format_bench.json"
+echo "out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png, out/format_bench.json,"
+echo "out/bindings_python.json, out/bindings_node.json"

@@ -1,7 +1,7 @@
 'use strict'
 // Per-call cost of the Node binding: put and get of N entries.
 //
-//   JIGSAW_LEVEL_ADDON=<build>/bindings/node/jigsaw_level.node node bench.js [--num N] [--mode M] [--dir D] [--rounds R]
+//   JIGSAW_LEVEL_ADDON=<build>/bindings/node/jigsaw_level.node node bench.js [--num N] [--mode M] [--dir D] [--rounds R] [--json F]
 //
 // Writes N random 16-byte keys with 100-byte values (the paper's entries,
 // as jigsaw_bench's fillrandom and bindings/python/bench.py) one awaited
@@ -124,6 +124,19 @@ async function main () {
       await Promise.all(Array.from({ length: inFlight }, worker))
       return found
     })
+    const result = {
+      binding: 'node',
+      mode,
+      num,
+      rounds,
+      put_us: put.us,
+      get_sync_us: median(getSyncs),
+      cpp_get_us: median(cpps),
+      ratio: median(ratios),
+      get_us: get.us,
+      get_in_flight_us: getParallel.us
+    }
+    if (arg('json')) fs.writeFileSync(arg('json'), JSON.stringify(result, null, 1) + '\n')
     console.log(`mode ${mode}, ${num} entries: put ${put.us.toFixed(3)} us/op, ` +
       `medians of ${rounds} rounds: getSync ${median(getSyncs).toFixed(3)} us/op, ` +
       `C++ Get ${median(cpps).toFixed(3)} us/op, ratio ${median(ratios).toFixed(2)}; ` +

@@ -1,6 +1,6 @@
 """Per-call cost of the Python binding: put and get of N entries.
 
-    PYTHONPATH=<build>/bindings/python python3 -P bindings/python/bench.py [--num N] [--mode M] [--rounds R]
+    PYTHONPATH=<build>/bindings/python python3 -P bindings/python/bench.py [--num N] [--mode M] [--rounds R] [--json F]
 
 (-P: not the source directory's jigsawdb/, which lacks the built module.)
 
@@ -16,6 +16,7 @@ round. Prints microseconds per call of each and their ratio, per round
 and as the median of the rounds.
 """
 import argparse
+import json
 import os
 import random
 import shutil
@@ -33,6 +34,7 @@ def main():
     parser.add_argument("--mode", choices=["pmem", "hybrid", "disk"], default="pmem")
     parser.add_argument("--dir", default="/dev/shm")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 
     rng = random.Random(301)
@@ -84,9 +86,15 @@ def main():
                 gets.append(get_us)
                 cpps.append(cpp_us)
                 print("round %d: get %.3f us/op, C++ Get %.3f us/op, ratio %.2f" % (r, get_us, cpp_us, ratios[-1]))
+        result = {"binding": "python", "mode": args.mode, "num": args.num, "rounds": args.rounds, "put_us": put_us,
+                  "get_us": statistics.median(gets), "cpp_get_us": statistics.median(cpps),
+                  "ratio": statistics.median(ratios)}
         print("mode %s, %d entries: put %.3f us/op; medians of %d rounds: get %.3f us/op, C++ Get %.3f us/op, "
-              "ratio %.2f" % (args.mode, args.num, put_us, args.rounds, statistics.median(gets),
-                              statistics.median(cpps), statistics.median(ratios)))
+              "ratio %.2f" % (args.mode, args.num, put_us, args.rounds, result["get_us"], result["cpp_get_us"],
+                              result["ratio"]))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
     finally:
         shutil.rmtree(path, ignore_errors=True)
 
