@@ -101,7 +101,7 @@ async function main () {
       ratios.push(getSyncUs / cppUs)
       getSyncs.push(getSyncUs)
       cpps.push(cppUs)
-      console.log(`round ${round}: getSync ${getSyncUs.toFixed(3)} us/op, ` +
+      console.log(`Node, round ${round}: getSync ${getSyncUs.toFixed(3)} us/op, ` +
         `the addon's getSync alone ${nativeUs.toFixed(3)} us/op, C++ Get ${cppUs.toFixed(3)} us/op, ` +
         `ratio ${ratios[ratios.length - 1].toFixed(2)}`)
     }
@@ -137,7 +137,7 @@ async function main () {
       get_in_flight_us: getParallel.us
     }
     if (arg('json')) fs.writeFileSync(arg('json'), JSON.stringify(result, null, 1) + '\n')
-    console.log(`mode ${mode}, ${num} entries: put ${put.us.toFixed(3)} us/op, ` +
+    console.log(`Node, mode ${mode}, ${num} entries: put ${put.us.toFixed(3)} us/op, ` +
       `medians of ${rounds} rounds: getSync ${median(getSyncs).toFixed(3)} us/op, ` +
       `C++ Get ${median(cpps).toFixed(3)} us/op, ratio ${median(ratios).toFixed(2)}; ` +
       `get ${get.us.toFixed(3)} us/op (${get.found} found), ` +

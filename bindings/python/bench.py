@@ -85,11 +85,11 @@ def main():
                 ratios.append(get_us / cpp_us)
                 gets.append(get_us)
                 cpps.append(cpp_us)
-                print("round %d: get %.3f us/op, C++ Get %.3f us/op, ratio %.2f" % (r, get_us, cpp_us, ratios[-1]))
+                print("Python, round %d: get %.3f us/op, C++ Get %.3f us/op, ratio %.2f" % (r, get_us, cpp_us, ratios[-1]))
         result = {"binding": "python", "mode": args.mode, "num": args.num, "rounds": args.rounds, "put_us": put_us,
                   "get_us": statistics.median(gets), "cpp_get_us": statistics.median(cpps),
                   "ratio": statistics.median(ratios)}
-        print("mode %s, %d entries: put %.3f us/op; medians of %d rounds: get %.3f us/op, C++ Get %.3f us/op, "
+        print("Python, mode %s, %d entries: put %.3f us/op; medians of %d rounds: get %.3f us/op, C++ Get %.3f us/op, "
               "ratio %.2f" % (args.mode, args.num, put_us, args.rounds, result["get_us"], result["cpp_get_us"],
                               result["ratio"]))
         if args.json:
