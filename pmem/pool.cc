@@ -192,10 +192,6 @@ bool ReadField(const std::string& in, size_t* pos, std::string* field) {
   return true;
 }
 
-// How long Inspect looks again at a pool found locked: 40 times 5 ms.
-constexpr int kLockedRetries = 40;
-constexpr useconds_t kLockedRetryMicros = 5000;
-
 Status StatusOf(Status::Code code, const std::string& message) {
   switch (code) {
     case Status::Code::kOk: return Status::OK();

@@ -53,8 +53,8 @@ Status FileSystem::LockFile(const std::string& path, std::unique_ptr<FileLock>* 
   // A holder that has died may still hold the lock for an instant through
   // a child it forked (a pool inspection's, killed with it: pmem/pool.cc):
   // tried again for a while, as a pool found locked is.
-  for (int attempt = 0; err == EWOULDBLOCK && attempt < 40 && HolderIsGone(fd); attempt++) {
-    ::usleep(5000);
+  for (int attempt = 0; err == EWOULDBLOCK && attempt < kLockedRetries && HolderIsGone(fd); attempt++) {
+    ::usleep(kLockedRetryMicros);
     err = LockExclusiveGuarded(fd);
   }
   if (err != 0) {

@@ -35,6 +35,13 @@ inline std::mutex& ForkGuard() {
   return mutex;
 }
 
+// How long a lock that a forked child may still hold is tried again: the
+// child of a process killed an instant ago, or of another thread's pool
+// inspection, dies with it or soon after (pmem::Pool's opens and
+// inspections, FileSystem::LockFile): 40 times 5 ms.
+inline constexpr int kLockedRetries = 40;
+inline constexpr unsigned kLockedRetryMicros = 5000;
+
 // flock(fd, LOCK_EX | LOCK_NB) under the guard: 0, or flock's errno.
 inline int LockExclusiveGuarded(int fd) {
   std::lock_guard<std::mutex> guard(ForkGuard());

@@ -63,6 +63,8 @@ class UseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+void SetUseError(const UseError& e) { PyErr_SetString(errors->base.ptr(), e.what()); }
+
 Slice AsSlice(const py::bytes& b) {
   char* data = nullptr;
   Py_ssize_t size = 0;
@@ -157,7 +159,9 @@ py::object Get(const std::shared_ptr<Handle>& handle, const py::bytes& key, cons
   ReadOptions options;
   options.verify_checksums = verify_checksums;
   const Slice k = AsSlice(key);
-  std::string value;
+  // One value buffer per thread, its capacity kept between reads (up to
+  // 1 MiB).
+  thread_local std::string value;
   Status s;
   {
     py::gil_scoped_release nogil;
@@ -167,7 +171,9 @@ py::object Get(const std::shared_ptr<Handle>& handle, const py::bytes& key, cons
   }
   if (s.IsNotFound()) return default_value;
   Check(s);
-  return py::bytes(value);
+  py::bytes result(value);
+  if (value.capacity() > (1u << 20)) value = std::string();
+  return result;
 }
 
 struct RangeArgs {
@@ -519,11 +525,10 @@ class PyDB {
 };
 
 // DB.get: its common calls, get(key) and get(key, default) with a bytes
-// key, as a CPython fast-call method -- pybind11's argument dispatch was
-// about a third of what the binding adds to a read. Every other call
-// (keywords, another key type, a closed database) goes to the pybind11
-// function (full_get), which checks and reports it as every other method
-// does.
+// key, as a CPython fast-call method calling Get -- pybind11's argument
+// dispatch was about a third of what the binding adds to a read. Every
+// other call (keywords, another key type) goes to the pybind11 function
+// (full_get), which checks and reports it as every other method does.
 py::object* full_get = nullptr;  // lives as long as the interpreter
 
 PyObject* FastGet(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -538,39 +543,17 @@ PyObject* FastGet(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObj
     with_self.insert(with_self.end(), args, args + n);
     return PyObject_Vectorcall(full_get->ptr(), with_self.data(), static_cast<size_t>(nargs) + 1, kwnames);
   }
-  // One value buffer per thread, its capacity kept between reads (up to
-  // 1 MiB).
-  thread_local std::string value;
-  const Slice key(PyBytes_AS_STRING(args[0]), static_cast<size_t>(PyBytes_GET_SIZE(args[0])));
-  Status s;
-  bool closed = false;
-  Py_BEGIN_ALLOW_THREADS
-  {
-    std::shared_lock<std::shared_mutex> lock(pydb->handle()->mutex);
-    closed = pydb->handle()->db == nullptr;
-    if (!closed) s = pydb->handle()->db->Get(ReadOptions(), key, &value);
+  try {
+    return Get(pydb->handle(), py::reinterpret_borrow<py::bytes>(args[0]),
+               py::reinterpret_borrow<py::object>(nargs == 2 ? args[1] : Py_None), false, nullptr)
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const UseError& e) {
+    SetUseError(e);
   }
-  Py_END_ALLOW_THREADS
-  if (closed) {
-    PyErr_SetString(errors->base.ptr(), "the database is closed");
-    return nullptr;
-  }
-  if (s.IsNotFound()) {
-    PyObject* fallback = nargs == 2 ? args[1] : Py_None;
-    Py_INCREF(fallback);
-    return fallback;
-  }
-  if (!s.ok()) {
-    try {
-      Raise(s);
-    } catch (py::error_already_set& e) {
-      e.restore();
-      return nullptr;
-    }
-  }
-  PyObject* result = PyBytes_FromStringAndSize(value.data(), static_cast<Py_ssize_t>(value.size()));
-  if (value.capacity() > (1u << 20)) value = std::string();
-  return result;
+  return nullptr;
 }
 
 // The baseline of bench.py: the C++ API's Get of each key, in order, on
@@ -636,7 +619,7 @@ PYBIND11_MODULE(_jigsawdb, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const UseError& e) {
-      PyErr_SetString(errors->base.ptr(), e.what());
+      SetUseError(e);
     }
   });
 
