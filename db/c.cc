@@ -746,6 +746,10 @@ void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char
   options->rep.pmem_hash_index = v != 0;
 }
 
+void jigsaw_options_set_pmem_read_guard(jigsaw_options_t* options, int v) {
+  if (v >= 0 && v <= 2) options->rep.pmem_read_guard = static_cast<jigsaw::PmemReadGuard>(v);
+}
+
 void jigsaw_options_set_read_triggered_compactions(jigsaw_options_t* options, unsigned char v) {
   options->rep.read_triggered_compactions = v != 0;
 }

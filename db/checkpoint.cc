@@ -20,6 +20,7 @@
 #include "version/manifest.h"
 #include "version/table_store.h"
 #include "version/version_set.h"
+#include "util/guarded_read.h"
 
 namespace jigsaw {
 
@@ -209,7 +210,12 @@ Status DBImpl::CreateCheckpoint(const std::string& checkpoint_dir, uint64_t* seq
           s = writer.AddSsdFile(tables_->TablePath(t->number), *t, level);
         } else {
           if (pool()->timing() != nullptr) pool()->timing()->ChargeSequentialRead(t->size);
-          s = writer.AddPmemTable(*t, PmemBlockContents(*t), ucmp_, level);
+          // The writer reads the block unguarded (util/guarded_read.h).
+          const Slice contents = PmemBlockContents(*t);
+          s = ProbeReadable(contents.data(), contents.size())
+                  ? writer.AddPmemTable(*t, contents, ucmp_, level)
+                  : Status::Corruption("block " + std::to_string(t->number),
+                                       "unreadable pool memory at " + DescribeUnreadable(contents.data(), contents.size()));
         }
         if (!s.ok()) break;
       }

@@ -14,6 +14,7 @@
 #include "pmem/pool_sizing.h"
 #include "format/keyset_block.h"
 #include "ssd/table.h"
+#include "util/guarded_read.h"
 
 namespace jigsaw {
 
@@ -494,8 +495,10 @@ bool DBImpl::MigratesAsBytes(const Compaction& compaction) const {
       continue;
     }
     keyset::BlockOutline outline;
+    Status read;
     if (tables_->ssd_block_format() != BlockFormat::kKeySet ||
-        !keyset::ReadOutline(pool()->Direct(t->offset), t->size, ucmp_, &outline).ok() || !outline.piece_reads) {
+        !GuardedRead([&] { read = keyset::ReadOutline(pool()->Direct(t->offset), t->size, ucmp_, &outline); }) ||
+        !read.ok() || !outline.piece_reads) {
       return false;
     }
   }
@@ -513,6 +516,13 @@ Status DBImpl::MigrateBlocks(const Compaction& compaction, CompactionOutputs* ou
     // The write reads the object from NVM, sequentially.
     if (pool()->timing() != nullptr) pool()->timing()->ChargeSequentialRead(t->size);
     const Slice bytes(pool()->Direct(t->offset), t->size);
+    // The sink copies the bytes unguarded: a block with a media error is a
+    // failed migration, not a SIGBUS (util/guarded_read.h).
+    if (!ProbeReadable(bytes.data(), bytes.size())) {
+      s = Status::Corruption("block " + std::to_string(t->number),
+                             "unreadable pool memory at " + DescribeUnreadable(bytes.data(), bytes.size()));
+      break;
+    }
     s = t->pmem_layout == PmemLayout::kTableImage ? sink.AddTableImage(bytes)
                                                   : sink.AddWholeBlock(bytes, t->smallest, t->largest);
     if (!s.ok()) break;

@@ -20,6 +20,7 @@
 #include "pmem/pool_sizing.h"
 #include "version/filename.h"
 #include "util/profile_clock.h"
+#include "util/guarded_read.h"
 #include "db/write_batch_internal.h"
 #include "ssd/table.h"
 #include "table/merging_iterator.h"
@@ -656,8 +657,14 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
       log_name = "WAL " + std::to_string(w.number) + " (" + path + ")";
       s = ReadWalFile(tables_->fs(), path, w.number, on_damage, replay, &read);
     } else {
-      s = ReadWalSegment(pool()->Direct(w.offset), std::min(w.capacity, pool()->ObjectSize(w.offset)), w.number,
-                         on_damage, replay, &read);
+      // Guarded (util/guarded_read.h): a media error in the segment stops
+      // the open with a Corruption naming it, never a SIGBUS. An abandoned
+      // replay leaks what its record in flight had allocated.
+      const char* segment = pool()->Direct(w.offset);
+      const uint64_t capacity = std::min(w.capacity, pool()->ObjectSize(w.offset));
+      if (!GuardedRead([&] { s = ReadWalSegment(segment, capacity, w.number, on_damage, replay, &read); })) {
+        return Status::Corruption(log_name, "unreadable pool memory at " + DescribeUnreadable(segment, capacity));
+      }
     }
     if (!s.ok()) return s;
     state->wal_ends[i] = read.end;

@@ -11,6 +11,7 @@
 #include "db/db_impl.h"
 #include "pmem/device.h"
 #include "ssd/table.h"
+#include "util/guarded_read.h"
 
 namespace jigsaw {
 
@@ -76,8 +77,17 @@ Status DBImpl::VerifyTable(const TableMeta& table) const {
     BlockReadOptions options;
     options.comparator = ucmp_;
     std::unique_ptr<BlockReader> checked;  // a fresh reader verifies the checksum
-    Status s = BlockReader::Open(BlockFormat::kKeySet, PmemBlockContents(table), options, &checked);
-    if (s.ok()) s = checked->Validate();
+    const Slice contents = PmemBlockContents(table);
+    Status s;
+    // Guarded (util/guarded_read.h): a media error is reported with every
+    // unreadable stretch of the block. An abandoned check leaks its reader.
+    if (!GuardedRead([&] {
+          s = BlockReader::Open(BlockFormat::kKeySet, contents, options, &checked);
+          if (s.ok()) s = checked->Validate();
+        })) {
+      (void)checked.release();
+      return Status::Corruption("unreadable pool memory at " + DescribeUnreadable(contents.data(), contents.size()));
+    }
     return s;
   }
   // An SSD table or a pmem table image: reads every block afresh and checks it.

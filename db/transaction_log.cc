@@ -9,6 +9,7 @@
 #include "db/db_impl.h"
 #include "db/write_batch_internal.h"
 #include "version/filename.h"
+#include "util/guarded_read.h"
 
 namespace jigsaw {
 
@@ -67,7 +68,12 @@ Status DBImpl::ReadFeedLog(const FeedLog& log, std::string* bytes) {
       // header: the writer updates the durable end there.
       bytes->resize(std::max(log.end, kWalHeaderSize));
       EncodeLogFileHeader(log.number, bytes->data());
-      std::memcpy(bytes->data() + kWalHeaderSize, segment + kWalHeaderSize, bytes->size() - kWalHeaderSize);
+      if (!GuardedCopy(bytes->data() + kWalHeaderSize, segment + kWalHeaderSize, bytes->size() - kWalHeaderSize)) {
+        return Status::Corruption("WAL segment " + std::to_string(log.number),
+                                  "unreadable pool memory at " +
+                                      DescribeUnreadable(segment + kWalHeaderSize, bytes->size() - kWalHeaderSize) +
+                                      " (past its header)");
+      }
       return Status::OK();
     }
     if (found) {
@@ -104,6 +110,12 @@ Status DBImpl::ReadFeedLog(const FeedLog& log, std::string* bytes) {
 void DBImpl::ArchiveSegments(const std::vector<WalSegmentMeta>& wals, const std::vector<uint64_t>& ends) {
   for (size_t i = 0; i < wals.size(); ++i) {
     if (ends[i] <= kWalHeaderSize) continue;  // no records
+    // The archive copies the records unguarded (util/guarded_read.h).
+    if (!ProbeReadable(pool()->Direct(wals[i].offset) + kWalHeaderSize, ends[i] - kWalHeaderSize)) {
+      Log(info_log_, "Log %llu not archived: a media error in its segment",
+          static_cast<unsigned long long>(wals[i].number));
+      continue;
+    }
     Status s = archive_->AddRecords(wals[i].number, pool()->Direct(wals[i].offset) + kWalHeaderSize,
                                     ends[i] - kWalHeaderSize);
     if (!s.ok()) {

@@ -1,34 +1,165 @@
 #include "pmem/pmem_table.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 
 #include "format/keyset_block.h"
 #include "table/iterator_wrappers.h"
+#include "util/guarded_read.h"
 
 namespace jigsaw::pmem {
 
 namespace {
 
+// A read of pool memory the kernel could not supply: a media error (a
+// poisoned line of persistent memory), or a pool file cut short beneath
+// its mapping.
+Status ReadFault(uint64_t number) {
+  return Status::Corruption("block " + std::to_string(number),
+                            "read fault in pool memory (a media error, or a pool file cut short)");
+}
+
+// Positioned on nothing, with `status`.
+class FailedIterator final : public InternalIterator {
+ public:
+  explicit FailedIterator(Status status) : status_(std::move(status)) {}
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(const Slice&, SequenceNumber) override {}
+  void Next() override {}
+  void Prev() override {}
+  Status status() const override { return status_; }
+
+ private:
+  const Status status_;
+};
+
+class FailedBlockScan final : public BlockScan {
+ public:
+  explicit FailedBlockScan(Status status) : status_(std::move(status)) {}
+  bool NextBlock(Slice*) override { return false; }
+  Status status() const override { return status_; }
+
+ private:
+  const Status status_;
+};
+
+// Whether a block has been read whole without a fault: once it has, readers
+// stepping through it in place (InternalIterator::OpenWindow) read it
+// unguarded.
+class ProbedOnce {
+ public:
+  explicit ProbedOnce(const Slice& contents) : contents_(contents) {}
+  // True if the block was or is now read whole without a fault (one pass
+  // over it, the first time).
+  bool Readable() const {
+    if (state_.load(std::memory_order_acquire) == kReadable) return true;
+    if (!ProbeReadable(contents_.data(), contents_.size())) return false;  // tried again next time
+    state_.store(kReadable, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  static constexpr uint8_t kUnknown = 0, kReadable = 1;
+  const Slice contents_;
+  mutable std::atomic<uint8_t> state_{kUnknown};
+};
+
+// Forwards a pmem block's iterator with every move guarded: the move, and
+// a probe of the key and value it lands on, which its reader reads after
+// it, unguarded. A fault leaves it !Valid() with a Corruption status for
+// good. It opens windows (InternalIterator::OpenWindow), whose entries its
+// reader reads in place and unguarded, only on a block read whole without
+// a fault (`probed`).
+class GuardedIterator final : public InternalIterator {
+ public:
+  GuardedIterator(std::unique_ptr<InternalIterator> base, const ProbedOnce* probed, uint64_t number)
+      : base_(std::move(base)), probed_(probed), number_(number) {}
+
+  void SeekToFirst() override {
+    Move([](InternalIterator* it) { it->SeekToFirst(); });
+  }
+  void SeekToLast() override {
+    Move([](InternalIterator* it) { it->SeekToLast(); });
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    Move([&](InternalIterator* it) { it->Seek(user_key, sequence); });
+  }
+  void Next() override {
+    Move([](InternalIterator* it) { it->Next(); });
+  }
+  void Prev() override {
+    Move([](InternalIterator* it) { it->Prev(); });
+  }
+  Status status() const override { return faulted_ ? ReadFault(number_) : base_->status(); }
+  bool OpenWindow(BlockWindow* window) override { return probed_->Readable() && base_->OpenWindow(window); }
+  void SkipRun(uint32_t n) override {
+    Move([n](InternalIterator* it) { it->SkipRun(n); });
+  }
+
+ private:
+  template <typename Op>
+  void Move(Op&& move) {
+    valid_ = false;
+    if (faulted_) return;
+    InternalIterator* const base = base_.get();
+    if (!GuardedRead([&] {
+          move(base);
+          if (!base->Valid()) return;
+          ProbeLines(base->user_key().data(), base->user_key().size());
+          ProbeLines(base->value().data(), base->value().size());
+        })) {
+      faulted_ = true;
+      return;
+    }
+    valid_ = base->Valid();
+    if (valid_) SetEntryFrom(*base);
+  }
+
+  const std::unique_ptr<InternalIterator> base_;
+  const ProbedOnce* const probed_;
+  const uint64_t number_;
+  bool faulted_ = false;
+};
+
 class PmemTable final : public Table {
  public:
-  PmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents)
-      : reader_(std::move(reader)), contents_(contents) {}
+  PmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents, uint64_t number, bool guard_reads)
+      : reader_(std::move(reader)), contents_(contents), number_(number), guard_reads_(guard_reads),
+        probed_(contents) {}
 
   // ReadOptions::verify_checksums has nothing to add: see NewPmemTable.
   Status Get(const ReadOptions&, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
              std::string* value, SequenceNumber* sequence) const override {
+    // A fault abandons the read: nothing in it owns memory but `value`,
+    // whose assign leaves it as it was until the copy is done.
     BlockLookup result;
-    Status s = reader_->Get(user_key, snapshot, &result);
+    Status s;
+    if (!guard_reads_) {
+      s = reader_->Get(user_key, snapshot, &result);
+      if (s.ok() && result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
+    } else if (!GuardedRead([&] {
+          s = reader_->Get(user_key, snapshot, &result);
+          if (s.ok() && result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
+        })) {
+      return ReadFault(number_);
+    }
     if (!s.ok()) return s;
     *type = result.type;
     *sequence = result.sequence;
-    if (result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
     return Status::OK();
   }
   void PrefetchForGet(uint64_t key_hash) const override { reader_->PrefetchForGet(key_hash); }
-  std::unique_ptr<InternalIterator> NewIterator(const ReadOptions&) const override { return reader_->NewIterator(); }
+  std::unique_ptr<InternalIterator> NewIterator(const ReadOptions&) const override {
+    if (!guard_reads_) return reader_->NewIterator();
+    return std::make_unique<GuardedIterator>(reader_->NewIterator(), &probed_, number_);
+  }
+  // Flushes, compactions, migrations and copies read the block in place,
+  // unguarded, entry runs and whole blocks at a time: the block is probed
+  // whole first, and one that faults is a failed scan.
   std::unique_ptr<InternalIterator> NewScanIterator(SampledPhase* decode) const override {
+    if (!Readable()) return std::make_unique<FailedIterator>(ReadFault(number_));
     auto it = reader_->NewIterator();
     return decode != nullptr ? NewTimedIterator(std::move(it), decode) : std::move(it);
   }
@@ -36,16 +167,30 @@ class PmemTable final : public Table {
   // other.
   std::unique_ptr<BlockScan> NewBlockScan(SampledPhase*) const override {
     if (!keyset::HasEntryLayout(contents_)) return nullptr;
+    if (!Readable()) return std::make_unique<FailedBlockScan>(ReadFault(number_));
     return NewSingleBlockScan(contents_);
   }
   uint64_t num_entries() const override { return reader_->num_entries(); }
   size_t MemoryUsage() const override { return reader_->MemoryUsage(); }
-  double ApproximatePosition(const Slice& user_key) const override { return reader_->ApproximatePosition(user_key); }
-  Status Validate() const override { return reader_->Validate(); }
+  double ApproximatePosition(const Slice& user_key) const override {
+    double position = 0.5;
+    return GuardedRead([&] { position = reader_->ApproximatePosition(user_key); }) ? position : 0.5;
+  }
+  Status Validate() const override {
+    Status s;
+    return GuardedRead([&] { s = reader_->Validate(); }) ? s : ReadFault(number_);
+  }
 
  private:
+  bool Readable() const {
+    return GuardedRead([&] { ProbeLines(contents_.data(), contents_.size()); });
+  }
+
   std::unique_ptr<BlockReader> reader_;
   const Slice contents_;
+  const uint64_t number_;
+  const bool guard_reads_;
+  const ProbedOnce probed_;
 };
 
 // Forwards `base`'s blocks, charging each a random read (the jump to it)
@@ -174,8 +319,9 @@ class NvmTimedTable final : public Table {
 
 }  // namespace
 
-std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents) {
-  return std::make_unique<PmemTable>(std::move(reader), contents);
+std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents, uint64_t number,
+                                    bool guard_reads) {
+  return std::make_unique<PmemTable>(std::move(reader), contents, number, guard_reads);
 }
 
 std::unique_ptr<Table> NewNvmTimedTable(std::unique_ptr<Table> base, const NvmTiming* timing, uint64_t table_bytes) {

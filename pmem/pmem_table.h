@@ -17,7 +17,17 @@ namespace jigsaw::pmem {
 // block scans is alive. Its scan iterators and block scans read in place
 // like its iterators (pmem blocks were verified when the pool was opened or
 // built by this process: nothing to check).
-std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents);
+//
+// Media errors: its scan iterators and block scans (flushes, compactions,
+// migrations) probe the whole block when made (util/guarded_read.h) and,
+// with `guard_reads`, its Gets and iterators read it guarded. A line that
+// cannot be read -- poisoned persistent memory, a pool file cut short --
+// is then a Corruption naming block `number` (an iterator's status, for
+// good), not a SIGBUS. Not caught: a line poisoned while a scan reads it,
+// or after an iterator's window (InternalIterator::OpenWindow) read the
+// block whole.
+std::unique_ptr<Table> NewPmemTable(std::unique_ptr<BlockReader> reader, const Slice& contents, uint64_t number,
+                                    bool guard_reads);
 
 // `base`, `table_bytes` long, with its reads of NVM charged to `timing`
 // (which must outlive the table): one random read per Get and per

@@ -534,6 +534,7 @@ Status Pool::Map(const PoolOptions& options, const PoolFile& file) {
   // How stores are made durable: CPU cache flushes on pmem (real, or
   // emulated where asked or on tmpfs), msync otherwise.
   const bool real_pmem = pmem_is_pmem(pop, pool_size_) != 0;
+  real_pmem_ = real_pmem;
   const bool tmpfs = !file.device_dax && OnTmpfs(options.path);
   bool cpu_flush = real_pmem;
   if (real_pmem) {

@@ -95,6 +95,9 @@ class Pool {
   // How persists are made: "pmem", "emulated pmem (tmpfs)", "emulated pmem
   // (forced)" (flush + fence) or "msync".
   const std::string& persistence() const { return persistence_; }
+  // True if the pool is mapped from persistent memory (pmem_is_pmem), not
+  // from DRAM or a disk file.
+  bool real_pmem() const { return real_pmem_; }
   // True if this Open created the pool file (or formatted the device).
   bool created() const { return created_; }
   // The database id recorded in the root ("" if none).
@@ -178,6 +181,7 @@ class Pool {
   std::unique_ptr<pmem::NvmTiming> timing_;  // before region_: it uses it
   std::unique_ptr<Region> region_;
   std::string persistence_;
+  bool real_pmem_ = false;
   bool created_ = false;
   std::atomic<uint64_t> used_bytes_{0};  // see used_bytes()
 };

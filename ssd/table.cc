@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "ssd/mapped_read.h"
+#include "util/guarded_read.h"
 #include "ssd/table_internal.h"
 #include "util/checksum.h"
 #include "util/coding.h"
@@ -319,7 +319,7 @@ void SsdTable::NoteUserScan() const {
 Status SsdTable::CopyMappedBlocks(uint32_t first, uint64_t bytes, char* dest) const {
   const char* from = gets_mapping_ + index_[first].offset;
   const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
-  const bool read = GuardedMappedRead([&] { std::memcpy(dest, from, bytes); });
+  const bool read = GuardedRead([&] { std::memcpy(dest, from, bytes); });
   if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
   if (!read) return MappingFault();
   return Status::OK();
@@ -428,7 +428,7 @@ double SsdTable::ApproximatePosition(const Slice& user_key) const {
     // fault or a malformed block leaves the estimate at the block's start.
     std::unique_ptr<BlockReader> opened;
     Status s;
-    if (!GuardedMappedRead([&] {
+    if (!GuardedRead([&] {
           const BlockReader* reader = MappedReader(i, &opened, &s);
           if (reader != nullptr) inside = reader->ApproximatePosition(user_key);
         })) {
@@ -506,7 +506,7 @@ Status SsdTable::GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceN
   std::unique_ptr<BlockReader> opened;
   BlockLookup lookup;
   Status s;
-  const bool read = GuardedMappedRead([&] {
+  const bool read = GuardedRead([&] {
     const BlockReader* reader = MappedReader(i, &opened, &s);
     if (reader == nullptr) return;
     s = reader->Get(user_key, snapshot, &lookup);

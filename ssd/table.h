@@ -133,7 +133,7 @@ struct SsdTableOptions {
   bool use_mmap = false;        // serve blocks from a read-only mapping
   // Point lookups (Get) read blocks in place from a read-only mapping of the
   // file -- the page cache is their cache: no system call, no copy, no block
-  // cache entry -- under a SIGBUS guard (ssd/mapped_read.h): a page the
+  // cache entry -- under a SIGBUS guard (util/guarded_read.h): a page the
   // kernel cannot supply makes the Get return IOError. The value found is
   // copied out before the guard ends, so nothing handed to a caller points
   // into the mapping; iterators and scans keep the block cache. Not used by

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "ssd/mapped_read.h"
+#include "util/guarded_read.h"
 #include "ssd/table_internal.h"
 #include "table/concatenating_iterator.h"
 #include "util/buffer_recycler.h"
@@ -84,10 +84,10 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
     if (inner_ == nullptr) {
       // The reader lives as long as the table; its iterator reads the
       // mapping only when it moves.
-      std::unique_ptr<BlockReader> opened;  // out here: see mapped_read.h
+      std::unique_ptr<BlockReader> opened;  // out here: see guarded_read.h
       const BlockReader* reader = nullptr;
       Status s;
-      if (!GuardedMappedRead([&] { reader = table_->MappedReader(block_, &opened, &s); })) {
+      if (!GuardedRead([&] { reader = table_->MappedReader(block_, &opened, &s); })) {
         status_ = table_->MappingFault();
         return;
       }
@@ -100,7 +100,7 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
     bool landed = false;
     const char* copy = nullptr;
     size_t key_size = 0, value_size = 0;
-    const bool read = GuardedMappedRead([&] {
+    const bool read = GuardedRead([&] {
       move(inner_.get());
       landed = inner_->Valid();
       if (!landed) return;

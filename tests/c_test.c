@@ -419,8 +419,9 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
   }
   jigsaw_close(db);
 
-  phase = "reopen without the pmem hash index, read-triggered compactions and concurrent memtable writes";
+  phase = "reopen without the pmem hash index, read-triggered compactions and concurrent memtable writes, with guarded pmem reads";
   jigsaw_options_set_pmem_hash_index(options, 0);
+  jigsaw_options_set_pmem_read_guard(options, 1);
   jigsaw_options_set_read_triggered_compactions(options, 0);
   jigsaw_options_set_concurrent_memtable_writes(options, 0);
   db = jigsaw_open(options, dbname, &err);

@@ -20,7 +20,7 @@ namespace jigsaw::test {
 
 // ThreadSanitizer does not follow a siglongjmp out of a signal handler (its
 // per-thread signal state is left behind, google/sanitizers#1759), so tests
-// that fault a guarded mapped read (ssd/mapped_read.h) skip under it; the
+// that fault a guarded mapped read (util/guarded_read.h) skip under it; the
 // reads that do not fault run there like everywhere.
 #if defined(__SANITIZE_THREAD__)
 inline constexpr bool kThreadSanitizer = true;

@@ -41,7 +41,7 @@ class LevelIteratorTest : public ::testing::Test {
       meta->smallest = parts[t].front().user_key;
       meta->largest = parts[t].back().user_key;
       meta->entries = parts[t].size();
-      meta->table = pmem::NewPmemTable(std::move(reader), Slice(buffers_[t].data(), size));
+      meta->table = pmem::NewPmemTable(std::move(reader), Slice(buffers_[t].data(), size), t + 1, /*guard_reads=*/true);
       if (timing != nullptr) meta->table = pmem::NewNvmTimedTable(std::move(meta->table), timing, size);
       tables_.push_back(std::move(meta));
     }

@@ -4,8 +4,13 @@
 // read bandwidth as iterators and scans step over its entries. And pmem
 // tables opened from a pool object by their layout (version/version.h,
 // OpenPmemTable): an SSD table image served in place like the model, and
-// damage to one a Corruption at open.
+// damage to one a Corruption at open. And media errors: pool memory that
+// raises SIGBUS is a Corruption from every read, never a crash or a wrong
+// answer.
 #include "pmem/pmem_table.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +23,7 @@
 #include "tests/block_test_util.h"
 #include "tests/db_test_util.h"
 #include "util/coding.h"
+#include "util/guarded_read.h"
 #include "util/memory_file.h"
 #include "version/version.h"
 
@@ -42,7 +48,7 @@ void MakeTable(uint64_t seed, Fixture* f, uint32_t keyset_version = keyset::kLat
   std::unique_ptr<BlockReader> reader;
   ASSERT_TRUE(
       BlockReader::Open(BlockFormat::kKeySet, Slice(f->buffer.data(), f->size), BlockReadOptions(), &reader).ok());
-  f->table = NewPmemTable(std::move(reader), Slice(f->buffer.data(), f->size));
+  f->table = NewPmemTable(std::move(reader), Slice(f->buffer.data(), f->size), 1, /*guard_reads=*/true);
 }
 
 void ExpectServesTheModel(const Table& table, const std::vector<TestEntry>& entries) {
@@ -91,6 +97,123 @@ TEST(PmemTableTest, ServesAVersionOneBlockLikeTheModel) {
   Fixture f;
   MakeTable(5, &f, /*keyset_version=*/1);
   ExpectServesTheModel(*f.table, f.entries);
+}
+
+// A block in a shared mapping of a memory file that a test can cut short
+// beneath it: every page past the file's end then raises SIGBUS, as a
+// poisoned line of persistent memory does.
+class CuttableBlock {
+ public:
+  explicit CuttableBlock(const Fixture& f) : size_(f.size), bytes_((f.size + 4095) / 4096 * 4096) {
+    fd_ = memfd_create("jigsaw-pmem-table-test", 0);
+    EXPECT_GE(fd_, 0);
+    EXPECT_EQ(ftruncate(fd_, static_cast<off_t>(bytes_)), 0);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    data_ = static_cast<char*>(p);
+    std::memcpy(data_, f.buffer.data(), f.size);
+  }
+  ~CuttableBlock() {
+    munmap(data_, bytes_);
+    close(fd_);
+  }
+  Slice contents() const { return Slice(data_, size_); }
+  // Pages from byte `at` (rounded down to a page) on raise SIGBUS.
+  void CutAt(size_t at) { ASSERT_EQ(ftruncate(fd_, static_cast<off_t>(at / 4096 * 4096)), 0); }
+
+ private:
+  int fd_ = -1;
+  const size_t size_;
+  const size_t bytes_;
+  char* data_ = nullptr;
+};
+
+TEST(PmemTableTest, MediaErrorsAreCorruptionNeverACrashOrAWrongAnswer) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
+  Fixture f;
+  MakeTable(11, &f);
+  CuttableBlock block(f);
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block.contents(), BlockReadOptions(), &reader).ok());
+  const std::unique_ptr<Table> table = NewPmemTable(std::move(reader), block.contents(), 42, /*guard_reads=*/true);
+  ExpectServesTheModel(*table, f.entries);
+
+  // Half of the block unreadable: each Get answers as the model does or is
+  // a Corruption naming the block.
+  block.CutAt(f.size / 2);
+  size_t answered = 0, faulted = 0;
+  for (const TestEntry& e : f.entries) {
+    const TestEntry* want = test::ModelGet(f.entries, e.user_key, kMaxSequenceNumber);
+    ValueType type;
+    SequenceNumber sequence = 0;
+    std::string value;
+    const Status s = table->Get(ReadOptions(), e.user_key, kMaxSequenceNumber, &type, &value, &sequence);
+    if (s.IsCorruption()) {
+      EXPECT_NE(s.ToString().find("block 42"), std::string::npos) << s.ToString();
+      ++faulted;
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_NE(want, nullptr);
+    EXPECT_EQ(type, want->type);
+    if (type == ValueType::kValue) {
+      EXPECT_EQ(value, want->value);
+    }
+    ++answered;
+  }
+  EXPECT_GT(faulted, 0u);
+
+  // A forward scan stops at the first unreadable entry, for good, with the
+  // entries before it right.
+  std::unique_ptr<InternalIterator> it = table->NewIterator(ReadOptions());
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+    ASSERT_LT(i, f.entries.size());
+    EXPECT_EQ(it->user_key().ToString(), f.entries[i].user_key);
+    EXPECT_EQ(it->value().ToString(), f.entries[i].value);
+  }
+  EXPECT_LT(i, f.entries.size());
+  EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption());
+
+  // Flushes, compactions and migrations see a failed scan before reading.
+  std::unique_ptr<InternalIterator> scan = table->NewScanIterator(nullptr);
+  scan->SeekToFirst();
+  EXPECT_FALSE(scan->Valid());
+  EXPECT_TRUE(scan->status().IsCorruption()) << scan->status().ToString();
+  std::unique_ptr<BlockScan> blocks = table->NewBlockScan(nullptr);
+  ASSERT_NE(blocks, nullptr);
+  Slice bytes;
+  EXPECT_FALSE(blocks->NextBlock(&bytes));
+  EXPECT_TRUE(blocks->status().IsCorruption()) << blocks->status().ToString();
+  EXPECT_TRUE(table->Validate().IsCorruption());
+  (void)table->ApproximatePosition(f.entries.back().user_key);  // an estimate: answers, does not fault
+
+  // All of it unreadable: every read is a Corruption.
+  block.CutAt(0);
+  for (size_t k = 0; k < f.entries.size(); k += 13) {
+    ValueType type;
+    SequenceNumber sequence = 0;
+    std::string value;
+    EXPECT_TRUE(table->Get(ReadOptions(), f.entries[k].user_key, kMaxSequenceNumber, &type, &value, &sequence)
+                    .IsCorruption());
+  }
+  it = table->NewIterator(ReadOptions());
+  it->SeekToLast();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption());
+}
+
+TEST(PmemTableTest, DescribeUnreadableNamesTheCutPages) {
+  JIGSAW_SKIP_FAULTS_UNDER_TSAN();
+  Fixture f;
+  MakeTable(12, &f);
+  CuttableBlock block(f);
+  EXPECT_EQ(DescribeUnreadable(block.contents().data(), f.size), "");
+  block.CutAt(8192);
+  EXPECT_EQ(DescribeUnreadable(block.contents().data(), f.size), "[8192, " + std::to_string(f.size) + ")");
 }
 
 TEST(PmemTableTest, TimedTableServesTheSameEntries) {
@@ -232,7 +355,7 @@ struct PoolObject {
   ~PoolObject() { pool->Cancel(&object); }
   Status Open(PmemLayout layout, bool verify, TableRef* table) const {
     return OpenPmemTable(pool.get(), BytewiseComparator(), 7, layout, object.offset, size, verify,
-                         /*hash_index=*/true, table);
+                         /*hash_index=*/true, /*guard_reads=*/true, table);
   }
 };
 

@@ -7,6 +7,7 @@
 #include "util/persist_bug.h"
 #include "util/checksum.h"
 #include "util/coding.h"
+#include "util/guarded_read.h"
 
 namespace jigsaw {
 
@@ -214,7 +215,15 @@ Status PoolManifestStore::Load(ManifestState* state, bool* exists) {
   const uint64_t offset = pool_->manifest_offset();
   *exists = offset != 0;
   if (!*exists) return Status::OK();
-  Status s = DecodeManifest(pool_->Direct(offset), pool_->ObjectSize(offset), state);
+  // Decoded from a copy made under a guard (util/guarded_read.h): a media
+  // error in the record is a Corruption, not a SIGBUS.
+  const char* record = pool_->Direct(offset);
+  std::string copy(pool_->ObjectSize(offset), '\0');
+  if (!GuardedCopy(copy.data(), record, copy.size())) {
+    return Status::Corruption("manifest record at pool offset " + std::to_string(offset),
+                              "unreadable pool memory at " + DescribeUnreadable(record, copy.size()));
+  }
+  Status s = DecodeManifest(copy.data(), copy.size(), state);
   if (!s.ok()) return s;
   offset_ = offset;
   return Status::OK();

@@ -52,8 +52,10 @@ Status TableStore::OpenPmem(uint64_t number, PmemLayout layout, uint64_t offset,
     // A manifest of a disk-only database that names a pmem block: damaged.
     return Status::Corruption("block " + std::to_string(number), "a pmem block in a database without a pool");
   }
+  const bool guard_reads = options_.pmem_read_guard == PmemReadGuard::kAlways ||
+                           (options_.pmem_read_guard == PmemReadGuard::kAuto && pool_->real_pmem());
   Status s = OpenPmemTable(pool_.get(), options_.comparator, number, layout, offset, size, verify_checksum,
-                           options_.pmem_hash_index, table);
+                           options_.pmem_hash_index, guard_reads, table);
   if (s.ok()) (*table)->disposer = this;
   return s;
 }

@@ -7,6 +7,7 @@
 #include "ssd/table.h"
 #include "util/checksum.h"
 #include "util/coding.h"
+#include "util/guarded_read.h"
 #include "util/memory_file.h"
 
 namespace jigsaw {
@@ -44,7 +45,7 @@ Status ReadKeyRange(const Table& table, std::string* smallest, std::string* larg
 }
 
 Status OpenKeySetBlock(const Comparator* comparator, const Slice& contents, bool verify_checksum, bool hash_index,
-                       TableMeta* table) {
+                       bool guard_reads, TableMeta* table) {
   BlockReadOptions options;
   options.comparator = comparator;
   options.verify_checksum = verify_checksum;
@@ -53,7 +54,7 @@ Status OpenKeySetBlock(const Comparator* comparator, const Slice& contents, bool
   Status s = BlockReader::Open(BlockFormat::kKeySet, contents, options, &reader);
   if (!s.ok()) return s;
   table->entries = reader->num_entries();
-  table->table = pmem::NewPmemTable(std::move(reader), contents);
+  table->table = pmem::NewPmemTable(std::move(reader), contents, table->number, guard_reads);
   return ReadKeyRange(*table->table, &table->smallest, &table->largest);
 }
 
@@ -79,7 +80,8 @@ Status OpenTableImage(const Comparator* comparator, const Slice& contents, bool 
 }  // namespace
 
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, PmemLayout layout,
-                     uint64_t offset, uint64_t size, bool verify_checksum, bool hash_index, TableRef* result) {
+                     uint64_t offset, uint64_t size, bool verify_checksum, bool hash_index, bool guard_reads,
+                     TableRef* result) {
   const char* data = pool->Direct(offset);
   if (data == nullptr || size > pool->ObjectSize(offset)) {
     return Status::Corruption("block " + std::to_string(number), "size exceeds its pmem object");
@@ -90,9 +92,17 @@ Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t nu
   table->offset = offset;
   table->size = size;
   const Slice contents(data, size);
-  Status s = layout == PmemLayout::kTableImage ? OpenTableImage(comparator, contents, verify_checksum, table.get())
-                                              : OpenKeySetBlock(comparator, contents, verify_checksum, hash_index,
-                                                                table.get());
+  // Guarded (util/guarded_read.h): pool memory that cannot be read is a
+  // damaged table, not a SIGBUS. What the open had allocated and not yet
+  // handed to `table` is leaked.
+  Status s;
+  if (!GuardedRead([&] {
+        s = layout == PmemLayout::kTableImage
+                ? OpenTableImage(comparator, contents, verify_checksum, table.get())
+                : OpenKeySetBlock(comparator, contents, verify_checksum, hash_index, guard_reads, table.get());
+      })) {
+    s = Status::IOError("read fault in pool memory (a media error, or a pool file cut short)");
+  }
   if (!s.ok()) {
     return Status::Corruption(
         (layout == PmemLayout::kTableImage ? "pmem table image " : "block ") + std::to_string(number), s.ToString());

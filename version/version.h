@@ -77,9 +77,12 @@ using TableRef = std::shared_ptr<TableMeta>;
 // SSD table over the object's bytes (ssd::SsdTable, use_mmap: its index and
 // filter in DRAM, its blocks served in place, no block cache); with
 // `verify_checksum` every block is validated (SsdTable::Validate).
-// Corruption naming the table if it cannot be read or holds no entries.
+// Corruption naming the table if it cannot be read (a media error too: the
+// open is guarded) or holds no entries. With `guard_reads`, a KeySet
+// block's Gets and iterators are guarded too (pmem::NewPmemTable).
 Status OpenPmemTable(pmem::Pool* pool, const Comparator* comparator, uint64_t number, PmemLayout layout,
-                     uint64_t offset, uint64_t size, bool verify_checksum, bool hash_index, TableRef* table);
+                     uint64_t offset, uint64_t size, bool verify_checksum, bool hash_index, bool guard_reads,
+                     TableRef* table);
 // Wraps an open SSD table.
 TableRef MakeSsdTable(uint64_t number, uint64_t file_size, std::unique_ptr<Table> table,
                       const std::string& smallest, const std::string& largest, uint64_t entries);

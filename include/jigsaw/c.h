@@ -297,6 +297,9 @@ JIGSAW_EXPORT void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options,
 JIGSAW_EXPORT void jigsaw_options_set_wal_ttl_seconds(jigsaw_options_t* options, uint64_t seconds);
 JIGSAW_EXPORT void jigsaw_options_set_wal_size_limit_mb(jigsaw_options_t* options, uint64_t mb);
 JIGSAW_EXPORT void jigsaw_options_set_pmem_hash_index(jigsaw_options_t* options, unsigned char v);
+/* Options::pmem_read_guard: 0 auto (guarded on real pmem), 1 always,
+   2 never; other values leave it unchanged. */
+JIGSAW_EXPORT void jigsaw_options_set_pmem_read_guard(jigsaw_options_t* options, int v);
 JIGSAW_EXPORT void jigsaw_options_set_read_triggered_compactions(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_concurrent_memtable_writes(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_bloom_bits_per_key(jigsaw_options_t* options, int bits);

@@ -1,11 +1,13 @@
-#include "ssd/mapped_read.h"
+#include "util/guarded_read.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csetjmp>
 #include <csignal>
+#include <cstring>
 #include <mutex>
 
-namespace jigsaw::ssd {
+namespace jigsaw {
 
 namespace {
 
@@ -73,4 +75,27 @@ bool RunGuardedRead(void (*fn)(void*), void* arg) {
   return true;
 }
 
-}  // namespace jigsaw::ssd
+std::string DescribeUnreadable(const char* data, size_t size) {
+  constexpr size_t kPage = 4096;
+  std::string ranges;
+  size_t bad_begin = 0;
+  bool in_bad = false;
+  // Pages as the mapping aligns them: the first and last may be partial.
+  const uintptr_t start = reinterpret_cast<uintptr_t>(data);
+  for (size_t at = 0; at < size;) {
+    const size_t next = std::min(size, static_cast<size_t>((start + at) / kPage * kPage + kPage - start));
+    const bool bad = !ProbeReadable(data + at, next - at);
+    if (bad && !in_bad) bad_begin = at;
+    if (!bad && in_bad) ranges += (ranges.empty() ? "[" : ", [") + std::to_string(bad_begin) + ", " + std::to_string(at) + ")";
+    in_bad = bad;
+    at = next;
+  }
+  if (in_bad) ranges += (ranges.empty() ? "[" : ", [") + std::to_string(bad_begin) + ", " + std::to_string(size) + ")";
+  return ranges;
+}
+
+bool GuardedCopy(char* to, const char* from, size_t size) {
+  return GuardedRead([&] { std::memcpy(to, from, size); });
+}
+
+}  // namespace jigsaw

@@ -1,7 +1,7 @@
-// Guarded reads of mappings (ssd/mapped_read.h): a SIGBUS from a mapped page
+// Guarded reads of mappings (util/guarded_read.h): a SIGBUS from a mapped page
 // the kernel cannot supply abandons the guarded read and nothing else; every
 // other SIGBUS goes where it went before the guard.
-#include "ssd/mapped_read.h"
+#include "util/guarded_read.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -19,7 +19,7 @@
 
 #include "tests/db_test_util.h"
 
-namespace jigsaw::ssd {
+namespace jigsaw {
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -65,7 +65,7 @@ TEST(MappedReadTest, AReadOfPagesThatExistCompletes) {
   test::ScratchDir dir;
   MappedFile file(dir.path() + "/f");
   uint64_t sum = 0;
-  EXPECT_TRUE(GuardedMappedRead([&] { sum = SumPages(file.data()); }));
+  EXPECT_TRUE(GuardedRead([&] { sum = SumPages(file.data()); }));
   EXPECT_EQ(sum, kFullSum);
 }
 
@@ -77,7 +77,7 @@ TEST(MappedReadTest, AFaultAbandonsTheReadAndTheThreadGoesOn) {
   int steps = 0;
   uint64_t sum = 0;
   for (int round = 0; round < 3; ++round) {  // the handler stays armed
-    EXPECT_FALSE(GuardedMappedRead([&] {
+    EXPECT_FALSE(GuardedRead([&] {
       ++steps;
       sum = SumPages(file.data());
       ++steps;  // never reached
@@ -87,7 +87,7 @@ TEST(MappedReadTest, AFaultAbandonsTheReadAndTheThreadGoesOn) {
   EXPECT_EQ(sum, 0u);  // the assignment never completed
 
   MappedFile fresh(dir.path() + "/g");
-  EXPECT_TRUE(GuardedMappedRead([&] { sum = SumPages(fresh.data()); }));
+  EXPECT_TRUE(GuardedRead([&] { sum = SumPages(fresh.data()); }));
   EXPECT_EQ(sum, kFullSum);
 }
 
@@ -99,16 +99,16 @@ TEST(MappedReadTest, AnInnerFaultAbandonsOnlyTheInnerRead) {
   bad.Truncate();
   bool inner = true;
   uint64_t sum = 0;
-  const bool outer = GuardedMappedRead([&] {
-    inner = GuardedMappedRead([&] { sum = SumPages(bad.data()); });
+  const bool outer = GuardedRead([&] {
+    inner = GuardedRead([&] { sum = SumPages(bad.data()); });
     sum = SumPages(good.data());
   });
   EXPECT_TRUE(outer);
   EXPECT_FALSE(inner);
   EXPECT_EQ(sum, kFullSum);
   // And the outer read is guarded again after the inner one ended.
-  EXPECT_FALSE(GuardedMappedRead([&] {
-    EXPECT_TRUE(GuardedMappedRead([&] { sum = SumPages(good.data()); }));
+  EXPECT_FALSE(GuardedRead([&] {
+    EXPECT_TRUE(GuardedRead([&] { sum = SumPages(good.data()); }));
     sum = SumPages(bad.data());
   }));
 }
@@ -123,7 +123,7 @@ TEST(MappedReadTest, ThreadsFaultIndependently) {
   auto reader = [&](const char* data) {
     for (int i = 0; i < 200; ++i) {
       uint64_t sum = 0;
-      if (GuardedMappedRead([&] { sum = SumPages(data); })) {
+      if (GuardedRead([&] { sum = SumPages(data); })) {
         EXPECT_EQ(sum, kFullSum);
         completed.fetch_add(1);
       } else {
@@ -166,7 +166,7 @@ TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadReachesTheHandlerFoundBefo
         LeaveNoDirectory(dir);
         file.Truncate();
         std::signal(SIGBUS, ExitOnSigbus);  // the application's own handler
-        if (GuardedMappedRead([&] { SumPages(file.data()); })) _exit(1);  // must fault
+        if (GuardedRead([&] { SumPages(file.data()); })) _exit(1);  // must fault
         guarded_read_returned = 1;
         SumPages(file.data());  // unguarded: the application's handler
         _exit(2);
@@ -183,7 +183,7 @@ TEST_F(MappedReadDeathTest, ASigbusOutsideAGuardedReadStillEndsTheProcess) {
         MappedFile file(path);
         LeaveNoDirectory(dir);
         file.Truncate();
-        if (GuardedMappedRead([&] { SumPages(file.data()); })) _exit(0);
+        if (GuardedRead([&] { SumPages(file.data()); })) _exit(0);
         std::fprintf(stderr, "the guarded read returned\n");
         SumPages(file.data());
         _exit(0);  // not reached: the default action ends the process
@@ -204,8 +204,8 @@ TEST_F(MappedReadDeathTest, ASentSigbusStillEndsTheProcess) {
       {
         MappedFile file(path);
         LeaveNoDirectory(dir);
-        if (!GuardedMappedRead([&] { SumPages(file.data()); })) _exit(0);  // installs the guard
-        GuardedMappedRead([] { std::raise(SIGBUS); });
+        if (!GuardedRead([&] { SumPages(file.data()); })) _exit(0);  // installs the guard
+        GuardedRead([] { std::raise(SIGBUS); });
         _exit(0);  // not reached
       },
       "");
@@ -221,7 +221,7 @@ TEST_F(MappedReadDeathTest, ASentSigbusTheApplicationIgnoresIsIgnored) {
         std::signal(SIGBUS, SIG_IGN);
         MappedFile file(path);
         LeaveNoDirectory(dir);
-        if (!GuardedMappedRead([&] { SumPages(file.data()); })) _exit(1);
+        if (!GuardedRead([&] { SumPages(file.data()); })) _exit(1);
         std::raise(SIGBUS);
         std::raise(SIGBUS);  // and again: nothing was reset to the default
         _exit(7);
@@ -230,4 +230,4 @@ TEST_F(MappedReadDeathTest, ASentSigbusTheApplicationIgnoresIsIgnored) {
 }
 
 }  // namespace
-}  // namespace jigsaw::ssd
+}  // namespace jigsaw
