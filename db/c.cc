@@ -467,6 +467,19 @@ void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char**
   }
 }
 
+void jigsaw_repair_db(const jigsaw_options_t* options, const char* name, char** report, char** errptr) {
+  if (report != nullptr) *report = nullptr;
+  if (!CheckOptions(options, errptr)) return;
+  try {
+    jigsaw::RepairReport what;
+    const jigsaw::Status s = jigsaw::RepairDB(name, options->rep, &what);
+    SaveError(errptr, s);
+    if (s.ok() && report != nullptr) *report = CopyOut(what.ToString());
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
 void jigsaw_copy_db(const jigsaw_options_t* from_options, const char* from, const jigsaw_options_t* to_options,
                     const char* to, char** errptr) {
   if (!CheckOptions(from_options, errptr) || !CheckOptions(to_options, errptr)) return;
@@ -653,6 +666,10 @@ void jigsaw_options_set_error_if_exists(jigsaw_options_t* options, unsigned char
 
 void jigsaw_options_set_paranoid_checks(jigsaw_options_t* options, unsigned char v) {
   options->rep.paranoid_checks = v != 0;
+}
+
+void jigsaw_options_set_best_efforts_recovery(jigsaw_options_t* options, unsigned char v) {
+  options->rep.best_efforts_recovery = v != 0;
 }
 
 void jigsaw_options_set_storage_mode(jigsaw_options_t* options, int mode) {

@@ -199,6 +199,10 @@ class DBImpl final : public DB {
   Status LoadVersion(RecoveryState* state) REQUIRES(mutex_);
   void SortDeeperLevels(Version* version) const;  // levels >= 1 by smallest key
   void SweepOrphanFiles(RecoveryState* state) REQUIRES(mutex_);
+  // Options::best_efforts_recovery: keeps the bytes of the tables
+  // LoadVersion set aside in <db>/lost/ and describes them in set_aside_.
+  // `move`: false for a read-only open (nothing is written).
+  Status KeepSetAsideTables(RecoveryState* state, bool move) REQUIRES(mutex_);
   Status ReplayWal(RecoveryState* state) REQUIRES(mutex_);
   // Recover for DB::OpenForReadOnly: the manifest's tables and the WAL
   // replayed into mem_, nothing written; retried while the manifest changes
@@ -577,6 +581,8 @@ class DBImpl final : public DB {
   std::string io_description_ GUARDED_BY(mutex_);
   // jigsaw.wal-recovery; set by Recover.
   std::string wal_recovery_ GUARDED_BY(mutex_) = "no log replayed (new database)";
+  // jigsaw.set-aside-tables; set by Recover (Options::best_efforts_recovery).
+  std::string set_aside_ GUARDED_BY(mutex_);
 
   // The durability tracker (NobLSM).
   std::deque<PendingCompaction> pending_ GUARDED_BY(mutex_);  // oldest first

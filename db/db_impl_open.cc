@@ -372,6 +372,9 @@ struct DBImpl::RecoveryState {
   // them, or the next open would stop at the same damage and drop every
   // write made after this one.
   bool replay_stopped_early = false;
+  // Options::best_efforts_recovery: the manifest's tables that could not
+  // be opened, and why.
+  std::vector<std::pair<ManifestState::BlockEntry, Status>> set_aside;
 
   ~RecoveryState() {
     for (TableRef& t : discarded) t->obsolete = false;
@@ -414,6 +417,7 @@ Status DBImpl::RecoverSteps() {
   if (!s.ok()) return s;
   if (state.manifest_exists) {
     s = LoadVersion(&state);
+    if (s.ok()) s = KeepSetAsideTables(&state, /*move=*/true);
     // Swept before pending compactions are redone, whose new outputs the
     // old manifest cannot know.
     if (s.ok()) SweepOrphanFiles(&state);
@@ -455,6 +459,7 @@ Status DBImpl::RecoverReadOnlySteps() {
                         &state.manifest, &state.manifest_exists);
     if (s.ok() && !state.manifest_exists) return Status::NotFound(name_, "holds no disk-mode database (no MANIFEST)");
     if (s.ok()) s = LoadVersion(&state);
+    if (s.ok()) s = KeepSetAsideTables(&state, /*move=*/false);
     for (const auto& p : state.manifest.pending) {
       for (uint64_t output : p.outputs) {
         if (s.ok() && state.loaded.count(output) == 0) {
@@ -552,6 +557,10 @@ Status DBImpl::LoadVersion(RecoveryState* state) {
     }
     if (!s.ok()) {
       if (pending_outputs.count(entry.number) > 0) continue;  // lost in a crash: redone from its shadows
+      if (options_.best_efforts_recovery && (s.IsCorruption() || s.IsIOError())) {
+        state->set_aside.emplace_back(entry, s);
+        continue;
+      }
       return s;
     }
     state->loaded[entry.number] = table;
@@ -579,6 +588,55 @@ Status DBImpl::LoadVersion(RecoveryState* state) {
   SortDeeperLevels(state->version.get());
   Status s = CheckLevelShape(*state->version, ucmp_);
   return s.ok() ? s : Status::Corruption("manifest", s.ToString());
+}
+
+Status DBImpl::KeepSetAsideTables(RecoveryState* state, bool move) {
+  set_aside_.clear();
+  if (state->set_aside.empty()) return Status::OK();
+  FileSystem* fs = tables_->fs();
+  const std::string lost = name_ + "/lost";
+  if (move) {
+    Status s = fs->CreateDirIfMissing(lost);
+    if (!s.ok()) return s;
+  }
+  for (const auto& [entry, why] : state->set_aside) {
+    std::string kept = "not moved (read-only open)";
+    if (entry.residence == Residence::kSsd) {
+      const std::string path = TableFileName(name_, entry.number);
+      const std::string to = lost + path.substr(path.find_last_of('/'));
+      if (!fs->FileExists(path)) {
+        kept = "no file";
+      } else if (move) {
+        Status s = fs->RenameFile(path, to);
+        if (!s.ok()) return s;
+        kept = to;
+      }
+    } else if (move) {
+      // Its readable bytes; pages that fault are left as zeros. The object
+      // itself stays referenced until the recovery commit drops it, and is
+      // freed by the next open.
+      const char* data = pool()->Direct(entry.offset);
+      const uint64_t size = data != nullptr ? std::min(entry.size, pool()->ObjectSize(entry.offset)) : 0;
+      std::string bytes(size, '\0');
+      for (uint64_t at = 0; at < size; at += 4096) {
+        const uint64_t n = std::min<uint64_t>(4096, size - at);
+        if (!GuardedCopy(bytes.data() + at, data + at, n)) std::fill_n(bytes.data() + at, n, '\0');
+      }
+      kept = lost + "/" + std::to_string(entry.number) + ".block";
+      std::unique_ptr<WritableFile> file;
+      Status s = fs->NewWritableFile(kept, &file);
+      if (s.ok()) s = file->Append(bytes);
+      if (s.ok()) s = file->Sync();
+      if (s.ok()) s = file->Close();
+      if (!s.ok()) return s;
+    }
+    const std::string line = "L" + std::to_string(entry.level) + " " +
+                             (entry.residence == Residence::kSsd ? "SSD table " : "pmem block ") +
+                             std::to_string(entry.number) + ": " + why.ToString() + "; kept: " + kept;
+    Log(info_log_, "Set aside (best_efforts_recovery): %s", line.c_str());
+    set_aside_ += line + "\n";
+  }
+  return move ? fs->SyncDir(lost) : Status::OK();
 }
 
 void DBImpl::SweepOrphanFiles(RecoveryState* state) {

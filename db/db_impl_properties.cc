@@ -234,6 +234,8 @@ bool DBImpl::GetStorageProperty(const std::string& p, std::string* value) const 
              std::to_string(stalls.table_writes) + ", reads " + std::to_string(stalls.reads);
   } else if (p == "jigsaw.wal-recovery") {
     *value = wal_recovery_;
+  } else if (p == "jigsaw.set-aside-tables") {
+    *value = set_aside_;
   } else if (p == "jigsaw.block-cache") {
     *value = "capacity " + std::to_string(tables_->block_cache()->capacity()) + " usage " +
              std::to_string(tables_->block_cache()->usage()) + " hits " +

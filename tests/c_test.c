@@ -572,6 +572,29 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
     jigsaw_options_destroy(to);
   }
 
+  phase = "repair";
+  {
+    char* report = NULL;
+    char lostname[600];
+    jigsaw_options_set_best_efforts_recovery(options, 1); /* nothing to set aside here: opens as usual */
+    db = jigsaw_open(options, dbname, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_close(db);
+    jigsaw_options_set_best_efforts_recovery(options, 0);
+    jigsaw_repair_db(options, dbname, &report, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(report != NULL && strstr(report, "kept") != NULL);
+    jigsaw_free(report);
+    db = jigsaw_open(options, dbname, &err);
+    CHECK_NO_ERROR(err);
+    CHECK_GET(db, roptions, "foo", "world");
+    jigsaw_close(db);
+    snprintf(lostname, sizeof(lostname), "%s.lost", dbname); /* the database before the repair */
+    jigsaw_destroy_db(options, lostname, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(rmdir(lostname) == 0 || errno == ENOENT);
+  }
+
   phase = "destroy";
   jigsaw_destroy_db(options, dbname, &err);
   CHECK_NO_ERROR(err);

@@ -252,6 +252,26 @@ TEST(JigsawToolTest, VerifyNamesEachDamagedTable) {
   EXPECT_EQ(r.code, 3) << r.out << r.err;
 }
 
+TEST(JigsawToolTest, RepairRebuildsADatabaseWithADamagedTable) {
+  ScratchDir dir;
+  const std::string db = MakeDb(dir, StorageMode::kDisk, 3000);
+  const std::vector<std::string> tables = TableFiles(db);
+  ASSERT_GE(tables.size(), 2u);
+  FlipByte(tables.front(), 200);  // inside the first block's values
+  ToolRun r = Tool(dir, {"repair", db});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("lost: SSD table " + tables.front() + ", block 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("repaired " + db), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kept at " + db + ".lost"), std::string::npos) << r.out;
+  r = Tool(dir, {"verify", db});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = Tool(dir, {"get", db, Key(2999)});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = Tool(dir, {"repair", dir.path() + "/nothing"});
+  EXPECT_EQ(r.code, 4) << r.out << r.err;  // as destroy: a missing database is an error, not a missing key
+  EXPECT_NE(r.err.find("no such database directory"), std::string::npos) << r.err;
+}
+
 TEST(JigsawToolTest, DestroyNeedsYes) {
   ScratchDir dir;
   const std::string db = MakeDb(dir, StorageMode::kPmem, 10);

@@ -363,6 +363,21 @@ int Destroy(const std::string& name, const DbFlags& flags, bool yes) {
   return kOk;
 }
 
+int Repair(const std::string& name, const DbFlags& flags) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(name, ec) && !std::filesystem::is_directory(name + ".repair", ec)) {
+    return Fail("repair " + name, Status::NotFound(name, "no such database directory"));
+  }
+  std::string origin;
+  const Options options = OpenOptionsFor(name, flags, &origin);
+  RepairReport report;
+  const Status s = RepairDB(name, options, &report);
+  std::printf("%s", report.ToString().c_str());
+  if (!s.ok()) return Fail("repair " + name + " (" + origin + ")", s, CodeOf(s));
+  std::printf("repaired %s (%s)\n", name.c_str(), origin.c_str());
+  return kOk;
+}
+
 struct CopyFlags {
   DbFlags from;            // --from_mode, --from_pmem_path
   std::string mode;        // destination; "" = the source's
@@ -544,7 +559,7 @@ void AddDumpCommand(CLI::App* app, CommandLine* cl) {
   });
 }
 
-// Defines `verify`, `compact` and `destroy`: their arguments, and callbacks that run them.
+// Defines `verify`, `compact`, `repair` and `destroy`: their arguments, and callbacks that run them.
 void AddMaintenanceCommands(CLI::App* app, CommandLine* cl) {
   CLI::App* verify = app->add_subcommand(
       "verify", "check every table (checksums, structure, key ranges, level order); exit 3 naming each damaged one");
@@ -558,6 +573,12 @@ void AddMaintenanceCommands(CLI::App* app, CommandLine* cl) {
   compact->add_option("db", cl->db, "database directory")->required();
   AddDbFlags(compact, &cl->flags);
   compact->callback([cl] { cl->rc = Compact(cl->db, cl->flags); });
+
+  CLI::App* repair = app->add_subcommand(
+      "repair", "rebuild a damaged database from its readable blocks and log records; the old one is kept at <db>.lost");
+  repair->add_option("db", cl->db, "database directory")->required();
+  AddDbFlags(repair, &cl->flags);
+  repair->callback([cl] { cl->rc = Repair(cl->db, cl->flags); });
 
   CLI::App* destroy = app->add_subcommand("destroy", "delete the database and its pool (needs --yes)");
   destroy->add_option("db", cl->db, "database directory")->required();

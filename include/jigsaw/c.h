@@ -164,6 +164,12 @@ JIGSAW_EXPORT void jigsaw_ingest_external_files(jigsaw_t* db, const char* const*
 /* Deletes the database `name` (it must not be open anywhere): see DestroyDB
  * in jigsaw/db.h. The options name its pool (pmem_path) and mode. */
 JIGSAW_EXPORT void jigsaw_destroy_db(const jigsaw_options_t* options, const char* name, char** errptr);
+/* RepairDB: rebuilds a damaged database from what can still be read and
+   puts it in place of the damaged one (kept at <name>.lost). On success,
+   *report (may be NULL) is a malloc'ed description of what was kept and
+   what was lost (free with jigsaw_free); on error *errptr is set. */
+JIGSAW_EXPORT void jigsaw_repair_db(const jigsaw_options_t* options, const char* name, char** report,
+                                    char** errptr);
 
 /* Copies every live key/value of the closed database `from` into a new
  * database `to` (e.g. with a bigger pool): see CopyDB in jigsaw/db.h. */
@@ -276,6 +282,7 @@ JIGSAW_EXPORT void jigsaw_options_destroy(jigsaw_options_t* options);
 JIGSAW_EXPORT void jigsaw_options_set_create_if_missing(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_error_if_exists(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_paranoid_checks(jigsaw_options_t* options, unsigned char v);
+JIGSAW_EXPORT void jigsaw_options_set_best_efforts_recovery(jigsaw_options_t* options, unsigned char v);
 /* One of jigsaw_storage_pmem, jigsaw_storage_hybrid, jigsaw_storage_disk. */
 JIGSAW_EXPORT void jigsaw_options_set_storage_mode(jigsaw_options_t* options, int mode);
 /* Path of the pool file (copied); NULL or "" for "<name>/pool". */

@@ -191,6 +191,10 @@ class JIGSAW_EXPORT DB {
   //                             (Options::ssd_io) and io_uring rings given up
   //   "jigsaw.pmem-device"      pool path, whether it is pmem, NUMA placement,
   //                             and the pmem namespaces libndctl reports
+  //   "jigsaw.set-aside-tables" the tables this open set aside
+  //                             (Options::best_efforts_recovery), one line
+  //                             each: level, table, why, where its bytes are;
+  //                             empty if none
   //   "jigsaw.wal-recovery"     what this open's WAL replay found: logs and
   //                             records replayed, and every damage the
   //                             wal_recovery_mode tolerated (log, offset,
@@ -301,6 +305,47 @@ class JIGSAW_EXPORT DB {
 // database's id) and its own files in the directory; other files stay.
 // IOError while the database is open, in this process or another.
 [[nodiscard]] JIGSAW_EXPORT Status DestroyDB(const std::string& name, const Options& options);
+
+// What RepairDB salvaged and what it could not.
+struct JIGSAW_EXPORT RepairReport {
+  uint64_t entries_kept = 0;  // keys written into the repaired database
+  uint64_t tables_read = 0;   // tables opened (pmem blocks and images, SSD files)
+  uint64_t tables_lost = 0;   // tables that could not be opened at all
+  uint64_t blocks_lost = 0;   // blocks of opened tables that could not be read
+  uint64_t logs_read = 0;     // WAL segments and log files replayed
+  uint64_t log_records = 0;   // their records salvaged
+  // The manifest was read: only the tables and logs it names were used,
+  // with its range deletions. Otherwise every table and log found was, and
+  // keys deleted (by a tombstone a compaction already dropped, or by a
+  // range deletion) may reappear.
+  bool manifest_read = false;
+  bool resumed = false;    // an interrupted repair was finished
+  std::string kept_at;     // where the damaged database's directory now is
+  // One line per loss: what (table, block, log, pool, manifest), where and why.
+  std::vector<std::string> losses;
+  std::string ToString() const;
+};
+
+// Rebuilds a damaged database `name` from what can still be read: every
+// readable block of its tables (SSD files, pmem blocks, table images) and
+// every intact record of its logs, skipping damage, merged so that the
+// newest surviving version of each key wins; the keys whose newest version
+// is a value (and that no surviving range deletion covers) are written into
+// a new database, made at `<name>.repair` with `options` (and its pool at
+// `<pmem_path>.repair` when options name one), which then takes the
+// database's place. The damaged directory is kept as `<name>.lost` (its
+// pool at `<pmem_path>.lost`), for inspection; the repaired database has a
+// new database id, no snapshots and no change-feed history.
+//
+// Offline: the database must not be open (its lock is taken; IOError if it
+// is). OK means the repaired database is durable and opens with `options`;
+// *report (may be null) says what was kept and what was lost. Each step of
+// the final swap is a rename: a crash during it leaves the repaired
+// database at `<name>.repair`, and RepairDB run again finishes the swap. A
+// crash before it leaves the damaged database as it was. NotSupported for
+// a device-DAX pool (the new pool cannot be made beside it).
+[[nodiscard]] JIGSAW_EXPORT Status RepairDB(const std::string& name, const Options& options,
+                                            RepairReport* report = nullptr);
 
 // Copies the database `from` into a new database `to`: the way out of a
 // full pool is a copy into a bigger one (docs/sizing.md).

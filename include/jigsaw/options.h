@@ -305,6 +305,19 @@ struct JIGSAW_EXPORT Options {
   // GetProperty("jigsaw.wal-recovery"). Default:
   // kTolerateCorruptedTailRecords.
   WalRecoveryMode wal_recovery_mode = WalRecoveryMode::kTolerateCorruptedTailRecords;
+
+  // A table the manifest names that cannot be opened -- a damaged or missing
+  // SSD table file, a pmem block failing its checksum or unreadable (a media
+  // error) -- is set aside instead of failing DB::Open: the database opens
+  // without it. Its bytes are kept in <db>/lost/ (an SSD table file moved
+  // there; a pmem block's readable bytes copied to <number>.block, its
+  // unreadable pages as zeros) for RepairDB or inspection, and
+  // GetProperty("jigsaw.set-aside-tables") lists what was set aside and why.
+  // The keys it held are gone from the database: older versions of them in
+  // other tables show again, and keys it deleted may reappear. A read-only
+  // open sets tables aside without moving anything. Default: false (Open
+  // fails with Corruption naming the table).
+  bool best_efforts_recovery = false;
   // File system for SSD tables. nullptr (default): FileSystem::Default().
   // Must outlive the DB.
   FileSystem* file_system = nullptr;
