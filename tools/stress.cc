@@ -148,6 +148,7 @@ struct Config {
   bool verify_only = false;
   bool fresh = false;  // crash loop: start from new databases, remove them after a clean end
   uint64_t pool_mb = 256;
+  uint64_t memtable_kb = 0;  // 0: drawn at random per run
 };
 
 StorageMode ModeOf(const std::string& name) {
@@ -166,6 +167,7 @@ Options RandomOptions(const Config& config, std::mt19937_64* rng) {
   options.pmem_budget = uint64_t{4} << 20;
   const size_t memtables[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
   options.memtable_size = memtables[(*rng)() % 4];
+  if (config.memtable_kb != 0) options.memtable_size = config.memtable_kb << 10;
   options.block_size = options.memtable_size + (128 << 10);
   options.level1_size = uint64_t{1} << (20 + (*rng)() % 3);
   options.level0_compaction_trigger = 2 + static_cast<int>((*rng)() % 4);
@@ -495,6 +497,7 @@ pid_t Spawn(const char* self, const Config& config, uint64_t seed) {
                                    "--duration=" + std::to_string(config.duration),
                                    "--seed=" + std::to_string(seed),
                                    "--pool_mb=" + std::to_string(config.pool_mb),
+                                   "--memtable_kb=" + std::to_string(config.memtable_kb),
                                    "--child"};
   if (config.verify_only) args.push_back("--verify_only");
   std::vector<char*> argv;
@@ -602,6 +605,7 @@ int main(int argc, char** argv) {
   app.add_option("--duration", config.duration, "seconds to run (crash loop: in all)");
   app.add_option("--seed", config.seed, "random seed (0: from the clock)");
   app.add_option("--pool_mb", config.pool_mb, "pool size in MiB");
+  app.add_option("--memtable_kb", config.memtable_kb, "memtable size in KiB (default: drawn at random per run)");
   app.add_option("--kill_min", config.kill_min, "crash loop: shortest life of a run, seconds");
   app.add_option("--kill_max", config.kill_max, "crash loop: longest life of a run, seconds");
   app.add_flag("--crash_loop", config.crash_loop, "kill and restart runs in a loop");
