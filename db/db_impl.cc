@@ -725,6 +725,12 @@ Status DBImpl::RewriteLastLevelUnderTombstones(const Slice* begin, const Slice* 
                           (end == nullptr || ucmp_->Compare(t.smallest, *end) <= 0);
     taken[i] = in_range && version->range_tombstones->Overlaps(t.smallest, t.largest, kMaxSequenceNumber);
   }
+  // And every table between two taken ones: the outputs span the keys from
+  // the first taken table to the last, and a table left inside that span
+  // would overlap them in the level.
+  const auto first_taken = std::find(taken.begin(), taken.end(), true);
+  const auto last_taken = std::find(taken.rbegin(), taken.rend(), true);
+  if (first_taken != taken.end()) std::fill(first_taken, last_taken.base(), true);
   // With its neighbours sharing a boundary key: one key's versions move
   // together.
   for (bool grew = true; grew;) {

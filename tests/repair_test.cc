@@ -294,7 +294,8 @@ TEST_P(RepairTest, ADamagedBlockLosesOnlyItsOwnEntries) {
   Populate();
   const auto ranges = SsdTableRanges();
   ASSERT_FALSE(ranges.empty());
-  const auto& [victim, range] = *ranges.begin();
+  const std::string victim = ranges.begin()->first;
+  const std::pair<std::string, std::string> range = ranges.begin()->second;
   // A run of bytes in the middle of the table: inside one block.
   const uintmax_t size = std::filesystem::file_size(victim);
   for (uintmax_t at = size / 3; at < size / 3 + 16; ++at) test::FlipByte(victim, static_cast<std::streamoff>(at));
@@ -320,7 +321,8 @@ TEST_P(RepairTest, ADamagedTableFileKeepsEveryOtherTablesEntries) {
   Populate();
   const auto ranges = SsdTableRanges();
   ASSERT_FALSE(ranges.empty());
-  const auto& [victim, range] = *ranges.begin();
+  const std::string victim = ranges.begin()->first;
+  const std::pair<std::string, std::string> range = ranges.begin()->second;
   WriteFile(victim, "a user's notes, not a table\n");
   RepairReport report;
   const auto got = RepairAndRead(&report);
