@@ -146,7 +146,7 @@ class Salvage {
 
   // Reads the manifest (the live set) if it can, then every table and log:
   // the live ones, or, without a manifest, every one found.
-  Status Gather() {
+  void Gather() {
     const bool pool_mode = options_.storage_mode != StorageMode::kDisk;
     if (pool_mode) OpenPool();
     ManifestState state;
@@ -183,7 +183,6 @@ class Salvage {
     } else {
       AddEverythingFound();
     }
-    return Status::OK();
   }
 
   // The merged sources: the newest version of each key first.
@@ -380,7 +379,7 @@ class Salvage {
 };
 
 // Writes the newest version of each key of `merged` that is a value into
-// `dest`; the last batch is synced.
+// `dest` (durable once `dest` is closed: docs/durability.md).
 Status WriteNewest(InternalIterator* merged, const Comparator* ucmp, DB* dest, RepairReport* report) {
   WriteBatch batch;
   size_t bytes = 0;
@@ -403,11 +402,8 @@ Status WriteNewest(InternalIterator* merged, const Comparator* ucmp, DB* dest, R
     }
   }
   s = merged->status();
-  if (!s.ok()) return s;
-  WriteOptions sync;
-  sync.sync = true;
-  if (batch.Count() == 0) batch.Delete("");  // an empty batch is skipped: this one syncs the log
-  return dest->Write(sync, &batch);
+  if (!s.ok() || batch.Count() == 0) return s;
+  return dest->Write(WriteOptions(), &batch);
 }
 
 // A name beside `path` that does not exist yet: path + suffix, then
@@ -508,8 +504,7 @@ Status RepairDB(const std::string& name, const Options& options, RepairReport* r
   if (!s.ok()) return s;
 
   Salvage salvage(options, name, fs, report);
-  s = salvage.Gather();
-  if (!s.ok()) return s;
+  salvage.Gather();
 
   Options dest_options = options;
   dest_options.create_if_missing = true;

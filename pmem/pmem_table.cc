@@ -136,13 +136,13 @@ class PmemTable final : public Table {
     // whose assign leaves it as it was until the copy is done.
     BlockLookup result;
     Status s;
-    if (!guard_reads_) {
+    auto read = [&] {
       s = reader_->Get(user_key, snapshot, &result);
       if (s.ok() && result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
-    } else if (!GuardedRead([&] {
-          s = reader_->Get(user_key, snapshot, &result);
-          if (s.ok() && result.type == ValueType::kValue) value->assign(result.value.data(), result.value.size());
-        })) {
+    };
+    if (!guard_reads_) {
+      read();
+    } else if (!GuardedRead(read)) {
       return ReadFault(number_);
     }
     if (!s.ok()) return s;
