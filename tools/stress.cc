@@ -33,6 +33,7 @@
 
 #include "jigsaw/db.h"
 #include "jigsaw/write_batch.h"
+#include "tools/stress_file_system.h"
 
 namespace jigsaw::stress {
 namespace {
@@ -42,7 +43,7 @@ namespace {
 // ValueOf(key, generation)). kNone: no write in flight.
 constexpr uint32_t kPresent = 0x80000000u;
 constexpr uint32_t kNone = 0xFFFFFFFFu;
-constexpr uint64_t kMagic = 0x4a53545245535331ull;  // "JSTRESS1"
+constexpr uint64_t kMagic = 0x4a53545245535332ull;  // "JSTRESS2"
 
 uint32_t Generation(uint32_t state) { return state & ~kPresent; }
 bool Present(uint32_t state) { return (state & kPresent) != 0; }
@@ -55,6 +56,8 @@ struct Header {
   std::atomic<uint64_t> ops;            // operations done, over every run
   std::atomic<uint64_t> verifications;  // whole-database verifications passed
   std::atomic<uint64_t> runs;           // processes started on this database
+  std::atomic<uint64_t> reopens;        // reopens after a write failed
+  std::atomic<uint64_t> faults;         // file-system faults injected
 };
 struct KeyState {
   std::atomic<uint32_t> committed;
@@ -149,6 +152,9 @@ struct Config {
   bool fresh = false;  // crash loop: start from new databases, remove them after a clean end
   uint64_t pool_mb = 256;
   uint64_t memtable_kb = 0;  // 0: drawn at random per run
+  uint64_t fs_error_one_in = 0;  // file-system errors: one write, sync, creation or rename in this many fails
+  double full_every = 0;         // seconds between full-device episodes, on average (0: none)
+  bool faults() const { return fs_error_one_in != 0 || full_every > 0; }
 };
 
 StorageMode ModeOf(const std::string& name) {
@@ -189,8 +195,11 @@ void Report(const char* where, uint64_t k, const Status& s, const std::string& v
 
 class Runner {
  public:
-  Runner(const Config& config, Oracle* oracle, DB* db, uint64_t seed)
-      : config_(config), oracle_(oracle), db_(db), seed_(seed) {}
+  // `fs`: the file system `db` runs on when faults are injected, else null.
+  Runner(const Config& config, Oracle* oracle, DB* db, FaultyFileSystem* fs, uint64_t seed)
+      : config_(config), oracle_(oracle), db_(db), fs_(fs), seed_(seed) {}
+
+  enum class Outcome { kDone, kMismatch, kReopen };
 
   // Every key read with Get and with one forward scan: each must show its
   // committed state or its in-flight one; the oracle then takes the state
@@ -232,14 +241,27 @@ class Runner {
     return true;
   }
 
-  // Runs the workers for `seconds`; false if one found a mismatch.
-  bool Run(double seconds) {
-    const auto end = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  // Runs the workers until `end`, with faults injected if there is a file
+  // system to inject them: kMismatch if a worker found one, kReopen if a
+  // write failed (the workers stop at once: the database must be reopened
+  // and verified before anything else is written).
+  Outcome Run(std::chrono::steady_clock::time_point end) {
     std::vector<std::thread> workers;
     for (int t = 0; t < config_.threads; ++t) workers.emplace_back([this, t, end] { Work(t, end); });
+    std::thread faults;
+    if (fs_ != nullptr) {
+      fs_->Arm(true);
+      if (config_.full_every > 0) faults = std::thread([this, end] { FillDevice(end); });
+    }
     for (auto& w : workers) w.join();
-    return !failed_.load();
+    stopped_.store(true);
+    if (faults.joinable()) faults.join();
+    if (fs_ != nullptr) {
+      fs_->Arm(false);
+      fs_->SetFull(false);
+    }
+    if (failed_.load()) return Outcome::kMismatch;
+    return reopen_.load() ? Outcome::kReopen : Outcome::kDone;
   }
 
  private:
@@ -254,9 +276,32 @@ class Runner {
     *end = oracle_->keys() * static_cast<uint64_t>(t + 1) / static_cast<uint64_t>(config_.threads);
   }
 
+  // Full-device episodes, every config_.full_every seconds on average,
+  // each lasting 10-300 ms, until the workers stop.
+  void FillDevice(std::chrono::steady_clock::time_point end) {
+    std::mt19937_64 rng(seed_ ^ 0x5eed);
+    std::exponential_distribution<double> gap(1.0 / config_.full_every);
+    auto sleep = [&](double seconds) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                                std::chrono::duration<double>(seconds));
+      while (!stopped_.load() && std::chrono::steady_clock::now() < std::min(until, end)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    };
+    while (!stopped_.load() && std::chrono::steady_clock::now() < end) {
+      sleep(gap(rng));
+      if (stopped_.load()) break;
+      fs_->SetFull(true);
+      sleep(0.01 + static_cast<double>(rng() % 290) / 1000);
+      fs_->SetFull(false);
+    }
+  }
+
   // Writes `ops` (this thread's keys, distinct) as one batch, or as one
-  // DeleteRange over [range_begin, range_end) when `range`.
-  void Write(const std::vector<Op>& ops, bool range, uint64_t range_begin, uint64_t range_end, std::mt19937_64* rng) {
+  // DeleteRange over [range_begin, range_end) when `range`. False if the
+  // write failed: then the keys' states are settled and a reopen is asked
+  // for.
+  bool Write(const std::vector<Op>& ops, bool range, uint64_t range_begin, uint64_t range_end, std::mt19937_64* rng) {
     WriteBatch batch;
     std::vector<uint32_t> next(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -272,26 +317,34 @@ class Runner {
     const Status s = range ? db_->DeleteRange(options, KeyOf(range_begin), KeyOf(range_end))
                            : db_->Write(options, &batch);
     if (!s.ok()) {
-      // Applied or not: a read tells, and the oracle takes what it shows.
-      std::fprintf(stderr, "jigsaw_stress: write failed: %s\n", s.ToString().c_str());
-      for (size_t i = 0; i < ops.size(); ++i) Settle(ops[i].key, "a failed write");
-      return;
+      if (fs_ == nullptr) std::fprintf(stderr, "jigsaw_stress: write failed: %s\n", s.ToString().c_str());
+      for (size_t i = 0; i < ops.size(); ++i) Settle(ops[i].key);
+      reopen_.store(true);
+      return false;
     }
     for (size_t i = 0; i < ops.size(); ++i) {
       KeyState& state = oracle_->key(ops[i].key);
       state.committed.store(next[i]);
       state.pending.store(kNone);
     }
+    return true;
   }
 
-  void Settle(uint64_t k, const char* where) {
+  // After a failed write of key k: the key shows the state before it or the
+  // one it would have left. Which one a reopen shows is not known (the log
+  // may hold the write, or the memtable alone), so both stay allowed until
+  // the next verification settles it.
+  void Settle(uint64_t k) {
     std::string v;
     const Status s = db_->Get(ReadOptions(), KeyOf(k), &v);
     KeyState& state = oracle_->key(k);
     const uint32_t committed = state.committed.load(), pending = state.pending.load();
-    if (pending != kNone && Shows(k, pending, s, v)) state.committed.store(pending);
-    else if (!Shows(k, committed, s, v)) Fail(where, k, s, v, committed, pending);
-    state.pending.store(kNone);
+    if (pending != kNone && Shows(k, pending, s, v)) {
+      state.committed.store(pending);
+      state.pending.store(committed);
+    } else if (!Shows(k, committed, s, v)) {
+      Fail("a read after a failed write", k, s, v, committed, pending);
+    }
   }
 
   void Fail(const char* where, uint64_t k, const Status& s, const std::string& v, uint32_t committed,
@@ -313,7 +366,7 @@ class Runner {
     const uint64_t span = last - first;
     if (span == 0) return;
     auto own = [&] { return first + rng() % span; };
-    while (!failed_.load() && std::chrono::steady_clock::now() < end) {
+    while (!failed_.load() && !reopen_.load() && std::chrono::steady_clock::now() < end) {
       const unsigned op = rng() % 100;
       if (op < 35) {
         Write({{own(), true}}, false, 0, 0, &rng);
@@ -376,7 +429,9 @@ class Runner {
         const std::string b = KeyOf(begin), e = KeyOf(std::min(last, begin + 200));
         const Slice bs(b), es(e);
         const Status s = db_->CompactRange(&bs, &es);
-        if (!s.ok()) std::fprintf(stderr, "jigsaw_stress: CompactRange: %s\n", s.ToString().c_str());
+        // (A failure injected into it stops the store's writes: the next
+        // write fails, and the database is reopened.)
+        if (!s.ok() && fs_ == nullptr) std::fprintf(stderr, "jigsaw_stress: CompactRange: %s\n", s.ToString().c_str());
       }
       oracle_->header()->ops.fetch_add(1, std::memory_order_relaxed);
     }
@@ -432,7 +487,9 @@ class Runner {
       Check("snapshot Get", ks.back(), s, v);
       first.emplace_back(s, v);
     }
-    for (uint64_t k : ks) Write({{k, (*rng)() % 3 != 0}}, false, 0, 0, rng);
+    for (uint64_t k : ks) {
+      if (!Write({{k, (*rng)() % 3 != 0}}, false, 0, 0, rng)) break;
+    }
     for (size_t i = 0; i < ks.size(); ++i) {
       std::string v;
       const Status s = db_->Get(at, KeyOf(ks[i]), &v);
@@ -448,12 +505,26 @@ class Runner {
   const Config& config_;
   Oracle* const oracle_;
   DB* const db_;
+  FaultyFileSystem* const fs_;
   const uint64_t seed_;
   std::atomic<bool> failed_{false};
+  std::atomic<bool> reopen_{false};   // a write failed
+  std::atomic<bool> stopped_{false};  // the workers are done
 };
 
-// One process's run: open, verify everything, work, close. 0 OK, 1 a
-// mismatch, 2 an error.
+// Opens config.db, printing why it could not be opened.
+Status OpenDB(const Config& config, const Options& options, uint64_t run, std::unique_ptr<DB>* db) {
+  const Status s = DB::Open(options, config.db, db);
+  if (!s.ok()) {
+    std::fprintf(stderr, "jigsaw_stress: open %s (run %" PRIu64 "): %s\n", config.db.c_str(), run,
+                 s.ToString().c_str());
+  }
+  return s;
+}
+
+// One process's run: open, verify everything, work, close; with faults
+// injected, reopen (and verify everything) after each failed write. 0 OK,
+// 1 a mismatch, 2 an error.
 int RunOnce(const Config& config) {
   std::string error;
   std::unique_ptr<Oracle> oracle = Oracle::Open(config.db + ".expected", config.keys, &error);
@@ -464,25 +535,45 @@ int RunOnce(const Config& config) {
   const uint64_t run = oracle->header()->runs.fetch_add(1);
   const uint64_t seed = config.seed * 7919 + run;
   std::mt19937_64 rng(seed);
-  const Options options = RandomOptions(config, &rng);
-  std::unique_ptr<DB> db;
-  const Status s = DB::Open(options, config.db, &db);
-  if (!s.ok()) {
-    std::fprintf(stderr, "jigsaw_stress: open %s (run %" PRIu64 "): %s\n", config.db.c_str(), run,
-                 s.ToString().c_str());
-    return 2;
+  Options options = RandomOptions(config, &rng);
+  std::unique_ptr<FaultyFileSystem> fs;
+  if (config.faults()) {
+    fs = std::make_unique<FaultyFileSystem>(config.fs_error_one_in, seed, &oracle->header()->faults);
+    options.file_system = fs.get();
   }
   std::fprintf(stderr,
                "jigsaw_stress: run %" PRIu64 " of %s (%s): seed %" PRIu64 ", memtable %zu, block %zu, level1 %" PRIu64
                ", L0 trigger %d, concurrent memtable writes %d, hash index %d, read-triggered compactions %d, "
-               "paranoid checks %d\n",
+               "paranoid checks %d, file-system errors one in %" PRIu64 ", full device every %g s\n",
                run, config.db.c_str(), config.mode.c_str(), seed, options.memtable_size, options.block_size,
                options.level1_size, options.level0_compaction_trigger, options.concurrent_memtable_writes,
-               options.pmem_hash_index, options.read_triggered_compactions, options.paranoid_checks);
-  Runner runner(config, oracle.get(), db.get(), seed);
-  if (!runner.VerifyAll()) return 1;
-  if (config.verify_only) return 0;
-  return runner.Run(config.duration) ? 0 : 1;
+               options.pmem_hash_index, options.read_triggered_compactions, options.paranoid_checks,
+               config.fs_error_one_in, config.full_every);
+  std::unique_ptr<DB> db;
+  if (!OpenDB(config, options, run, &db).ok()) return 2;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(config.duration));
+  for (uint64_t reopens = 0;; ++reopens) {
+    Runner runner(config, oracle.get(), db.get(), fs.get(), seed + reopens * 104729);
+    if (!runner.VerifyAll()) return 1;
+    if (config.verify_only) return 0;
+    const Runner::Outcome outcome = runner.Run(end);
+    if (outcome != Runner::Outcome::kReopen) return outcome == Runner::Outcome::kDone ? 0 : 1;
+    oracle->header()->reopens.fetch_add(1);
+    db.reset();
+    if (fs != nullptr && rng() % 4 == 0) {
+      // Sometimes the first open still meets the faults: it opens the
+      // database or fails, and either way loses nothing (the next open and
+      // verification tell).
+      fs->Arm(true);
+      fs->SetFull(rng() % 2 == 0);
+      if (!DB::Open(options, config.db, &db).ok()) db.reset();
+      fs->Arm(false);
+      fs->SetFull(false);
+      if (db != nullptr) continue;
+    }
+    if (!OpenDB(config, options, run, &db).ok()) return 2;
+  }
 }
 
 // Starts this program on `config` as a child run.
@@ -498,6 +589,8 @@ pid_t Spawn(const char* self, const Config& config, uint64_t seed) {
                                    "--seed=" + std::to_string(seed),
                                    "--pool_mb=" + std::to_string(config.pool_mb),
                                    "--memtable_kb=" + std::to_string(config.memtable_kb),
+                                   "--fs_error_one_in=" + std::to_string(config.fs_error_one_in),
+                                   "--full_every=" + std::to_string(config.full_every),
                                    "--child"};
   if (config.verify_only) args.push_back("--verify_only");
   std::vector<char*> argv;
@@ -555,7 +648,7 @@ int CrashLoop(const char* self, Config config, const std::vector<std::string>& m
     ++step;
   }
   // A last verification of each database.
-  uint64_t ops = 0, verifications = 0, runs = 0;
+  uint64_t ops = 0, verifications = 0, runs = 0, reopens = 0, faults = 0;
   for (const std::string& mode : modes) {
     Config last = config;
     last.mode = mode;
@@ -574,13 +667,16 @@ int CrashLoop(const char* self, Config config, const std::vector<std::string>& m
     ops += oracle->header()->ops.load();
     verifications += oracle->header()->verifications.load();
     runs += oracle->header()->runs.load();
+    reopens += oracle->header()->reopens.load();
+    faults += oracle->header()->faults.load();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("jigsaw_stress: %.0f s, modes", seconds);
   for (const std::string& m : modes) std::printf(" %s", m.c_str());
   std::printf(": %" PRIu64 " operations, %" PRIu64 " runs, %" PRIu64 " kills, %" PRIu64
-              " clean exits, %" PRIu64 " whole-database verifications, 0 mismatches\n",
-              ops, runs, kills, clean_exits, verifications);
+              " clean exits, %" PRIu64 " faults injected, %" PRIu64 " reopens after a failed write, %" PRIu64
+              " whole-database verifications, 0 mismatches\n",
+              ops, runs, kills, clean_exits, faults, reopens, verifications);
   if (config.fresh) remove_all();
   return 0;
 }
@@ -606,6 +702,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", config.seed, "random seed (0: from the clock)");
   app.add_option("--pool_mb", config.pool_mb, "pool size in MiB");
   app.add_option("--memtable_kb", config.memtable_kb, "memtable size in KiB (default: drawn at random per run)");
+  app.add_option("--fs_error_one_in", config.fs_error_one_in,
+                 "inject file-system errors: one append, sync, file creation or rename in this many fails (0: none)");
+  app.add_option("--full_every", config.full_every,
+                 "inject a full device (10-300 ms at a time) every this many seconds on average (0: never)");
   app.add_option("--kill_min", config.kill_min, "crash loop: shortest life of a run, seconds");
   app.add_option("--kill_max", config.kill_max, "crash loop: longest life of a run, seconds");
   app.add_flag("--crash_loop", config.crash_loop, "kill and restart runs in a loop");
