@@ -19,9 +19,14 @@ declare -A allowed=(
   [tools]="jigsaw util format table pmem ssd version compaction db tools"
 )
 
+# The engine proper lives under src/; its folders are included by their
+# own names ("db/db_impl.h"), src/ being on the include path.
+declare -A path=([version]=src/version [compaction]=src/compaction [db]=src/db)
+
 status=0
 for folder in "${!allowed[@]}"; do
-  [[ -d $folder ]] || continue
+  dir=${path[$folder]:-$folder}
+  [[ -d $dir ]] || continue
   while IFS=: read -r file _ include; do
     target=${include#*\"}
     target=${target%%/*}
@@ -29,7 +34,22 @@ for folder in "${!allowed[@]}"; do
       echo "layering: $file includes \"${include#*\"}" >&2
       status=1
     fi
-  done < <(grep -Hn '^#include "' "$folder"/*.h "$folder"/*.cc 2>/dev/null || true)
+  done < <(grep -Hn '^#include "' "$dir"/*.h "$dir"/*.cc 2>/dev/null || true)
+done
+
+# Nothing else sits under src/, and no engine folder is left at the top.
+for dir in src/*/; do
+  name=$(basename "$dir")
+  if [[ ${path[$name]:-} != "src/$name" ]]; then
+    echo "layering: $dir is not an engine folder (docs/architecture.md)" >&2
+    status=1
+  fi
+done
+for name in "${!path[@]}"; do
+  if [[ -d $name ]]; then
+    echo "layering: $name/ belongs under src/" >&2
+    status=1
+  fi
 done
 
 # The KeySet format's versions stay behind format/: outside it, code names
@@ -42,7 +62,7 @@ while IFS=: read -r file line text; do
   echo "format versions: $file:$line names a KeySet version: ${text#"${text%%[![:space:]]*}"}" >&2
   status=1
 done < <(grep -rnE --include='*.h' --include='*.cc' "$version_pattern" \
-           db version compaction pmem ssd table tools bench util 2>/dev/null || true)
+           src pmem ssd table tools bench util 2>/dev/null || true)
 
 [[ $status -eq 0 ]] && echo "layering: ok"
 exit $status

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
-folders=(util format table pmem ssd version compaction db tools bench emulation)
+folders=(util format table pmem ssd src/version src/compaction src/db tools bench emulation)
 sources=()
 for folder in "${folders[@]}"; do
   [[ -d $folder ]] || continue

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "tests/block_test_util.h"
+#include "tests/support/block_test_util.h"
 
 int main(int argc, char** argv) {
   using namespace jigsaw;
