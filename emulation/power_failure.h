@@ -54,7 +54,7 @@ struct ArmOptions {
   // Sampled at every persist point (and at Arm): label_at().
   std::function<uint64_t()> label;
   // Sampled likewise: file_events_at() (hybrid mode: the length of the
-  // file system's journal, tests/fault_injection_fs.h).
+  // file system's journal, tests/support/fault_injection_fs.h).
   std::function<uint64_t()> file_events;
   // Record the evictable lines at every point (early eviction). Costs a
   // comparison of the whole mapping with the image per point.

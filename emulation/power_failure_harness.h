@@ -12,7 +12,7 @@
 // medium; with `early_eviction`, images where a random subset of the lines
 // dirty at that point (written or flushed, not yet fenced) did.
 //
-// Hybrid mode: `files` journals the SSD tables (tests/fault_injection_fs.h);
+// Hybrid mode: `files` journals the SSD tables (tests/support/fault_injection_fs.h);
 // each of its durability events (fsync, directory sync, removal) is a persist
 // point too, and each check also rebuilds the table files a power failure
 // leaves: the synced data of files whose directory entry was synced, and, in

@@ -1,7 +1,7 @@
 // Deliberate persistence bugs, compiled in only by the test-only build of the
 // engine (target jigsaw_persist_bug, define JIGSAW_PERSIST_BUG_HOOKS) to prove
 // that the power-failure harness catches a dropped or reordered persist
-// (tests/persist_bug_test.cc). In every other build JIGSAW_PERSIST_BUG(n)
+// (tests/emulation/persist_bug_test.cc). In every other build JIGSAW_PERSIST_BUG(n)
 // is the constant false.
 #ifndef JIGSAW_UTIL_PERSIST_BUG_H_
 #define JIGSAW_UTIL_PERSIST_BUG_H_
