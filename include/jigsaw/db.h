@@ -153,7 +153,9 @@ class JIGSAW_EXPORT DB {
 
   // Properties (false if unknown); "table" is a pmem block or an SSD table:
   //   "jigsaw.levels"           tables and bytes per level, one line each
-  //   "jigsaw.num-blocks-at-level<N>"   tables at level N (0-6)
+  //   "jigsaw.num-tables-at-level<N>"   tables at level N (0-6); the old
+  //                             name "jigsaw.num-blocks-at-level<N>" still
+  //                             answers through version 0.2
   //   "jigsaw.pmem-bytes"       bytes of live tables in pmem
   //   "jigsaw.ssd-bytes"        bytes of live SSD tables
   //   "jigsaw.num-range-tombstones"   DeleteRange tombstones kept: in the
@@ -222,17 +224,20 @@ class JIGSAW_EXPORT DB {
   //                             pmem_hash_index_bytes, ssd_bytes,
   //                             flushes, compactions {...}, trivial_moves,
   //                             migrations, stalls, writes, memtables, sync,
-  //                             block_cache, pool_full)
-  //   "jigsaw.stats"            a summary for people: the levels, pmem bytes,
+  //                             block_cache, standby, pool_full)
+  //   "jigsaw.stats"            a summary for people, of the same numbers as
+  //                             jigsaw.stats-json: the levels, pmem bytes,
   //                             the DRAM of the pmem blocks' hash indexes
-  //                             (Options::pmem_hash_index), flushes, compactions (bytes read and written,
+  //                             (Options::pmem_hash_index), SSD bytes,
+  //                             flushes, compactions (bytes read and written,
   //                             split steps, entries merged and how many of
   //                             them were copied as bytes in runs), trivial
   //                             moves (tables and bytes moved by reference),
   //                             migrations (pmem blocks and bytes written to
   //                             SSD as they are), L0 compactions asked for
-  //                             by reads, stalls, write batches and groups, memtables
-  //                             and the pool's standby chunks
+  //                             by reads, stalls, write batches and groups,
+  //                             syncs, the block cache, memtables and the
+  //                             pool's standby chunks
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 
   // For each of ranges[0..n), the approximate bytes its keys take in the

@@ -273,10 +273,10 @@ void DBImpl::FinishWriteGroup(Writer* self, Writer* last, const Status& status) 
 }
 
 void DBImpl::CountWriteGroup(Writer* last, bool sync) {
-  ++write_groups_;
-  if (sync) ++synced_groups_;
+  ++counters_.write_groups;
+  if (sync) ++counters_.synced_groups;
   for (Writer* x : writers_) {
-    ++write_batches_;
+    ++counters_.write_batches;
     if (x == last) break;
   }
 }
@@ -302,7 +302,7 @@ int DBImpl::StartInserts(Writer* leader, SequenceNumber first_sequence, Insertin
     }
     if (x == group->last) break;
   }
-  self_inserted_batches_ += helpers;
+  counters_.self_inserted_batches += helpers;
   group->pending.store(helpers + 1, std::memory_order_relaxed);
   return helpers;
 }
@@ -452,7 +452,7 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
     FinishWriteGroup(&w, last, s);
     return s;
   }
-  ++pipelined_groups_;
+  ++counters_.pipelined_groups;
   InsertingGroup inserting;
   inserting.leader = &w;
   inserting.last = last;
@@ -491,11 +491,11 @@ Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
     const size_t l0 = versions_->current()->levels[0].size();
     if (allow_delay && l0 >= static_cast<size_t>(options_.level0_slowdown_trigger) && !(deletes_only && pool_tight)) {
       // Give compaction a millisecond per write rather than stopping later.
-      ++slowdowns_;
+      ++counters_.slowdowns;
       mutex_.Unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       mutex_.Lock();
-      stall_micros_ += 1000;
+      counters_.stall_micros += 1000;
       allow_delay = false;
       continue;
     }
@@ -527,12 +527,12 @@ Status DBImpl::MakeRoomForWrite(size_t payload, bool deletes_only) {
         const std::string what = "L0 is full and its compaction found no room";
         return space_error_.ok() ? PoolFullStatus(what) : Status::NoSpace(what, space_error_.message());
       }
-      ++stops_;
+      ++counters_.stops;
       Log(info_log_, "Writes stopped: %s", imm_full ? "every memtable is waiting for its flush"
                                                     : "L0 has too many tables");
       const auto start = std::chrono::steady_clock::now();
       done_cv_.WaitFor(std::chrono::milliseconds(100));
-      stall_micros_ += static_cast<uint64_t>(
+      counters_.stall_micros += static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
       continue;
     }
@@ -692,7 +692,7 @@ Status DBImpl::RunManualCompaction(const Slice* begin, const Slice* end) {
       step = Compaction();  // drop the input references: obsolete tables are freed now
       if (pool() != nullptr) tables_->space()->Refill();
       mutex_.Lock();
-      split_steps_ += split_steps;
+      counters_.split_steps += split_steps;
       if (s.IsNoSpace() && level == 0 && take > 1) {
         l0_take = take / 2;  // retry with the older half of the tables taken
         s = Status::OK();

@@ -43,6 +43,7 @@
 #include "compaction/picker.h"
 #include "db/db_iter.h"
 #include "db/memtable.h"
+#include "db/metrics.h"
 #include "version/table_store.h"
 #include "version/version_set.h"
 #include "db/wal.h"
@@ -330,19 +331,20 @@ class DBImpl final : public DB {
   // turn; a family that knows `property` sets *value and returns true
   // (false, leaving *value, for a property of its own it cannot answer, such
   // as an out-of-range level). ---
-  // The current version's tables: jigsaw.levels, num-blocks-at-level<N>,
-  // pmem-bytes, ssd-bytes, table-formats.
+  // The current version's tables: jigsaw.levels, num-tables-at-level<N>
+  // (and its old name num-blocks-at-level<N>), pmem-bytes, ssd-bytes,
+  // table-formats.
   bool GetTableProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
   // The storage: jigsaw.pool-used-bytes, pmem-device, io, wal-recovery,
   // block-cache.
   bool GetStorageProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
-  // The counters: jigsaw.compactions, read-triggered-compactions, flushes,
-  // write-groups, stalls, sync-stats, compaction-profile.
+  // The counters and their summaries: jigsaw.compactions,
+  // read-triggered-compactions, flushes, write-groups, stalls, sync-stats,
+  // compaction-profile; jigsaw.stats and stats-json.
   bool GetCounterProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
-  // The summaries: jigsaw.stats (text) and jigsaw.stats-json (StatsJson).
-  bool GetSummaryProperty(const std::string& property, std::string* value) const REQUIRES(mutex_);
-  // jigsaw.stats-json.
-  std::string StatsJson(uint64_t pmem_bytes, uint64_t index_bytes) const REQUIRES(mutex_);
+  // The counters and what the storage says now; with `measure_tables`,
+  // the current version's levels and bytes too (a walk of its tables).
+  Metrics CollectMetrics(bool measure_tables) const REQUIRES(mutex_);
   // Recover's steps (Recover logs how they ended).
   Status RecoverSteps() EXCLUDES(mutex_);
 
@@ -589,32 +591,11 @@ class DBImpl final : public DB {
   bool tracker_stop_ GUARDED_BY(mutex_) = false;
   CondVar tracker_cv_{&mutex_};
   std::thread tracker_thread_;
-  uint64_t redone_compactions_ GUARDED_BY(mutex_) = 0;  // pending compactions redone at recovery
 
   std::vector<PhaseProfile> profiles_ GUARDED_BY(mutex_);
   const std::chrono::steady_clock::time_point opened_at_ = std::chrono::steady_clock::now();
 
-  // Statistics.
-  uint64_t flushes_ GUARDED_BY(mutex_) = 0;
-  uint64_t flushes_within_compactions_ GUARDED_BY(mutex_) = 0;  // FlushImmutablesDuringCompaction
-  uint64_t compactions_ GUARDED_BY(mutex_) = 0;
-  uint64_t split_steps_ GUARDED_BY(mutex_) = 0;  // CompactRange steps split to fit a full pool
-  uint64_t slowdowns_ GUARDED_BY(mutex_) = 0;
-  uint64_t stops_ GUARDED_BY(mutex_) = 0;
-  uint64_t stall_micros_ GUARDED_BY(mutex_) = 0;
-  uint64_t write_groups_ GUARDED_BY(mutex_) = 0;   // WAL records written by leaders
-  uint64_t write_batches_ GUARDED_BY(mutex_) = 0;  // batches in them
-  uint64_t pipelined_groups_ GUARDED_BY(mutex_) = 0;      // groups inserted beside others (concurrently)
-  uint64_t self_inserted_batches_ GUARDED_BY(mutex_) = 0;  // batches inserted by their own writer
-  uint64_t synced_groups_ GUARDED_BY(mutex_) = 0;  // of the groups, those persisted/synced on return
-  uint64_t compaction_bytes_read_ GUARDED_BY(mutex_) = 0;
-  uint64_t compaction_bytes_written_ GUARDED_BY(mutex_) = 0;
-  uint64_t compaction_entries_read_ GUARDED_BY(mutex_) = 0;     // by merging compactions
-  uint64_t compaction_entries_spliced_ GUARDED_BY(mutex_) = 0;  // of them, copied as bytes in runs
-  uint64_t tables_moved_ GUARDED_BY(mutex_) = 0;  // by trivial moves
-  uint64_t bytes_moved_ GUARDED_BY(mutex_) = 0;
-  uint64_t tracker_rounds_ GUARDED_BY(mutex_) = 0;       // syncs-and-commit rounds of the tracker
-  uint64_t tracker_compactions_ GUARDED_BY(mutex_) = 0;  // compactions they made durable
+  Counters counters_ GUARDED_BY(mutex_);  // GetProperty's (metrics.h)
   // Set by the reader whose charge reached its state's budget
   // (ChargeL0Reads, without mutex_); cleared by the next L0 compaction of
   // any cause, and when L0 is found empty.
@@ -623,9 +604,6 @@ class DBImpl final : public DB {
   // older one asks for nothing (its L0 may be gone). Compared, never
   // dereferenced.
   std::atomic<const Version*> published_version_{nullptr};
-  uint64_t read_triggered_compactions_ GUARDED_BY(mutex_) = 0;  // started
-  uint64_t tables_migrated_ GUARDED_BY(mutex_) = 0;  // pmem blocks written to SSD as bytes
-  uint64_t bytes_migrated_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace jigsaw

@@ -65,7 +65,7 @@ void DBImpl::BackgroundLoop() {
         read_triggered =
             wanted_by_reads && current.levels[0].size() < static_cast<size_t>(options_.level0_compaction_trigger);
         if (read_triggered) {
-          ++read_triggered_compactions_;
+          ++counters_.read_triggered_compactions;
           Log(info_log_, "L0 compaction asked for by reads: %zu tables", current.levels[0].size());
         }
         l0_wanted_by_reads_.store(false, std::memory_order_relaxed);
@@ -180,7 +180,7 @@ Status DBImpl::FlushOldestImmutable() {
         table->residence == Residence::kSsd ? "SSD" : "pmem", static_cast<unsigned long long>(table->size),
         (SteadyNanos() - start) / 1e6);
   }
-  ++flushes_;
+  ++counters_.flushes;
   pool_full_ = false;
   space_error_ = Status::OK();
   flush_failed_ = false;
@@ -202,7 +202,7 @@ Status DBImpl::FlushImmutablesDuringCompaction(uint64_t* nanos) {
     Status s = FlushOldestImmutable();
     MutexLock lock(&mutex_);
     if (s.ok()) {
-      ++flushes_within_compactions_;
+      ++counters_.flushes_within_compactions;
       continue;
     }
     if (s.IsNoSpace()) {
@@ -592,13 +592,13 @@ Status DBImpl::InstallCompaction(const Compaction& compaction, bool to_ssd, Comp
       for (const TableRef& t : inputs) t->obsolete.store(true, std::memory_order_release);
     }
   }
-  ++compactions_;
-  compaction_bytes_read_ += compaction.InputBytes();
-  compaction_bytes_written_ += bytes_written;
-  compaction_entries_read_ += out->entries_read;
-  compaction_entries_spliced_ += out->entries_spliced;
-  tables_migrated_ += out->tables_migrated;
-  bytes_migrated_ += out->bytes_migrated;
+  ++counters_.compactions;
+  counters_.compaction_bytes_read += compaction.InputBytes();
+  counters_.compaction_bytes_written += bytes_written;
+  counters_.compaction_entries_read += out->entries_read;
+  counters_.compaction_entries_spliced += out->entries_spliced;
+  counters_.tables_migrated += out->tables_migrated;
+  counters_.bytes_migrated += out->bytes_migrated;
   pool_full_ = false;
   space_error_ = Status::OK();
   return Status::OK();
@@ -627,8 +627,8 @@ Status DBImpl::InstallTrivialMove(const Compaction& compaction) {
   }
   Log(info_log_, "Trivial move L%d -> L%d: %zu tables, %llu bytes, by reference", compaction.level,
       compaction.output_level(), compaction.inputs[0].size(), static_cast<unsigned long long>(bytes));
-  tables_moved_ += compaction.inputs[0].size();
-  bytes_moved_ += bytes;
+  counters_.tables_moved += compaction.inputs[0].size();
+  counters_.bytes_moved += bytes;
   pool_full_ = false;
   space_error_ = Status::OK();
   return Status::OK();
@@ -700,8 +700,8 @@ void DBImpl::TrackerLoop() {
     }
     if (s.ok()) {
       for (const TableRef& t : shadows) t->obsolete.store(true, std::memory_order_release);
-      ++tracker_rounds_;
-      tracker_compactions_ += round;
+      ++counters_.tracker_rounds;
+      counters_.tracker_compactions += round;
       Log(info_log_, "Durability tracker: %zu compactions' %zu table files made durable in one round, %.1f ms", round,
           files.size(), sync_ns / 1e6);
       if (pending_.empty() && versions_->current()->range_tombstones != nullptr) {

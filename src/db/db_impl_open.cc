@@ -403,7 +403,7 @@ Status DBImpl::Recover() {
               std::to_string(versions_->current()->LevelBytes(level)) + " bytes";
   }
   Log(info_log_, "Opened in %.1f ms;%s; %llu compactions redone; WAL: %s; SSD I/O: %s", (SteadyNanos() - start) / 1e6,
-      levels.empty() ? " empty" : levels.c_str(), static_cast<unsigned long long>(redone_compactions_),
+      levels.empty() ? " empty" : levels.c_str(), static_cast<unsigned long long>(counters_.redone_compactions),
       wal_recovery_.c_str(), io_description_.c_str());
   return s;
 }
@@ -423,7 +423,7 @@ Status DBImpl::RecoverSteps() {
     if (s.ok()) SweepOrphanFiles(&state);
     if (s.ok()) {
       s = ResolvePendingCompactions(tables_.get(), state.manifest.pending, &state.loaded, state.version.get(),
-                                    &state.discarded, &redone_compactions_);
+                                    &state.discarded, &counters_.redone_compactions);
     }
     if (s.ok()) s = ReplayWal(&state);
     if (!s.ok()) return s;

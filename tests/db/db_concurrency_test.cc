@@ -496,10 +496,10 @@ TEST_P(DBConcurrencyTest, ReadersOnSeveralThreadsAskForL0Once) {
     std::snprintf(key, sizeof(key), "key%08d", (i * 7919) % 4000);
     ASSERT_TRUE(db->Put(WriteOptions(), key, std::string(100, 'v')).ok());
   }
-  for (int waited = 0; waited < 3000 && property("jigsaw.num-blocks-at-level0") < 2; ++waited) {
+  for (int waited = 0; waited < 3000 && property("jigsaw.num-tables-at-level0") < 2; ++waited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_GE(property("jigsaw.num-blocks-at-level0"), 2u);
+  ASSERT_GE(property("jigsaw.num-tables-at-level0"), 2u);
 
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
@@ -526,13 +526,13 @@ TEST_P(DBConcurrencyTest, ReadersOnSeveralThreadsAskForL0Once) {
     }
   });
   // The bound only keeps a broken build from hanging the suite.
-  for (int waited = 0; waited < 6000 && !failed && property("jigsaw.num-blocks-at-level0") > 0; ++waited) {
+  for (int waited = 0; waited < 6000 && !failed && property("jigsaw.num-tables-at-level0") > 0; ++waited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   stop = true;
   for (auto& t : threads) t.join();
   EXPECT_FALSE(failed);
-  EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), 0u);
+  EXPECT_EQ(property("jigsaw.num-tables-at-level0"), 0u);
   EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 1u);
 }
 
@@ -630,7 +630,7 @@ TEST_P(DBConcurrencyTest, PropertiesCanBePolledWhileTablesAreReplaced) {
     }
   });
   const std::vector<std::string> properties = {
-      "jigsaw.levels", "jigsaw.num-blocks-at-level0", "jigsaw.num-blocks-at-level1", "jigsaw.pmem-bytes",
+      "jigsaw.levels", "jigsaw.num-tables-at-level0", "jigsaw.num-tables-at-level1", "jigsaw.pmem-bytes",
       "jigsaw.ssd-bytes", "jigsaw.pool-used-bytes", "jigsaw.compactions", "jigsaw.flushes", "jigsaw.write-groups",
       "jigsaw.read-triggered-compactions", "jigsaw.stalls", "jigsaw.sync-stats", "jigsaw.block-cache", "jigsaw.io",
       "jigsaw.pmem-device", "jigsaw.wal-recovery", "jigsaw.stats-json", "jigsaw.stats"};

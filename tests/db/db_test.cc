@@ -664,6 +664,19 @@ TEST_P(DBTest, StatsJsonAgreesWithTheTextProperties) {
   EXPECT_EQ(level_bytes, std::stoull(pmem) + std::stoull(ssd));
   EXPECT_EQ(j["writes"]["batches"].get<uint64_t>(), 20000u);
   EXPECT_FALSE(j["pool_full"].get<bool>());
+  // The text summary is made of the same numbers; the old name of
+  // num-tables-at-level still answers.
+  std::string stats, tables, blocks;
+  ASSERT_TRUE(db_->GetProperty("jigsaw.stats", &stats));
+  EXPECT_NE(stats.find("\nssd bytes " + ssd + "\n"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\nflushes " + flushes + "\n"), std::string::npos) << stats;
+  for (int level = 0; level < 7; ++level) {
+    ASSERT_TRUE(db_->GetProperty("jigsaw.num-tables-at-level" + std::to_string(level), &tables));
+    ASSERT_TRUE(db_->GetProperty("jigsaw.num-blocks-at-level" + std::to_string(level), &blocks));
+    EXPECT_EQ(tables, blocks);
+    EXPECT_EQ(std::stoull(tables), j["levels"][level]["tables"].get<uint64_t>()) << level;
+  }
+  EXPECT_FALSE(db_->GetProperty("jigsaw.num-tables-at-level7", &tables));
 }
 
 // Compactions of KeySet tables copy every surviving entry as bytes
@@ -740,14 +753,14 @@ TEST_P(DBTest, ReadsAskForL0BelowItsTrigger) {
         if (nlohmann::json::parse(json)["memtables"].get<int>() == 1) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-      const uint64_t l0_before = property("jigsaw.num-blocks-at-level0");
+      const uint64_t l0_before = property("jigsaw.num-tables-at-level0");
       ASSERT_GE(l0_before, 2u);
       ASSERT_LT(l0_before, 8u);
 
       // Reads until L0 empties (on), or as many as that took at most (off).
       // The loop's bound only keeps a broken build from spinning forever.
       int rounds = 0;
-      for (; rounds < 2000 && (!enabled || property("jigsaw.num-blocks-at-level0") > 0); ++rounds) {
+      for (; rounds < 2000 && (!enabled || property("jigsaw.num-tables-at-level0") > 0); ++rounds) {
         if (reads == "scans") {
           auto it = db_->NewIterator(ReadOptions());
           uint64_t n = 0;
@@ -774,7 +787,7 @@ TEST_P(DBTest, ReadsAskForL0BelowItsTrigger) {
           // One round wastes a fraction of what compacting L0 costs (its
           // tables' bytes / 64 probes): too little to ask yet.
           EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 0u);
-          EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), l0_before);
+          EXPECT_EQ(property("jigsaw.num-tables-at-level0"), l0_before);
         }
         if (enabled && property("jigsaw.read-triggered-compactions") > 0) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the compaction is under way
@@ -782,10 +795,10 @@ TEST_P(DBTest, ReadsAskForL0BelowItsTrigger) {
         if (!enabled && rounds == 200) break;
       }
       if (enabled) {
-        EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), 0u);
+        EXPECT_EQ(property("jigsaw.num-tables-at-level0"), 0u);
         EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 1u);
       } else {
-        EXPECT_EQ(property("jigsaw.num-blocks-at-level0"), l0_before);
+        EXPECT_EQ(property("jigsaw.num-tables-at-level0"), l0_before);
         EXPECT_EQ(property("jigsaw.read-triggered-compactions"), 0u);
       }
       EXPECT_EQ(Contents(), model);
@@ -1248,7 +1261,7 @@ TEST(DBGetTest, ALongL0IsSearchedNewestFirstAcrossBatches) {
   }
   ASSERT_TRUE(db->Put(WriteOptions(), "flush", filler).ok());
   std::string blocks;
-  ASSERT_TRUE(db->GetProperty("jigsaw.num-blocks-at-level0", &blocks));
+  ASSERT_TRUE(db->GetProperty("jigsaw.num-tables-at-level0", &blocks));
   ASSERT_GT(std::stoi(blocks), 40);
   std::string value;
   ASSERT_TRUE(db->Get(ReadOptions(), "shared", &value).ok());

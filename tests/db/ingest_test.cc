@@ -98,7 +98,7 @@ TEST_P(IngestTest, FilesIntoAnEmptyRangeGoToTheLastLevelAsTheyAre) {
   for (uint64_t i = 0; i < 6000; ++i) model[NumberedKey(i)] = Value(i, i < 3000 ? "a" : "b");
   EXPECT_EQ(Contents(db.get()), model);
   std::string n;
-  ASSERT_TRUE(db->GetProperty("jigsaw.num-blocks-at-level6", &n));
+  ASSERT_TRUE(db->GetProperty("jigsaw.num-tables-at-level6", &n));
   EXPECT_GT(std::stoi(n), 0);
   // Copied: the originals stay.
   EXPECT_TRUE(std::filesystem::exists(FilePath("a.jst")));

@@ -98,14 +98,14 @@ TEST_P(ReadViewOrderTest, AGetThatLoadedItsSequenceBeforeACompactionSeesItsView)
   ASSERT_TRUE(db->Put(WriteOptions(), "a", "x").ok());
   ASSERT_TRUE(db->Put(WriteOptions(), "z", "x").ok());
   ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());  // "old" at the last level
-  ASSERT_EQ(Property(db.get(), "jigsaw.num-blocks-at-level0"), 0u);
-  ASSERT_EQ(Property(db.get(), "jigsaw.num-blocks-at-level1"), 0u);
+  ASSERT_EQ(Property(db.get(), "jigsaw.num-tables-at-level0"), 0u);
+  ASSERT_EQ(Property(db.get(), "jigsaw.num-tables-at-level1"), 0u);
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
   FillMemtable(db.get(), 'm', 0);  // the tombstone goes to an L0 table
   // The stage below needs exact table counts; a filler that outran a slow
   // flush (a loaded machine) switches one memtable more, and the test then
   // cannot stage the race: it skips rather than fail.
-  if (!WaitFor(db.get(), "jigsaw.num-blocks-at-level0", 1)) GTEST_SKIP() << "could not stage: L0 is not one table";
+  if (!WaitFor(db.get(), "jigsaw.num-tables-at-level0", 1)) GTEST_SKIP() << "could not stage: L0 is not one table";
   std::string value;
   ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).IsNotFound());
 
@@ -123,7 +123,7 @@ TEST_P(ReadViewOrderTest, AGetThatLoadedItsSequenceBeforeACompactionSeesItsView)
   // further down.
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "new").ok());
   FillMemtable(db.get(), 'n', 1);
-  const bool staged = WaitFor(db.get(), "jigsaw.num-blocks-at-level0", 0) &&
+  const bool staged = WaitFor(db.get(), "jigsaw.num-tables-at-level0", 0) &&
                       Property(db.get(), "jigsaw.compactions") > compactions;
   g_release = true;
   reader.join();

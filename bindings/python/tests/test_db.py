@@ -157,7 +157,7 @@ def test_properties_sizes_and_checkpoints(open_db, scratch):
     fill(db, 5000)
     db.compact_range(start=key(0), stop=key(4999))
     assert db.get_property("jigsaw.levels").startswith("level")
-    assert db.get_property("jigsaw.num-blocks-at-level6") == "1"
+    assert db.get_property("jigsaw.num-tables-at-level6") == "1"
     assert db.get_property("jigsaw.no-such-property") is None
     sizes = db.approximate_sizes([(key(0), key(5000)), (b"x", b"y")])
     assert len(sizes) == 2 and sizes[0] > 0 and sizes[1] == 0
