@@ -67,7 +67,7 @@ class JigsawEngine final : public Engine {
     options.table_format = config.table_format;
     options.profile_compactions = config.profile_compactions;
     if (config.level1_size != 0) options.level1_size = config.level1_size;
-    if (config.block_size != 0) options.block_size = config.block_size;
+    if (config.block_size != 0) options.table_size = config.block_size;
     options.block_cache_capacity = config.block_cache_capacity;
     options.bloom_bits_per_key = config.bloom_bits_per_key;
     auto engine = std::make_unique<JigsawEngine>();

@@ -21,7 +21,7 @@ uint64_t WalChunks(const Options& o) { return ObjectChunks(WalSegmentCapacity(o.
 uint64_t WorkingChunks(const Options& o) {
   const uint64_t memtables = 1 + static_cast<uint64_t>(std::max(o.max_immutable_memtables, 1));
   const uint64_t trigger = static_cast<uint64_t>(std::max(o.level0_compaction_trigger, 1));
-  return memtables * WalChunks(o) + 2 * trigger * FlushChunks(o) + OutputBlockChunks(o.block_size) + 2;
+  return memtables * WalChunks(o) + 2 * trigger * FlushChunks(o) + OutputBlockChunks(o.TableSize()) + 2;
 }
 
 bool Fits(const Options& o, uint64_t pool_size) {
@@ -35,7 +35,7 @@ bool Fits(const Options& o, uint64_t pool_size) {
 }  // namespace
 
 uint64_t CompactRangeReserveChunks(const Options& o) {
-  return WalChunks(o) + 2 * FlushChunks(o) + OutputBlockChunks(o.block_size) + 2;
+  return WalChunks(o) + 2 * FlushChunks(o) + OutputBlockChunks(o.TableSize()) + 2;
 }
 
 uint64_t DeleteCycleChunks(const Options& o) { return WalChunks(o) + FlushChunks(o); }
@@ -58,7 +58,7 @@ uint64_t OutputBlockChunks(size_t block_size) {
 
 uint64_t StandbyBytes(const Options& o, uint64_t pool_size) {
   uint64_t standby = o.level1_size +
-                     static_cast<uint64_t>(std::max(o.level0_stop_trigger, 0)) * (o.block_size + kPoolChunk) +
+                     static_cast<uint64_t>(std::max(o.level0_stop_trigger, 0)) * (o.TableSize() + kPoolChunk) +
                      3 * uint64_t{o.memtable_size};
   // Never less than CompactRange and one memtable of deletes need (large
   // memtables beside a small L1).
@@ -89,7 +89,7 @@ Status CheckPoolSize(const Options& o) {
   std::string message = FormatBytes(o.pmem_pool_size) + " is too small for memtable_size " +
                         FormatBytes(o.memtable_size) + " (max_immutable_memtables " +
                         std::to_string(o.max_immutable_memtables) + ", level0_compaction_trigger " +
-                        std::to_string(o.level0_compaction_trigger) + ", block_size " + FormatBytes(o.block_size) +
+                        std::to_string(o.level0_compaction_trigger) + ", table_size " + FormatBytes(o.TableSize()) +
                         "): these options need a pool of at least " + std::to_string(minimum / kMiB) + " MiB (" +
                         std::to_string(minimum) + " bytes)";
   // The largest memtable (in 64 KiB steps) this pool holds with the other

@@ -174,7 +174,7 @@ Options RandomOptions(const Config& config, std::mt19937_64* rng) {
   const size_t memtables[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
   options.memtable_size = memtables[(*rng)() % 4];
   if (config.memtable_kb != 0) options.memtable_size = config.memtable_kb << 10;
-  options.block_size = options.memtable_size + (128 << 10);
+  options.table_size = options.memtable_size + (128 << 10);
   options.level1_size = uint64_t{1} << (20 + (*rng)() % 3);
   options.level0_compaction_trigger = 2 + static_cast<int>((*rng)() % 4);
   options.concurrent_memtable_writes = (*rng)() % 2 == 0;
@@ -542,10 +542,10 @@ int RunOnce(const Config& config) {
     options.file_system = fs.get();
   }
   std::fprintf(stderr,
-               "jigsaw_stress: run %" PRIu64 " of %s (%s): seed %" PRIu64 ", memtable %zu, block %zu, level1 %" PRIu64
+               "jigsaw_stress: run %" PRIu64 " of %s (%s): seed %" PRIu64 ", memtable %zu, table %zu, level1 %" PRIu64
                ", L0 trigger %d, concurrent memtable writes %d, hash index %d, read-triggered compactions %d, "
                "paranoid checks %d, file-system errors one in %" PRIu64 ", full device every %g s\n",
-               run, config.db.c_str(), config.mode.c_str(), seed, options.memtable_size, options.block_size,
+               run, config.db.c_str(), config.mode.c_str(), seed, options.memtable_size, options.table_size,
                options.level1_size, options.level0_compaction_trigger, options.concurrent_memtable_writes,
                options.pmem_hash_index, options.read_triggered_compactions, options.paranoid_checks,
                config.fs_error_one_in, config.full_every);

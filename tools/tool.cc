@@ -135,14 +135,14 @@ bool HasTableFiles(const std::string& dir) {
 
 }  // namespace
 
-// Halves memtable_size and block_size (not below 64 KiB) until a pool of
+// Halves memtable_size and table_size (not below 64 KiB) until a pool of
 // options->pmem_pool_size holds them (docs/sizing.md).
 void FitToPool(Options* options) {
   while (MinimumPoolSize(*options) > options->pmem_pool_size) {
     if (options->memtable_size > (64 << 10)) {
       options->memtable_size /= 2;
-    } else if (options->block_size > (64 << 10)) {
-      options->block_size /= 2;
+    } else if (options->table_size > (64 << 10)) {
+      options->table_size /= 2;
     } else {
       return;  // the open will say what does not fit
     }

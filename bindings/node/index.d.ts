@@ -12,7 +12,9 @@ export interface JigsawEngineOptions {
   pmemBudget?: number
   /** Bytes of a memtable. */
   memtableSize?: number
-  /** Bytes of a table (a KeySet block). */
+  /** Bytes of a level's table (a pmem block or an SSD table file). */
+  tableSize?: number
+  /** @deprecated tableSize's old name. */
   blockSize?: number
   /** Bytes of the SSD block cache. */
   blockCacheSize?: number

@@ -17,8 +17,8 @@ const kEngineOptions = Symbol('engineOptions')
 
 // The engine's own options (fixed for a database's lifetime): kept by the
 // database, not passed through abstract-level's open().
-const engineOptionNames = ['mode', 'pmemPath', 'poolSize', 'pmemBudget', 'memtableSize', 'blockSize',
-  'blockCacheSize', 'paranoidChecks']
+const engineOptionNames = ['mode', 'pmemPath', 'poolSize', 'pmemBudget', 'memtableSize', 'tableSize',
+  'blockSize', 'blockCacheSize', 'paranoidChecks']
 
 function splitOptions (options) {
   const levelOptions = { ...options }
@@ -125,8 +125,8 @@ class JigsawIterator extends AbstractIterator {
 class JigsawLevel extends AbstractLevel {
   // options: abstract-level's (keyEncoding, valueEncoding, createIfMissing,
   // errorIfExists) and the engine's: mode ('pmem' | 'hybrid' | 'disk'),
-  // pmemPath, poolSize, pmemBudget, memtableSize, blockSize, blockCacheSize,
-  // paranoidChecks (README.md).
+  // pmemPath, poolSize, pmemBudget, memtableSize, tableSize (blockSize: its
+  // old name), blockCacheSize, paranoidChecks (README.md).
   constructor (location, options) {
     if (typeof location !== 'string' || location === '') {
       throw new TypeError("The first argument 'location' must be a non-empty string")

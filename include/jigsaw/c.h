@@ -292,9 +292,14 @@ JIGSAW_EXPORT void jigsaw_options_set_pmem_pool_size(jigsaw_options_t* options, 
 JIGSAW_EXPORT void jigsaw_options_set_pmem_budget(jigsaw_options_t* options, uint64_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_memtable_size(jigsaw_options_t* options, size_t bytes);
 /* LevelDB's name for memtable_size (the same option), for code ported from
- * leveldb/c.h. LevelDB's block_size has no alias: here it is a table's size. */
+ * leveldb/c.h. */
 JIGSAW_EXPORT void jigsaw_options_set_write_buffer_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_max_immutable_memtables(jigsaw_options_t* options, int n);
+/* Options::table_size: a level's table (a pmem block or an SSD table file). */
+JIGSAW_EXPORT void jigsaw_options_set_table_size(jigsaw_options_t* options, size_t bytes);
+/* Deprecated: table_size's old name (removed after version 0.2). Not
+ * LevelDB's leveldb_options_set_block_size, whose block is
+ * jigsaw_options_set_ssd_block_size's. */
 JIGSAW_EXPORT void jigsaw_options_set_block_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_block_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_block_cache_capacity(jigsaw_options_t* options, size_t bytes);

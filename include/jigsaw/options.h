@@ -189,7 +189,7 @@ struct JIGSAW_EXPORT Options {
   NvmTimingModel nvm_timing;
   // Size of the pool created when the database does not exist (ignored on
   // open). At least 16 MiB, and at least what memtable_size,
-  // max_immutable_memtables, level0_compaction_trigger and block_size need:
+  // max_immutable_memtables, level0_compaction_trigger and table_size need:
   // with create_if_missing, DB::Open refuses a smaller one (InvalidArgument
   // naming the smallest that fits) before creating anything. The rule, and
   // how much data a pool holds: docs/sizing.md. Default: 1 GiB.
@@ -357,8 +357,15 @@ struct JIGSAW_EXPORT Options {
   // larger. Defaults: 64 MiB and 10.
   uint64_t level1_size = uint64_t{64} << 20;
   int level_size_multiplier = 10;
-  // Target size of one block written by compaction. Default: 4 MiB.
-  size_t block_size = 4 << 20;
+  // Target size of a level's table -- a pmem block, or an SSD table file --
+  // as flushes and compactions write them: 64 KiB to 256 MiB. (Not the
+  // size of the blocks inside an SSD table: ssd_block_size.) Default: 4 MiB.
+  size_t table_size = 4 << 20;
+  // Deprecated: table_size's old name, which said "block" for a table.
+  // When not 0 it is used instead of table_size. Removed after version 0.2.
+  size_t block_size = 0;
+  // The table size in effect: block_size if set, else table_size.
+  size_t TableSize() const { return block_size != 0 ? block_size : table_size; }
   // Bloom filter bits per key in every block; 0 disables filters. Default: 10.
   int bloom_bits_per_key = 10;
 

@@ -29,9 +29,9 @@ PmemSink::PmemSink(TableStore* store, bool may_use_standby, OutputPhases* phases
     : store_(store),
       may_use_standby_(may_use_standby),
       phases_(phases),
-      // An output of exactly block_size would spill 16 header bytes into
+      // An output of exactly table_size would spill 16 header bytes into
       // one more chunk (pmem/pool_sizing.h).
-      chunk_limit_(OutputBlockChunks(store->options().block_size) * kPoolChunk - kPoolChunkHeader) {}
+      chunk_limit_(OutputBlockChunks(store->options().TableSize()) * kPoolChunk - kPoolChunkHeader) {}
 
 Status PmemSink::AddToPool(const char* data, size_t size, PmemLayout layout) {
   pmem::Reservation reservation;
@@ -76,7 +76,7 @@ Status PmemBlockSink::CloseIfFull(size_t key_size, size_t value_size, bool* clos
   *closed = false;
   if (builder_ == nullptr) return Status::OK();
   const size_t size = builder_->CurrentSize();
-  if (size < store_->options().block_size &&
+  if (size < store_->options().TableSize() &&
       size + MaxEntryFootprint(BlockFormat::kKeySet, key_size, value_size) <= chunk_limit_) {
     return Status::OK();
   }
@@ -85,7 +85,7 @@ Status PmemBlockSink::CloseIfFull(size_t key_size, size_t value_size, bool* clos
 }
 
 void PmemBlockSink::StartBlock(size_t min_capacity) {
-  const size_t capacity = std::max<size_t>(2 * store_->options().block_size, min_capacity);
+  const size_t capacity = std::max<size_t>(2 * store_->options().TableSize(), min_capacity);
   if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
   builder_ = keyset::NewBuilder(build_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
 }
@@ -121,8 +121,8 @@ Status PmemBlockSink::Add(const InternalIterator& entry) {
 Status PmemBlockSink::AppendRun(const EntryRun& run, uint32_t* taken) {
   *taken = 0;
   if (!TakesRuns()) return Status::OK();
-  if (builder_ == nullptr) StartBlock(store_->options().block_size);
-  const uint64_t limit = std::min<uint64_t>(store_->options().block_size, chunk_limit_);
+  if (builder_ == nullptr) StartBlock(store_->options().TableSize());
+  const uint64_t limit = std::min<uint64_t>(store_->options().TableSize(), chunk_limit_);
   // Sampled: a merge of alternating inputs appends runs of one entry.
   *taken = Sampled(phases_, &OutputPhases::encode, [&] { return builder_->AppendRun(run, limit); });
   return Status::OK();
@@ -166,7 +166,7 @@ Status PmemTableImageSink::CloseIfFull(size_t key_size, size_t value_size, bool*
       uint64_t{bloom::ChooseGeometry(builder_->num_entries() + 1, store_->options().bloom_bits_per_key).lines} *
       bloom::kLineBytes;
   const uint64_t growth = MaxEntryFootprint(BlockFormat::kClassic, key_size, value_size) + 24 + 2 * key_size + 16;
-  if (size < store_->options().block_size && size + filter_bytes + growth <= chunk_limit_) return Status::OK();
+  if (size < store_->options().TableSize() && size + filter_bytes + growth <= chunk_limit_) return Status::OK();
   *closed = true;
   return FinishImage();
 }
@@ -213,7 +213,7 @@ SsdTableSink::SsdTableSink(TableStore* store, bool sync_each, OutputPhases* phas
 SsdTableSink::~SsdTableSink() = default;
 
 Status SsdTableSink::CloseIfFull(size_t /*key_size*/, size_t /*value_size*/, bool* closed) {
-  *closed = builder_ != nullptr && builder_->EstimatedSize() >= store_->options().block_size;
+  *closed = builder_ != nullptr && builder_->EstimatedSize() >= store_->options().TableSize();
   return *closed ? FinishTable() : Status::OK();
 }
 
@@ -248,7 +248,7 @@ Status SsdTableSink::AppendRun(const EntryRun& run, uint32_t* taken) {
     Status s = StartTable();
     if (!s.ok()) return s;
   }
-  Status s = builder_->AppendRun(run, store_->options().block_size, taken);
+  Status s = builder_->AppendRun(run, store_->options().TableSize(), taken);
   entries_ += *taken;
   return s;
 }

@@ -58,9 +58,9 @@ class OutputSink {
   virtual ~OutputSink() = default;
 
   // Called before the first entry of each new user key (outputs end only
-  // there): ends the current output if it has reached Options::block_size,
+  // there): ends the current output if it has reached Options::table_size,
   // or (pmem) if an entry of key_size + value_size bytes could make its
-  // block spill into one more pool chunk than block_size needs. *closed
+  // block spill into one more pool chunk than table_size needs. *closed
   // says whether one ended.
   virtual Status CloseIfFull(size_t key_size, size_t value_size, bool* closed) = 0;
   // Appends the current entry of `entry` (in internal-key order).
@@ -155,7 +155,7 @@ class PmemBlockSink final : public PmemSink {
 // (ssd::TableBuilder, BlockFormat::kClassic, inner blocks of
 // Options::ssd_block_size as SSD tables have, with its table filter) -- each
 // a pool object (PmemLayout::kTableImage), read in place as an SSD table.
-// Outputs end as PmemBlockSink's do (CloseIfFull: at block_size, or before
+// Outputs end as PmemBlockSink's do (CloseIfFull: at table_size, or before
 // an entry could take the image past chunk_limit_). Profiling: the
 // builder's work (entries, blocks, index, filter, its appends to the DRAM
 // buffer) is charged to encode, the copy into the pool to write.

@@ -730,7 +730,11 @@ void jigsaw_options_set_max_immutable_memtables(jigsaw_options_t* options, int n
   options->rep.max_immutable_memtables = n;
 }
 
-void jigsaw_options_set_block_size(jigsaw_options_t* options, size_t bytes) { options->rep.block_size = bytes; }
+void jigsaw_options_set_table_size(jigsaw_options_t* options, size_t bytes) {
+  options->rep.table_size = bytes;
+  options->rep.block_size = 0;
+}
+void jigsaw_options_set_block_size(jigsaw_options_t* options, size_t bytes) { jigsaw_options_set_table_size(options, bytes); }
 
 void jigsaw_options_set_ssd_block_size(jigsaw_options_t* options, size_t bytes) {
   options->rep.ssd_block_size = bytes;

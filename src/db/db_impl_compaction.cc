@@ -225,7 +225,7 @@ bool DBImpl::PoolHasRoomForFlushesDuringCompaction(uint64_t input_bytes) const {
   const uint64_t held_back = tables_->space()->complete_chunks() * kPoolChunk;
   // The outputs: at most the inputs' bytes, each block rounded up to whole
   // chunks; the flushes: an L0 block per memtable (active and frozen).
-  const uint64_t outputs = input_bytes + input_bytes / 8 + 2 * OutputBlockChunks(options_.block_size) * kPoolChunk;
+  const uint64_t outputs = input_bytes + input_bytes / 8 + 2 * OutputBlockChunks(options_.TableSize()) * kPoolChunk;
   const uint64_t flushes = (1 + static_cast<uint64_t>(options_.max_immutable_memtables)) *
                            ObjectChunks(options_.memtable_size + kPoolChunkHeader) * kPoolChunk;
   return pool()->used_bytes() + held_back + outputs + flushes <= heap;

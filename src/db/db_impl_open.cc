@@ -47,8 +47,9 @@ Status ValidateOptions(const Options& o) {
   if (o.level_size_multiplier < 2 || o.level_size_multiplier > 100) {
     return bad("level_size_multiplier", "must be between 2 and 100");
   }
-  if (o.block_size < (64 << 10) || o.block_size > (size_t{256} << 20)) {
-    return bad("block_size", "must be between 64 KiB and 256 MiB");
+  if (o.TableSize() < (64 << 10) || o.TableSize() > (size_t{256} << 20)) {
+    return bad(o.block_size != 0 ? "block_size (table_size's old name)" : "table_size",
+               "must be between 64 KiB and 256 MiB");
   }
   if (o.bloom_bits_per_key < 0 || o.bloom_bits_per_key > 64) {
     return bad("bloom_bits_per_key", "must be between 0 and 64");

@@ -29,7 +29,7 @@ class CompactionModelTest : public ::testing::TestWithParam<StorageMode> {
     Options options = test::SmallOptions();
     options.storage_mode = GetParam();
     options.memtable_size = 64 << 10;
-    options.block_size = 64 << 10;
+    options.table_size = 64 << 10;
     options.ssd_block_size = 4 << 10;
     options.level1_size = 1 << 20;
     options.level_size_multiplier = 2;
@@ -203,7 +203,7 @@ Options BoundaryOptions() {
   Options options = test::SmallOptions();
   options.storage_mode = StorageMode::kPmem;
   options.memtable_size = 256 << 10;
-  options.block_size = 64 << 10;
+  options.table_size = 64 << 10;
   return options;
 }
 
@@ -247,7 +247,7 @@ TEST(CompactionBoundaryTest, TombstoneInATableSharingItsKeyWithTheNextIsKept) {
 
 
 // A compaction output that starts with a value larger than the output
-// buffer (2 x block_size): PmemBlockSink::AppendRun opened a block for the
+// buffer (2 x table_size): PmemBlockSink::AppendRun opened a block for the
 // run, which could not take the entry; Add then overflows that empty block
 // and finishes it -- an output table with no entries.
 TEST(CompactionBoundaryTest, AValueLargerThanTheOutputBufferMakesNoEmptyTable) {

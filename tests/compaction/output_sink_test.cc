@@ -39,7 +39,7 @@ struct Fixture {
   std::unique_ptr<TableStore> store;
 
   explicit Fixture(bool with_pool, TableFormat format = TableFormat::kKeySet) {
-    options.block_size = 256 << 10;
+    options.table_size = 256 << 10;
     options.ssd_block_size = 4096;
     options.table_format = format;
     store = std::make_unique<TableStore>(options, dir.path(), &versions);
@@ -117,7 +117,7 @@ TEST(OutputSinkTest, PmemBlocksServeTheEntriesAndEndAtTheBlockSize) {
     PmemBlockSink sink(f.store.get(), /*may_use_standby=*/false, nullptr);
     Feed(entries, runs, &sink);
     ASSERT_GE(sink.outputs().size(), 4u);
-    for (const TableRef& t : sink.outputs()) EXPECT_LE(t->size, f.options.block_size + 4096) << runs;
+    for (const TableRef& t : sink.outputs()) EXPECT_LE(t->size, f.options.table_size + 4096) << runs;
     ExpectOutputsServe(sink.outputs(), entries);
     EXPECT_EQ(sink.reservations().size(), sink.outputs().size());
     for (auto& r : sink.reservations()) f.store->pool()->Cancel(&r);
@@ -162,7 +162,7 @@ size_t FreeChunks(pmem::Pool* pool) {
 
 // With table_format kClassic a pmem output is an SSD table image: the bytes
 // of a table file of classic blocks (its footer at the end), read in place;
-// images end at block_size, never past the pool chunks block_size fills.
+// images end at table_size, never past the pool chunks table_size fills.
 TEST(OutputSinkTest, PmemTableImagesServeTheEntriesAndEndAtTheBlockSize) {
   for (bool runs : {false, true}) {
     Fixture f(/*with_pool=*/true, TableFormat::kClassic);
@@ -173,14 +173,14 @@ TEST(OutputSinkTest, PmemTableImagesServeTheEntriesAndEndAtTheBlockSize) {
     Feed(entries, runs, sink.get());
     const auto& outputs = sink->outputs();
     ASSERT_GE(outputs.size(), 4u);
-    const uint64_t chunk_limit = OutputBlockChunks(f.options.block_size) * kPoolChunk - kPoolChunkHeader;
+    const uint64_t chunk_limit = OutputBlockChunks(f.options.table_size) * kPoolChunk - kPoolChunkHeader;
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TableMeta& t = *outputs[i];
       EXPECT_EQ(t.residence, Residence::kPmem);
       EXPECT_EQ(t.pmem_layout, PmemLayout::kTableImage);
       EXPECT_LE(t.size, chunk_limit) << i;
       if (i + 1 < outputs.size()) {
-        EXPECT_GE(t.size, f.options.block_size - 8192) << i;
+        EXPECT_GE(t.size, f.options.table_size - 8192) << i;
       }
       EXPECT_EQ(std::string(f.store->pool()->Direct(t.offset) + t.size - ssd::kTableFooterSize, 8), "JGSWSST1");
       ValueType type;
@@ -261,7 +261,7 @@ TEST(OutputSinkTest, SsdTablesServeTheEntriesAndAbandonDeletesThem) {
       SsdTableSink sink(f.store.get(), /*sync_each=*/true, nullptr);
       Feed(entries, runs, &sink);
       ASSERT_GE(sink.outputs().size(), 4u);
-      for (const TableRef& t : sink.outputs()) EXPECT_LE(t->size, f.options.block_size + 8192) << runs;
+      for (const TableRef& t : sink.outputs()) EXPECT_LE(t->size, f.options.table_size + 8192) << runs;
       ExpectOutputsServe(sink.outputs(), entries);
       EXPECT_EQ(sink.entries_added(), entries.size());
       sink.Abandon();

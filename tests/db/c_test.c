@@ -134,7 +134,7 @@ static jigsaw_options_t* SmallOptions(int mode) {
   jigsaw_options_set_pmem_emulation(options, jigsaw_pmem_emulation_force);
   jigsaw_options_set_pmem_pool_size(options, (uint64_t)128 << 20);
   jigsaw_options_set_memtable_size(options, 160 << 10);
-  jigsaw_options_set_block_size(options, 200 << 10);
+  jigsaw_options_set_table_size(options, 200 << 10);
   jigsaw_options_set_level1_size(options, (uint64_t)1 << 20);
   jigsaw_options_set_level0_compaction_trigger(options, 2);
   if (mode == jigsaw_storage_hybrid) jigsaw_options_set_pmem_budget(options, (uint64_t)2 << 20);

@@ -31,7 +31,7 @@ Options MinimumPoolOptions() {
   options.create_if_missing = true;
   options.pmem_pool_size = uint64_t{16} << 20;
   options.memtable_size = 256 << 10;
-  options.block_size = 256 << 10;
+  options.table_size = 256 << 10;
   options.level1_size = uint64_t{1} << 20;
   return options;
 }
@@ -326,7 +326,7 @@ TEST(DBPoolFullTest, PoolTooSmallForTheMemtableIsRefusedWithTheSizeThatFits) {
   // sizes stay small here).
   options.pmem_pool_size = uint64_t{16} << 20;
   options.memtable_size = 1 << 20;
-  options.block_size = 1 << 20;
+  options.table_size = 1 << 20;
   s = DB::Open(options, name, &db);
   ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.message().find("pmem_pool_size: 16.0 MiB"), std::string::npos) << s.ToString();

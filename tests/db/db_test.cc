@@ -303,6 +303,20 @@ TEST_P(DBTest, InvalidOptionsNameTheOption) {
   s = DB::Open(options, dir_.path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("ssd_block_size"), std::string::npos) << s.ToString();
+  options = ModeOptions();
+  options.table_size = 1 << 10;
+  s = DB::Open(options, dir_.path(), &db);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("table_size"), std::string::npos) << s.ToString();
+  // block_size, table_size's deprecated old name, wins when set.
+  options = ModeOptions();
+  options.block_size = 1 << 10;
+  s = DB::Open(options, dir_.path(), &db);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("block_size (table_size's old name)"), std::string::npos) << s.ToString();
+  options.table_size = 1 << 10;
+  options.block_size = 256 << 10;
+  EXPECT_EQ(options.TableSize(), size_t{256} << 10);
   if (GetParam() != StorageMode::kDisk) {  // disk-only mode has no pool
     options = ModeOptions();
     options.pmem_pool_size = 1 << 20;
@@ -1187,7 +1201,7 @@ TEST(DBFlushDuringCompactionTest, PmemCompactionsLetFlushesThroughAndLoseNothing
   test::ScratchDir dir;
   Options options = test::SmallOptions();
   options.memtable_size = 64 << 10;
-  options.block_size = 64 << 10;  // many outputs per compaction
+  options.table_size = 64 << 10;  // many outputs per compaction
   options.level1_size = 4 << 20;
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());

@@ -108,7 +108,7 @@ Options BaseOptions(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
   options.pmem_pool_size = uint64_t{16} << 20;  // the smallest pool
   options.pmem_budget = 1 << 20;                // hybrid: L2 on SSD
   options.memtable_size = 64 << 10;
-  options.block_size = 64 << 10;
+  options.table_size = 64 << 10;
   options.level1_size = 1 << 20;
   options.level0_compaction_trigger = 2;
   options.block_cache_capacity = 1 << 20;

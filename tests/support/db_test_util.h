@@ -64,7 +64,7 @@ inline Options SmallOptions() {
   options.create_if_missing = true;
   options.pmem_pool_size = uint64_t{128} << 20;
   options.memtable_size = 160 << 10;
-  options.block_size = 200 << 10;
+  options.table_size = 200 << 10;
   options.level1_size = uint64_t{1} << 20;
   options.level0_compaction_trigger = 2;
   return options;
@@ -85,7 +85,7 @@ inline Options TinyPoolOptions() {
   Options options;
   options.pmem_pool_size = uint64_t{16} << 20;
   options.memtable_size = 64 << 10;
-  options.block_size = 64 << 10;
+  options.table_size = 64 << 10;
   options.level1_size = 1 << 20;
   options.level0_compaction_trigger = 2;
   return options;

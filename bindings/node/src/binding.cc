@@ -500,7 +500,8 @@ jigsaw::Options OpenOptionsFrom(const Napi::Object& o) {
   if (auto v = Size(o, "poolSize")) options.pmem_pool_size = *v;
   if (auto v = Size(o, "pmemBudget")) options.pmem_budget = *v;
   if (auto v = Size(o, "memtableSize")) options.memtable_size = *v;
-  if (auto v = Size(o, "blockSize")) options.block_size = *v;
+  if (auto v = Size(o, "blockSize")) options.table_size = *v;  // tableSize's old name
+  if (auto v = Size(o, "tableSize")) options.table_size = *v;
   if (auto v = Size(o, "blockCacheSize")) options.block_cache_capacity = *v;
   return options;
 }

@@ -25,7 +25,7 @@ let n = 0
 
 // The smallest pool the engine takes: tmpfs gives a pool all its memory
 // when it is created.
-const sizes = { poolSize: 16 << 20, memtableSize: 256 << 10, blockSize: 256 << 10 }
+const sizes = { poolSize: 16 << 20, memtableSize: 256 << 10, tableSize: 256 << 10 }
 
 // A fresh location (an existing empty directory, as abstract-level's own
 // tests use) and the options its mode needs.
