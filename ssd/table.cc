@@ -16,9 +16,6 @@
 
 namespace jigsaw::ssd {
 
-using table_internal::kIndexEntryFixed;
-using table_internal::kTableMagic;
-using table_internal::Pad8;
 using table_internal::t_read_ns;
 
 namespace {
@@ -89,33 +86,19 @@ Status SsdTable::Open(const SsdTableOptions& options, std::unique_ptr<RandomAcce
 Status SsdTable::ReadFooter(IndexLocation* where) {
   const uint64_t size = file_->Size();
   if (size < kTableFooterSize) return Corrupt("file too short for a footer");
-  char footer[kTableFooterSize];
+  char bytes[kTableFooterSize];
   Slice got;
-  Status s = file_->Read(size - kTableFooterSize, kTableFooterSize, footer, &got);
+  Status s = file_->Read(size - kTableFooterSize, kTableFooterSize, bytes, &got);
   if (!s.ok()) return s;
   if (got.size() != kTableFooterSize) return Corrupt("short read of the footer");
-  if (got.data() != footer) std::memcpy(footer, got.data(), kTableFooterSize);
-  if (DecodeFixed64(footer) != kTableMagic) return Corrupt("bad magic (not a JigsawDB table)");
-  if (DecodeFixed32(footer + 44) != crc32c::Value(footer, 44)) return Corrupt("footer checksum mismatch");
-  const uint32_t version = DecodeFixed32(footer + 8);
-  if (version > kTableFormatVersion) {
-    return Status::NotSupported("table " + path_, "format version " + std::to_string(version) + " is newer than " +
-                                                      std::to_string(kTableFormatVersion));
-  }
-  const uint32_t format = DecodeFixed32(footer + 12);
-  if (version == 0 || (format != static_cast<uint32_t>(BlockFormat::kKeySet) &&
-                       format != static_cast<uint32_t>(BlockFormat::kClassic))) {
-    return Corrupt("unknown version or block format");
-  }
-  format_ = static_cast<BlockFormat>(format);
-  where->offset = DecodeFixed64(footer + 16);
-  where->size = DecodeFixed64(footer + 24);
-  entries_ = DecodeFixed64(footer + 32);
-  where->crc = DecodeFixed32(footer + 40);
-  if (where->offset > size - kTableFooterSize || where->size != size - kTableFooterSize - where->offset ||
-      where->size < 8) {
-    return Corrupt("index out of bounds");
-  }
+  const TableFooter footer = TableFooter::DecodeFrom(got.data());
+  s = footer.Check(size, path_);
+  if (!s.ok()) return s;
+  format_ = static_cast<BlockFormat>(footer.block_format);
+  entries_ = footer.entries;
+  where->offset = footer.index_offset;
+  where->size = footer.index_size;
+  where->crc = footer.index_crc;
   return Status::OK();
 }
 
@@ -131,34 +114,15 @@ Status SsdTable::ReadIndex(const IndexLocation& where, std::string* index) const
 }
 
 Status SsdTable::DecodeIndex(const std::string& index, uint64_t index_offset) {
-  const uint32_t blocks = DecodeFixed32(index.data());
-  const uint32_t filter_lines = DecodeFixed32(index.data() + 4);
-  size_t pos = 8;
+  Slice filter;
+  uint32_t filter_lines = 0;
+  Status s = ssd::DecodeIndex(index, index_offset, path_, &index_, &filter, &filter_lines);
+  if (!s.ok()) return s;
   uint64_t entries = 0;
-  for (uint32_t i = 0; i < blocks; ++i) {
-    if (index.size() - pos < kIndexEntryFixed) return Corrupt("index truncated");
-    TableIndexEntry e;
-    e.offset = DecodeFixed64(index.data() + pos);
-    e.size = DecodeFixed32(index.data() + pos + 8);
-    e.entries = DecodeFixed32(index.data() + pos + 12);
-    const uint32_t small_len = DecodeFixed32(index.data() + pos + 16);
-    const uint32_t large_len = DecodeFixed32(index.data() + pos + 20);
-    pos += kIndexEntryFixed;
-    if (index.size() - pos < uint64_t{small_len} + large_len) return Corrupt("index truncated");
-    e.smallest.assign(index.data() + pos, small_len);
-    e.largest.assign(index.data() + pos + small_len, large_len);
-    pos = Pad8(pos + small_len + large_len);
-    const uint64_t end = index_.empty() ? 0 : index_.back().offset + index_.back().size;
-    if (e.offset % 8 != 0 || e.offset < end || e.offset + e.size > index_offset) {
-      return Corrupt("block " + std::to_string(i) + " out of bounds");
-    }
-    entries += e.entries;
-    index_.push_back(std::move(e));
-  }
+  for (const TableIndexEntry& e : index_) entries += e.entries;
   if (entries != entries_) return Corrupt("entry counts of the index and footer differ");
-  if (index.size() - pos != uint64_t{filter_lines} * bloom::kLineBytes) return Corrupt("filter size mismatch");
   if (filter_lines > 0) {
-    filter_.assign(index.data() + pos, index.size() - pos);
+    filter_.assign(filter.data(), filter.size());
     filter_geometry_.lines = filter_lines;
     filter_geometry_.probes = bloom::kProbes;
   }

@@ -26,21 +26,11 @@
 #include "jigsaw/file_system.h"
 #include "ssd/block_cache.h"
 #include "ssd/io_engine.h"
+#include "ssd/table_layout.h"
 #include "table/table.h"
 #include "util/key_prefix.h"
 
 namespace jigsaw::ssd {
-
-inline constexpr uint32_t kTableFormatVersion = 1;
-inline constexpr size_t kTableFooterSize = 48;
-
-// One block of a table as the index describes it.
-struct TableIndexEntry {
-  uint64_t offset;
-  uint32_t size;
-  uint32_t entries;
-  std::string smallest, largest;  // user keys
-};
 
 struct TableInfo {
   uint64_t file_size = 0;
@@ -229,6 +219,8 @@ class SsdTable final : public Table {
   const std::string& largest() const { return largest_; }
   uint64_t file_size() const { return file_->Size(); }
   uint32_t num_blocks() const { return static_cast<uint32_t>(index_.size()); }
+  // Where block i (< num_blocks()) starts in the file.
+  uint64_t block_offset(uint32_t i) const { return index_[i].offset; }
   BlockFormat format() const { return format_; }
   // Block i: from the cache, the mapping, or read (and cached). With
   // `verify`, its checksum verified (Corruption naming the file if it

@@ -12,25 +12,6 @@
 
 namespace jigsaw::ssd {
 
-namespace {
-
-using table_internal::kIndexEntryFixed;
-using table_internal::kTableMagic;
-using table_internal::Pad8;
-
-void PutFixed32(std::string* dst, uint32_t v) {
-  char buf[4];
-  EncodeFixed32(buf, v);
-  dst->append(buf, 4);
-}
-void PutFixed64(std::string* dst, uint64_t v) {
-  char buf[8];
-  EncodeFixed64(buf, v);
-  dst->append(buf, 8);
-}
-
-}  // namespace
-
 TableBuilder::TableBuilder(const BlockBuilderOptions& options, size_t block_size, WritableFile* file,
                            BlockFormat format)
     : options_(options), block_options_(options), block_size_(block_size), file_(file), format_(format) {
@@ -160,7 +141,7 @@ Status TableBuilder::AddWholeBlock(const Slice& block, const Slice& smallest, co
   }
   index_.push_back({offset_, static_cast<uint32_t>(block.size()), outline.count, smallest.ToString(),
                     largest.ToString()});
-  index_bytes_ += kIndexEntryFixed + Pad8(smallest.size() + largest.size());
+  index_bytes_ += IndexEntryBytes(index_.back());
   entries_ += outline.count;
   return Append(block);
 }
@@ -176,7 +157,7 @@ Status TableBuilder::FlushBlock() {
   if (entries == 0) return Status::OK();
   index_.push_back({offset_, static_cast<uint32_t>(size), static_cast<uint32_t>(entries), block_smallest_,
                     block_largest_});
-  index_bytes_ += kIndexEntryFixed + Pad8(block_smallest_.size() + block_largest_.size());
+  index_bytes_ += IndexEntryBytes(index_.back());
   return Append(Slice(reinterpret_cast<const char*>(buffer_.data()), size));
 }
 
@@ -191,18 +172,7 @@ void TableBuilder::EncodeIndex(std::string* index) const {
       !copied_filter_.empty()
           ? bloom::Geometry{static_cast<uint32_t>(copied_filter_.size() / bloom::kLineBytes), bloom::kProbes}
           : bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
-  PutFixed32(index, static_cast<uint32_t>(index_.size()));
-  PutFixed32(index, geometry.lines);
-  for (const TableIndexEntry& e : index_) {
-    PutFixed64(index, e.offset);
-    PutFixed32(index, e.size);
-    PutFixed32(index, e.entries);
-    PutFixed32(index, static_cast<uint32_t>(e.smallest.size()));
-    PutFixed32(index, static_cast<uint32_t>(e.largest.size()));
-    index->append(e.smallest);
-    index->append(e.largest);
-    index->resize(Pad8(index->size()), '\0');
-  }
+  EncodeIndexEntries(index_, geometry.lines, index);
   TimePart(WorkPart::kFilterChecksum, [&] {
     if (!copied_filter_.empty()) {
       index->append(copied_filter_);
@@ -226,16 +196,15 @@ Status TableBuilder::Finish(TableInfo* info) {
   const uint64_t index_offset = offset_;
   s = Append(index);
   if (!s.ok()) return s;
-  std::string footer;
-  PutFixed64(&footer, kTableMagic);
-  PutFixed32(&footer, kTableFormatVersion);
-  PutFixed32(&footer, static_cast<uint32_t>(format_));
-  PutFixed64(&footer, index_offset);
-  PutFixed64(&footer, index.size());
-  PutFixed64(&footer, entries_);
-  PutFixed32(&footer, crc32c::Value(index.data(), index.size()));
-  PutFixed32(&footer, crc32c::Value(footer.data(), footer.size()));
-  s = Append(footer);
+  TableFooter footer;
+  footer.block_format = static_cast<uint32_t>(format_);
+  footer.index_offset = index_offset;
+  footer.index_size = index.size();
+  footer.entries = entries_;
+  footer.index_crc = crc32c::Value(index.data(), index.size());
+  std::string encoded;
+  footer.EncodeTo(&encoded);
+  s = Append(encoded);
   if (!s.ok()) return s;
   info->file_size = offset_;
   info->entries = entries_;

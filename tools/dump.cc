@@ -12,7 +12,6 @@
 #include "jigsaw/file_system.h"
 #include "ssd/table.h"
 #include "tools/tool.h"
-#include "util/coding.h"
 #include "util/memory_file.h"
 #include "version/filename.h"
 #include "version/version.h"
@@ -68,9 +67,9 @@ bool DumpBlock(BlockFormat format, const Slice& contents, bool values, const cha
   return intact;
 }
 
-// The footer fields of an SSD table (docs/ssd_format.md); false if they
-// cannot be read.
-bool PrintFooter(const RandomAccessFile& file, uint64_t* index_offset, uint64_t* index_size) {
+// The footer fields of an SSD table (docs/ssd_format.md), checked or not;
+// false if they cannot be read.
+bool PrintFooter(const RandomAccessFile& file) {
   const uint64_t size = file.Size();
   if (size < ssd::kTableFooterSize) {
     std::printf("file of %" PRIu64 " bytes: shorter than a footer\n", size);
@@ -83,48 +82,18 @@ bool PrintFooter(const RandomAccessFile& file, uint64_t* index_offset, uint64_t*
     std::printf("footer unreadable\n");
     return false;
   }
-  const char* p = f.data();
-  const std::string magic(p, 8);
-  *index_offset = DecodeFixed64(p + 16);
-  *index_size = DecodeFixed64(p + 24);
+  const ssd::TableFooter footer = ssd::TableFooter::DecodeFrom(f.data());
   std::printf("footer: magic %s, version %u, block_format %u, index_offset %" PRIu64 ", index_size %" PRIu64
               ", entries %" PRIu64 ", index_crc %08x, footer_crc %08x\n",
-              Escape(magic).c_str(), DecodeFixed32(p + 8), DecodeFixed32(p + 12), *index_offset, *index_size,
-              DecodeFixed64(p + 32), DecodeFixed32(p + 40), DecodeFixed32(p + 44));
+              Escape(std::string(f.data(), 8)).c_str(), footer.version, footer.block_format, footer.index_offset,
+              footer.index_size, footer.entries, footer.index_crc, footer.footer_crc);
   return true;
-}
-
-// The offset of each block, from the table's index (already checked by
-// SsdTable::Open); empty if it cannot be parsed.
-std::vector<uint64_t> BlockOffsets(const RandomAccessFile& file, uint64_t index_offset, uint64_t index_size) {
-  std::vector<uint64_t> offsets;
-  std::string buffer(index_size, '\0');
-  Slice index;
-  if (!file.Read(index_offset, index_size, buffer.data(), &index).ok() || index.size() != index_size ||
-      index_size < 8) {
-    return offsets;
-  }
-  const char* p = index.data();
-  const char* end = p + index.size();
-  const uint32_t count = DecodeFixed32(p);
-  p += 8;
-  for (uint32_t i = 0; i < count; ++i) {
-    if (end - p < 24) return {};
-    offsets.push_back(DecodeFixed64(p));
-    const uint64_t keys = uint64_t{DecodeFixed32(p + 16)} + DecodeFixed32(p + 20);
-    const uint64_t entry = (24 + keys + 7) & ~uint64_t{7};
-    if (static_cast<uint64_t>(end - p) < entry) return {};
-    p += entry;
-  }
-  return offsets;
 }
 
 // Dumps the table `file` (table `number`, `path` in messages): its footer,
 // index and every block.
 int DumpTable(std::unique_ptr<RandomAccessFile> file, uint64_t number, const std::string& path, bool values) {
-  uint64_t index_offset = 0, index_size = 0;
-  if (!PrintFooter(*file, &index_offset, &index_size)) return kDamage;
-  const std::vector<uint64_t> offsets = BlockOffsets(*file, index_offset, index_size);
+  if (!PrintFooter(*file)) return kDamage;
 
   ssd::BlockCache cache(0);  // every block read afresh
   ssd::SsdTableOptions options;
@@ -138,9 +107,7 @@ int DumpTable(std::unique_ptr<RandomAccessFile> file, uint64_t number, const std
               Escape(table->largest()).c_str());
   bool intact = true;
   for (uint32_t i = 0; i < table->num_blocks(); ++i) {
-    std::printf("block %u", i);
-    if (i < offsets.size()) std::printf(" at offset %" PRIu64, offsets[i]);
-    std::printf(":\n");
+    std::printf("block %u at offset %" PRIu64 ":\n", i, table->block_offset(i));
     ssd::CachedBlockRef block;
     s = table->ReadBlock(i, /*verify=*/false, &block);
     if (!s.ok()) {

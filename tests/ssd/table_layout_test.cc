@@ -1,0 +1,91 @@
+// The SSD table layout's codec (ssd/table_layout.h): what it writes it
+// reads back, and what Check refuses it names.
+#include "ssd/table_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "format/bloom.h"
+
+namespace jigsaw::ssd {
+namespace {
+
+TableFooter AFooter() {
+  TableFooter f;
+  f.block_format = 1;
+  f.index_offset = 4096;
+  f.index_size = 200;
+  f.entries = 77;
+  f.index_crc = 0x12345678;
+  return f;
+}
+
+constexpr uint64_t kFileSize = 4096 + 200 + kTableFooterSize;
+
+TEST(TableLayoutTest, AFooterReadsBackAsWritten) {
+  std::string bytes;
+  AFooter().EncodeTo(&bytes);
+  ASSERT_EQ(bytes.size(), kTableFooterSize);
+  EXPECT_EQ(bytes.substr(0, 8), "JGSWSST1");
+  const TableFooter f = TableFooter::DecodeFrom(bytes.data());
+  EXPECT_EQ(f.version, kTableFormatVersion);
+  EXPECT_EQ(f.block_format, 1u);
+  EXPECT_EQ(f.index_offset, 4096u);
+  EXPECT_EQ(f.index_size, 200u);
+  EXPECT_EQ(f.entries, 77u);
+  EXPECT_EQ(f.index_crc, 0x12345678u);
+  EXPECT_TRUE(f.Check(kFileSize, "t.jst").ok()) << f.Check(kFileSize, "t.jst").ToString();
+}
+
+TEST(TableLayoutTest, CheckNamesWhatIsWrong) {
+  auto check = [](void (*damage)(std::string*), uint64_t file_size) {
+    std::string bytes;
+    AFooter().EncodeTo(&bytes);
+    damage(&bytes);
+    return TableFooter::DecodeFrom(bytes.data()).Check(file_size, "t.jst");
+  };
+  Status s = check([](std::string* b) { (*b)[0] = 'X'; }, kFileSize);
+  EXPECT_TRUE(s.IsCorruption() && s.ToString().find("bad magic") != std::string::npos) << s.ToString();
+  s = check([](std::string* b) { (*b)[20] ^= 1; }, kFileSize);
+  EXPECT_TRUE(s.IsCorruption() && s.ToString().find("footer checksum") != std::string::npos) << s.ToString();
+  s = check([](std::string*) {}, kFileSize + 8);
+  EXPECT_TRUE(s.IsCorruption() && s.ToString().find("index out of bounds") != std::string::npos) << s.ToString();
+  // A newer version, its checksum right: NotSupported, not damage.
+  TableFooter newer = AFooter();
+  newer.version = kTableFormatVersion + 1;
+  std::string bytes;
+  newer.EncodeTo(&bytes);
+  s = TableFooter::DecodeFrom(bytes.data()).Check(kFileSize, "t.jst");
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+}
+
+TEST(TableLayoutTest, AnIndexReadsBackAndRefusesBlocksOutOfOrder) {
+  std::vector<TableIndexEntry> blocks = {{0, 1000, 10, "a", "c"}, {1000, 2000, 20, "d", "ffff"}};
+  std::string index;
+  EncodeIndexEntries(blocks, /*filter_lines=*/2, &index);
+  index.append(2 * bloom::kLineBytes, '\x5a');
+  std::vector<TableIndexEntry> got;
+  Slice filter;
+  uint32_t lines = 0;
+  ASSERT_TRUE(DecodeIndex(index, /*index_offset=*/3000, "t.jst", &got, &filter, &lines).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].offset, 1000u);
+  EXPECT_EQ(got[1].entries, 20u);
+  EXPECT_EQ(got[1].largest, "ffff");
+  EXPECT_EQ(lines, 2u);
+  EXPECT_EQ(filter.size(), 2 * bloom::kLineBytes);
+  // The second block overlapping the first: out of bounds.
+  blocks[1].offset = 992;
+  index.clear();
+  EncodeIndexEntries(blocks, 0, &index);
+  Status s = DecodeIndex(index, 3000, "t.jst", &got, &filter, &lines);
+  EXPECT_TRUE(s.IsCorruption() && s.ToString().find("block 1 out of bounds") != std::string::npos) << s.ToString();
+  // Cut short.
+  s = DecodeIndex(Slice(index.data(), index.size() - 8), 3000, "t.jst", &got, &filter, &lines);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+}
+
+}  // namespace
+}  // namespace jigsaw::ssd
