@@ -137,7 +137,7 @@ int DumpTableFile(const std::string& path, bool values) {
   return DumpTable(std::move(file), number, path, values);
 }
 
-int DumpDbBlock(const std::string& name, const DbFlags& flags, uint64_t number, bool values) {
+int DumpDbTable(const std::string& name, const DbFlags& flags, uint64_t number, bool values) {
   std::unique_ptr<DB> db;
   int rc = OpenDb(name, flags, &db);
   if (rc != kOk) return rc;

@@ -4,7 +4,7 @@
 //   jigsaw get|put|delete <db> ...   one key
 //   jigsaw delete-range <db> <begin> <end>   every key in [begin, end)
 //   jigsaw scan <db> [--from K] [--to K] [--limit N] [--hex]
-//   jigsaw dump --table <file.jst> | dump <db> --block <number>
+//   jigsaw dump --table <file.jst> | dump <db> --number <number>
 //   jigsaw verify <db>               every table checked; exit 3 on damage
 //   jigsaw compact <db> | destroy <db> --yes | copy <src> <dst> ...
 //   jigsaw checkpoint <db> <dir>     a disk-mode copy, tables hard-linked
@@ -15,7 +15,7 @@
 // DB::Open, which takes <db>/LOCK (a database open elsewhere is refused)
 // and recovers it: the WAL is replayed into a new L0 table and a manifest
 // committed, and background compactions may run while it is open; `info`,
-// `get`, `scan`, `dump --block` and `verify` write nothing else. With
+// `get`, `scan`, `dump --number` and `verify` write nothing else. With
 // --read_only, `info`, `get`, `scan`, `verify` and `checkpoint` open a
 // disk-mode database with DB::OpenForReadOnly instead: no lock, nothing
 // written, beside a process that has it open.
@@ -532,16 +532,17 @@ void AddScanCommand(CLI::App* app, CommandLine* cl) {
 void AddDumpCommand(CLI::App* app, CommandLine* cl) {
   DumpFlags& dump_flags = cl->dump;
   CLI::App* dump = app->add_subcommand(
-      "dump", "one SSD table file (--table, no database opened) or one table of a database by number (<db> --block): "
+      "dump", "one SSD table file (--table, no database opened) or one table of a database by number (<db> --number): "
               "header fields and entries");
-  dump->add_option("db", dump_flags.db, "database directory (with --block)");
+  dump->add_option("db", dump_flags.db, "database directory (with --number)");
   CLI::Option* table_opt = dump->add_option("--table", dump_flags.table_path, "an SSD table file (<number>.jst)");
-  CLI::Option* block_opt =
-      dump->add_option("--block", dump_flags.block, "table number in the database (pmem block or SSD table)");
-  table_opt->excludes(block_opt);
+  CLI::Option* number_opt = dump->add_option("--number,--block", dump_flags.number,
+                                             "table number in the database (pmem block or SSD table); --block is "
+                                             "its old name");
+  table_opt->excludes(number_opt);
   dump->add_flag("--values", dump_flags.values, "print the values (default: their sizes)");
   AddDbFlags(dump, &cl->flags);
-  dump->callback([cl, table_opt, block_opt] {
+  dump->callback([cl, table_opt, number_opt] {
     const DumpFlags& args = cl->dump;
     if (table_opt->count() > 0) {
       if (!args.db.empty()) {
@@ -550,10 +551,10 @@ void AddDumpCommand(CLI::App* app, CommandLine* cl) {
         return;
       }
       cl->rc = DumpTableFile(args.table_path, args.values);
-    } else if (block_opt->count() > 0 && !args.db.empty()) {
-      cl->rc = DumpDbBlock(args.db, cl->flags, args.block, args.values);
+    } else if (number_opt->count() > 0 && !args.db.empty()) {
+      cl->rc = DumpDbTable(args.db, cl->flags, args.number, args.values);
     } else {
-      std::cerr << "jigsaw: dump needs --table <file> or <db> --block <number>\n";
+      std::cerr << "jigsaw: dump needs --table <file> or <db> --number <number>\n";
       cl->rc = kUsage;
     }
   });

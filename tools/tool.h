@@ -67,16 +67,15 @@ DBImpl* Impl(DB* db);  // DB::Open makes only DBImpl
 // dump (tools/dump.cc, docs/tool.md).
 struct DumpFlags {
   std::string table_path;     // --table
-  std::string db;             // <db> with --block
-  uint64_t block = 0;         // --block
-  bool has_block = false;
+  std::string db;             // <db> with --number
+  uint64_t number = 0;        // --number (old name: --block)
   bool values = false;        // print values, not only their sizes
 };
 
 // Prints the table file at `path` (footer, index, each block); exit code.
 int DumpTableFile(const std::string& path, bool values);
 // Prints table `number` of database `name` (a pmem block or an SSD table).
-int DumpDbBlock(const std::string& name, const DbFlags& flags, uint64_t number, bool values);
+int DumpDbTable(const std::string& name, const DbFlags& flags, uint64_t number, bool values);
 
 }  // namespace jigsaw::tool
 

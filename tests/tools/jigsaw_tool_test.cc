@@ -175,12 +175,12 @@ TEST(JigsawToolTest, DumpsAnSsdTableAndAPmemBlock) {
     const size_t at = r.out.find("pmem block ");
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string number = r.out.substr(at + 11, r.out.find(' ', at + 11) - (at + 11));
-    r = Tool(dir, {"dump", db, "--block", number});
+    r = Tool(dir, {"dump", db, "--number", number});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("pmem block " + number), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("key " + Key(7) + " seq "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" value size 102"), std::string::npos) << r.out;
-    r = Tool(dir, {"dump", db, "--block", "999999"});
+    r = Tool(dir, {"dump", db, "--number", "999999"});
     EXPECT_EQ(r.code, 2);
   }
 }
@@ -204,7 +204,7 @@ TEST(JigsawToolTest, PmemTableImagesOfAClassicDatabase) {
   ASSERT_NE(at, std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("pmem block "), std::string::npos) << r.out;
   const std::string number = r.out.substr(at + label.size(), r.out.find(' ', at + label.size()) - (at + label.size()));
-  r = Tool(dir, {"dump", db, "--block", number});
+  r = Tool(dir, {"dump", db, "--block", number});  // --number's old name
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(label + number), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("footer: magic JGSWSST1"), std::string::npos) << r.out;
