@@ -105,11 +105,14 @@ Metrics DBImpl::CollectMetrics(bool measure_tables) const {
 bool DBImpl::GetTableProperty(const std::string& p, std::string* value) const {
   const Version& v = *versions_->current();
   // jigsaw.num-blocks-at-level<N>: the old name of num-tables-at-level<N>.
-  const char* const per_level[] = {"jigsaw.num-tables-at-level", "jigsaw.num-blocks-at-level"};
+  size_t level_at = 0;  // where <N> starts, if p names a per-level count
+  for (const char* prefix : {"jigsaw.num-tables-at-level", "jigsaw.num-blocks-at-level"}) {
+    if (p.rfind(prefix, 0) == 0) level_at = std::strlen(prefix);
+  }
   if (p == "jigsaw.levels") {
     *value = CollectMetrics(/*measure_tables=*/true).LevelsText();
-  } else if (p.rfind(per_level[0], 0) == 0 || p.rfind(per_level[1], 0) == 0) {
-    const std::string n = p.substr(std::strlen(per_level[0]));
+  } else if (level_at > 0) {
+    const std::string n = p.substr(level_at);
     if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
     *value = std::to_string(v.levels[n[0] - '0'].size());
   } else if (p == "jigsaw.num-range-tombstones") {
