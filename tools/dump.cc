@@ -14,7 +14,6 @@
 #include "tools/tool.h"
 #include "util/memory_file.h"
 #include "version/filename.h"
-#include "version/version.h"
 
 namespace jigsaw::tool {
 namespace {
@@ -141,30 +140,31 @@ int DumpDbTable(const std::string& name, const DbFlags& flags, uint64_t number, 
   std::unique_ptr<DB> db;
   int rc = OpenDb(name, flags, &db);
   if (rc != kOk) return rc;
-  const std::shared_ptr<const Version> version = Impl(db.get())->CurrentVersion();
-  for (int level = 0; level < kNumLevels; ++level) {
-    for (const TableRef& t : version->levels[level]) {
-      if (t->number != number) continue;
-      if (t->residence == Residence::kSsd) {
-        std::printf("table %" PRIu64 " at level %d is an SSD table\n", number, level);
-        return DumpTableFile(TableFileName(name, number), values);
-      }
-      const Slice contents = Impl(db.get())->PmemBlockContents(*t);
-      const bool image = t->pmem_layout == PmemLayout::kTableImage;
-      std::printf("pmem %s %" PRIu64 " at level %d: pool object at offset %" PRIu64 ", %" PRIu64
-                  " bytes, %" PRIu64 " entries, keys %s .. %s\n",
-                  image ? "table image" : "block", number, level, t->offset, t->size, t->entries,
-                  Escape(t->smallest).c_str(), Escape(t->largest).c_str());
-      if (image) {
-        return DumpTable(std::make_unique<MemoryRandomAccessFile>(contents), number,
-                         "pmem table image " + std::to_string(number), values);
-      }
-      if (!DumpBlock(BlockFormat::kKeySet, contents, values, "  ")) {
-        std::cerr << "jigsaw: block " << number << ": damage found (see the dump)\n";
-        return kDamage;
-      }
-      return kOk;
+  std::vector<LiveTableMetaData> tables;
+  db->GetLiveTablesMetaData(&tables);
+  for (const LiveTableMetaData& t : tables) {
+    if (t.number != number) continue;
+    if (t.storage == TableStorage::kSsdTable) {
+      std::printf("table %" PRIu64 " at level %d is an SSD table\n", number, t.level);
+      return DumpTableFile(t.file_name, values);
     }
+    std::string contents;
+    const Status s = db->GetTableContents(number, &contents);
+    if (!s.ok()) return Fail("table " + std::to_string(number), s, CodeOf(s));
+    const bool image = t.storage == TableStorage::kPmemTableImage;
+    std::printf("pmem %s %" PRIu64 " at level %d: pool object at offset %" PRIu64 ", %" PRIu64 " bytes, %" PRIu64
+                " entries, keys %s .. %s\n",
+                image ? "table image" : "block", number, t.level, t.pool_offset, t.size, t.entries,
+                Escape(t.smallest_key).c_str(), Escape(t.largest_key).c_str());
+    if (image) {
+      return DumpTable(std::make_unique<MemoryRandomAccessFile>(Slice(contents)), number,
+                       "pmem table image " + std::to_string(number), values);
+    }
+    if (!DumpBlock(BlockFormat::kKeySet, contents, values, "  ")) {
+      std::cerr << "jigsaw: block " << number << ": damage found (see the dump)\n";
+      return kDamage;
+    }
+    return kOk;
   }
   std::cerr << "jigsaw: " << name << " has no table numbered " << number << " (jigsaw verify --verbose lists them)\n";
   return kNotFound;

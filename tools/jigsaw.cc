@@ -41,7 +41,6 @@
 #include <vector>
 
 #include "db/db_identity.h"
-#include "db/db_impl.h"
 #include "format/block.h"
 #include "format/keyset_block.h"
 #include "jigsaw/db.h"
@@ -55,7 +54,6 @@
 #include "util/coding.h"
 #include "util/memory_file.h"
 #include "version/filename.h"
-#include "version/version.h"
 
 namespace jigsaw::tool {
 namespace {
@@ -77,22 +75,26 @@ int Info(const std::string& name, const DbFlags& flags) {
   if (id.ok()) std::printf("database id   %s\n", identity.database_id.c_str());
   std::printf("engine        JigsawDB %s\n", JIGSAW_VERSION_STRING);
 
-  const std::shared_ptr<const Version> version = Impl(db.get())->CurrentVersion();
+  std::vector<LiveTableMetaData> tables;
+  db->GetLiveTablesMetaData(&tables);
   // Formats: what this build writes, and the block versions found.
   std::map<uint32_t, uint64_t> keyset_versions;  // pmem blocks by KeySet version
   uint64_t pmem_images = 0, ssd_keyset = 0, ssd_classic = 0;
-  for (const auto& level : version->levels) {
-    for (const TableRef& t : level) {
-      if (t->residence == Residence::kPmem && t->pmem_layout == PmemLayout::kTableImage) {
-        ++pmem_images;
-      } else if (t->residence == Residence::kPmem) {
-        ++keyset_versions[keyset::VersionOf(Impl(db.get())->PmemBlockContents(*t))];
-      } else if (auto* ssd = dynamic_cast<const ssd::SsdTable*>(t->table.get()); ssd != nullptr) {
-        ++(ssd->format() == BlockFormat::kClassic ? ssd_classic : ssd_keyset);
-      } else {
-        ++ssd_keyset;
-      }
+  struct LevelSummary {
+    uint64_t tables = 0, pmem = 0, ssd = 0, bytes = 0, entries = 0;
+  };
+  std::vector<LevelSummary> levels(kNumLevels);
+  for (const LiveTableMetaData& t : tables) {
+    switch (t.storage) {
+      case TableStorage::kPmemBlock: ++keyset_versions[t.format_version]; break;
+      case TableStorage::kPmemTableImage: ++pmem_images; break;
+      case TableStorage::kSsdTable: ++(t.block_format == TableFormat::kClassic ? ssd_classic : ssd_keyset); break;
     }
+    LevelSummary& level = levels.at(t.level);
+    ++level.tables;
+    ++(t.storage == TableStorage::kSsdTable ? level.ssd : level.pmem);
+    level.bytes += t.size;
+    level.entries += t.entries;
   }
   std::printf("formats       IDENTITY %d, pool layout %u, SSD tables %u, KeySet blocks up to v%u\n",
               DatabaseIdentity::kFormatVersion, pmem::Pool::kFormatVersion, ssd::kTableFormatVersion,
@@ -105,14 +107,9 @@ int Info(const std::string& name, const DbFlags& flags) {
 
   std::printf("\nlevel  tables  (pmem    ssd)          bytes  entries\n");
   for (int level = 0; level < kNumLevels; ++level) {
-    const auto& tables = version->levels[level];
-    uint64_t pmem = 0, ssd = 0, entries = 0;
-    for (const TableRef& t : tables) {
-      (t->residence == Residence::kPmem ? pmem : ssd) += 1;
-      entries += t->entries;
-    }
-    std::printf("L%-5d %6zu  (%4" PRIu64 " %6" PRIu64 ") %14" PRIu64 " %8" PRIu64 "\n", level, tables.size(), pmem,
-                ssd, version->LevelBytes(level), entries);
+    const LevelSummary& l = levels[level];
+    std::printf("L%-5d %6" PRIu64 "  (%4" PRIu64 " %6" PRIu64 ") %14" PRIu64 " %8" PRIu64 "\n", level, l.tables, l.pmem,
+                l.ssd, l.bytes, l.entries);
   }
 
   std::string value;
@@ -236,33 +233,23 @@ int Verify(const std::string& name, const DbFlags& flags, bool verbose) {
   // table's footer and index: damage there fails the open (exit 3).
   int rc = OpenDb(name, flags, &db);
   if (rc != kOk) return rc;
-  DBImpl* impl = Impl(db.get());
-  const std::shared_ptr<const Version> version = impl->CurrentVersion();
-  const Comparator* ucmp = BytewiseComparator();
+  std::vector<TableCheck> checks;
+  (void)db->VerifyTables(&checks);  // each table's finding is in `checks`
   uint64_t tables = 0, damaged = 0;
-  for (int level = 0; level < kNumLevels; ++level) {
-    const auto& run = version->levels[level];
-    for (size_t i = 0; i < run.size(); ++i) {
-      const TableMeta& t = *run[i];
-      ++tables;
-      const std::string what = std::string(t.residence == Residence::kSsd                  ? "SSD table "
-                                           : t.pmem_layout == PmemLayout::kTableImage ? "pmem table image "
+  for (const TableCheck& check : checks) {
+    const LiveTableMetaData& t = check.table;
+    ++tables;
+    const std::string what = std::string(t.storage == TableStorage::kSsdTable         ? "SSD table "
+                                         : t.storage == TableStorage::kPmemTableImage ? "pmem table image "
                                                                                       : "pmem block ") +
-                               std::to_string(t.number) + " at level " + std::to_string(level) +
-                               (t.residence == Residence::kSsd ? " (" + TableFileName(name, t.number) + ")" : "");
-      std::vector<std::string> problems;
-      const Status s = impl->VerifyTable(t);
-      if (!s.ok()) problems.push_back(s.ToString());
-      if (t.entries == 0 || ucmp->Compare(t.smallest, t.largest) > 0) problems.push_back("empty or inverted key range");
-      if (level > 0 && i > 0 && ucmp->Compare(run[i - 1]->largest, t.smallest) > 0) {
-        problems.push_back("overlaps table " + std::to_string(run[i - 1]->number) + " before it in its level");
-      }
-      if (!problems.empty()) ++damaged;
-      for (const std::string& p : problems) std::printf("DAMAGED %s: %s\n", what.c_str(), p.c_str());
-      if (problems.empty() && verbose) {
-        std::printf("ok      %s: %" PRIu64 " bytes, %" PRIu64 " entries, keys %s .. %s\n", what.c_str(), t.size,
-                    t.entries, Escape(t.smallest).c_str(), Escape(t.largest).c_str());
-      }
+                             std::to_string(t.number) + " at level " + std::to_string(t.level) +
+                             (t.storage == TableStorage::kSsdTable ? " (" + t.file_name + ")" : "");
+    if (!check.status.ok()) {
+      ++damaged;
+      std::printf("DAMAGED %s: %s\n", what.c_str(), check.status.ToString().c_str());
+    } else if (verbose) {
+      std::printf("ok      %s: %" PRIu64 " bytes, %" PRIu64 " entries, keys %s .. %s\n", what.c_str(), t.size,
+                  t.entries, Escape(t.smallest_key).c_str(), Escape(t.largest_key).c_str());
     }
   }
   std::printf("%" PRIu64 " table(s) checked, %" PRIu64 " damaged\n", tables, damaged);

@@ -216,6 +216,5 @@ int OpenDb(const std::string& db, const DbFlags& flags, std::unique_ptr<DB>* out
   return CodeOf(s);
 }
 
-DBImpl* Impl(DB* db) { return static_cast<DBImpl*>(db); }  // DB::Open makes only DBImpl
 
 }  // namespace jigsaw::tool

@@ -11,7 +11,6 @@
 #include <optional>
 #include <string>
 
-#include "db/db_impl.h"
 #include "jigsaw/db.h"
 #include "jigsaw/options.h"
 #include "jigsaw/slice.h"
@@ -62,7 +61,6 @@ Options OpenOptionsFor(const std::string& db, const DbFlags& flags, std::string*
 // the options disagree with the database) and returns its exit code.
 int OpenDb(const std::string& db, const DbFlags& flags, std::unique_ptr<DB>* out, Options* used = nullptr,
            std::string* origin_out = nullptr);
-DBImpl* Impl(DB* db);  // DB::Open makes only DBImpl
 
 // dump (tools/dump.cc, docs/tool.md).
 struct DumpFlags {

@@ -18,6 +18,7 @@
 
 #include "jigsaw/export.h"
 #include "jigsaw/iterator.h"
+#include "jigsaw/metadata.h"
 #include "jigsaw/options.h"
 #include "jigsaw/slice.h"
 #include "jigsaw/status.h"
@@ -246,6 +247,23 @@ class JIGSAW_EXPORT DB {
   // its ends by an estimate of the keys' position in them. Thread-safe.
   virtual void GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) = 0;
 
+  // Every live table of the current version (jigsaw/metadata.h), level by
+  // level: L0 newest first, deeper levels in key order. Thread-safe.
+  virtual void GetLiveTablesMetaData(std::vector<LiveTableMetaData>* tables) = 0;
+
+  // Reads the stored bytes of live table `number` into *contents: a pmem
+  // block's or table image's pool object, an SSD table's file. NotFound if
+  // no live table has that number (it may have been compacted away);
+  // Corruption if pool memory in it is unreadable; IOError from the file.
+  [[nodiscard]] virtual Status GetTableContents(uint64_t number, std::string* contents) = 0;
+
+  // Checks every live table as VerifyIntegrity does -- its checksums and
+  // structure read afresh, its key range, its order in its level -- and
+  // with `checks` non-null reports each one there (GetLiveTablesMetaData's
+  // order), going on past damage. Returns OK if every table passed, else
+  // Corruption naming the first damaged table.
+  [[nodiscard]] virtual Status VerifyTables(std::vector<TableCheck>* checks) = 0;
+
   // Compacts the key range [*begin, *end] (nullptr = unbounded) down to the
   // last level, dropping overwritten and deleted data.
   [[nodiscard]] virtual Status CompactRange(const Slice* begin, const Slice* end) = 0;
@@ -292,9 +310,10 @@ class JIGSAW_EXPORT DB {
   [[nodiscard]] virtual Status IngestExternalFile(const std::vector<std::string>& files,
                                                   const IngestExternalFileOptions& options) = 0;
 
-  // Full consistency check of the persistent state: every block's checksum
+  // Full consistency check of the persistent state: every table's checksums
   // and structure (docs/format.md, Validate), and the level invariants (L1+
-  // blocks sorted and disjoint). Corruption naming the first problem found.
+  // tables sorted and disjoint). Corruption naming the first problem found
+  // (VerifyTables reports every table).
   [[nodiscard]] virtual Status VerifyIntegrity() = 0;
 
   // A secondary (OpenAsSecondary): reads the database's manifest and logs

@@ -92,11 +92,13 @@ class DBImpl final : public DB {
   void GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status VerifyIntegrity() override;
+  void GetLiveTablesMetaData(std::vector<LiveTableMetaData>* tables) override;
+  Status GetTableContents(uint64_t number, std::string* contents) override;
+  Status VerifyTables(std::vector<TableCheck>* checks) override;
   Status CreateCheckpoint(const std::string& dir, uint64_t* sequence) override;
   Status GetUpdatesSince(uint64_t sequence, std::unique_ptr<TransactionLogIterator>* iter) override;
   Status IngestExternalFile(const std::vector<std::string>& files, const IngestExternalFileOptions& options) override;
 
-  // For tools and tests (tools/jigsaw.cc), not for the engine's own use.
   // The current version, pinned: its tables stay readable while held.
   std::shared_ptr<const Version> CurrentVersion() EXCLUDES(mutex_) {
     MutexLock lock(&mutex_);
@@ -106,7 +108,7 @@ class DBImpl final : public DB {
   // block or a table image, as its pmem_layout says -- (empty for an SSD
   // table). Valid while the table is referenced.
   Slice PmemBlockContents(const TableMeta& table) const;
-  // VerifyIntegrity's check of one table: a pmem block's checksum and
+  // VerifyTables' check of one table's bytes: a pmem block's checksum and
   // structure read afresh, or every block of an SSD table or a pmem table
   // image read afresh and checked. OK or the problem found (not naming the
   // table).

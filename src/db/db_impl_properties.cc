@@ -8,28 +8,111 @@
 #include "db/db_identity.h"
 #include "db/db_impl.h"
 #include "db/metrics.h"
+#include "format/keyset_block.h"
 #include "pmem/device.h"
 #include "ssd/table.h"
 #include "util/guarded_read.h"
+#include "version/filename.h"
 
 namespace jigsaw {
 
-Status DBImpl::VerifyIntegrity() {
-  std::shared_ptr<const Version> version;
-  {
-    MutexLock lock(&mutex_);
-    version = versions_->current();
+Status DBImpl::VerifyIntegrity() { return VerifyTables(nullptr); }
+
+namespace {
+
+LiveTableMetaData DescribeTable(const TableMeta& t, int level, const Slice& pmem_contents, const std::string& db) {
+  LiveTableMetaData m;
+  m.level = level;
+  m.number = t.number;
+  m.size = t.size;
+  m.entries = t.entries;
+  m.smallest_key = t.smallest;
+  m.largest_key = t.largest;
+  if (t.residence == Residence::kPmem && t.pmem_layout == PmemLayout::kKeySetBlock) {
+    m.storage = TableStorage::kPmemBlock;
+    m.block_format = TableFormat::kKeySet;
+    m.pool_offset = t.offset;
+    uint32_t version = 0;
+    if (GuardedRead([&] { version = keyset::VersionOf(pmem_contents); })) m.format_version = version;
+    return m;
   }
+  const auto* ssd = dynamic_cast<const ssd::SsdTable*>(t.table.get());
+  m.block_format = ssd != nullptr && ssd->format() == BlockFormat::kClassic ? TableFormat::kClassic : TableFormat::kKeySet;
+  m.format_version = ssd::kTableFormatVersion;
+  if (t.residence == Residence::kPmem) {
+    m.storage = TableStorage::kPmemTableImage;
+    m.pool_offset = t.offset;
+  } else {
+    m.storage = TableStorage::kSsdTable;
+    m.file_name = TableFileName(db, t.number);
+  }
+  return m;
+}
+
+}  // namespace
+
+void DBImpl::GetLiveTablesMetaData(std::vector<LiveTableMetaData>* tables) {
+  const std::shared_ptr<const Version> version = CurrentVersion();
+  tables->clear();
   for (int level = 0; level < kNumLevels; ++level) {
-    for (const TableRef& table : version->levels[level]) {
-      Status s = VerifyTable(*table);
-      if (!s.ok()) {
-        return Status::Corruption("block " + std::to_string(table->number) + " at level " + std::to_string(level),
-                                  s.ToString());
-      }
+    for (const TableRef& t : version->levels[level]) {
+      tables->push_back(DescribeTable(*t, level, PmemBlockContents(*t), name_));
     }
   }
-  return CheckLevelShape(*version, ucmp_);
+}
+
+Status DBImpl::GetTableContents(uint64_t number, std::string* contents) {
+  contents->clear();
+  const std::shared_ptr<const Version> version = CurrentVersion();  // keeps the table's bytes while they are read
+  for (const auto& level : version->levels) {
+    for (const TableRef& t : level) {
+      if (t->number != number) continue;
+      if (t->residence == Residence::kPmem) {
+        const Slice bytes = PmemBlockContents(*t);
+        if (!GuardedRead([&] { contents->assign(bytes.data(), bytes.size()); })) {
+          contents->clear();
+          return Status::Corruption("table " + std::to_string(number),
+                                    "unreadable pool memory at " + DescribeUnreadable(bytes.data(), bytes.size()));
+        }
+        return Status::OK();
+      }
+      const std::string path = TableFileName(name_, number);
+      std::unique_ptr<RandomAccessFile> file;
+      Status s = tables_->fs()->NewRandomAccessFile(path, &file);
+      if (!s.ok()) return s;
+      contents->resize(file->Size());
+      Slice read;
+      s = file->Read(0, contents->size(), contents->data(), &read);
+      if (s.ok() && read.size() != contents->size()) s = Status::IOError(path, "short read");
+      if (!s.ok()) {
+        contents->clear();
+        return s;
+      }
+      if (read.data() != contents->data()) std::memmove(contents->data(), read.data(), read.size());
+      return Status::OK();
+    }
+  }
+  return Status::NotFound("no live table numbered " + std::to_string(number));
+}
+
+Status DBImpl::VerifyTables(std::vector<TableCheck>* checks) {
+  const std::shared_ptr<const Version> version = CurrentVersion();
+  if (checks != nullptr) checks->clear();
+  Status first;
+  for (int level = 0; level < kNumLevels; ++level) {
+    for (size_t i = 0; i < version->levels[level].size(); ++i) {
+      const TableMeta& t = *version->levels[level][i];
+      Status s = VerifyTable(t);
+      if (s.ok()) s = CheckTableShape(*version, ucmp_, level, i);
+      if (!s.ok() && first.ok()) {
+        first = Status::Corruption("table " + std::to_string(t.number) + " at level " + std::to_string(level),
+                                   s.message());
+        if (checks == nullptr) return first;
+      }
+      if (checks != nullptr) checks->push_back({DescribeTable(t, level, PmemBlockContents(t), name_), s});
+    }
+  }
+  return first;
 }
 
 Slice DBImpl::PmemBlockContents(const TableMeta& table) const {

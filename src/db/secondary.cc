@@ -113,6 +113,13 @@ class SecondaryDB final : public DB {
     return Current()->CreateCheckpoint(dir, sequence);
   }
   Status VerifyIntegrity() override { return Current()->VerifyIntegrity(); }
+  void GetLiveTablesMetaData(std::vector<LiveTableMetaData>* tables) override {
+    Current()->GetLiveTablesMetaData(tables);
+  }
+  Status GetTableContents(uint64_t number, std::string* contents) override {
+    return Current()->GetTableContents(number, contents);
+  }
+  Status VerifyTables(std::vector<TableCheck>* checks) override { return Current()->VerifyTables(checks); }
 
  private:
   Status Refused() const {

@@ -154,17 +154,27 @@ std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit,
   return version;
 }
 
+Status CheckTableShape(const Version& version, const Comparator* ucmp, int level, size_t index) {
+  const auto& tables = version.levels[level];
+  const TableMeta& t = *tables[index];
+  if (t.entries == 0 || ucmp->Compare(t.smallest, t.largest) > 0) {
+    return Status::Corruption("empty or inverted key range");
+  }
+  if (level > 0 && index > 0 && ucmp->Compare(tables[index - 1]->largest, t.smallest) > 0) {
+    return Status::Corruption("overlaps table " + std::to_string(tables[index - 1]->number) +
+                              " before it in its level");
+  }
+  return Status::OK();
+}
+
 Status CheckLevelShape(const Version& version, const Comparator* ucmp) {
   for (int level = 0; level < kNumLevels; ++level) {
-    const auto& tables = version.levels[level];
-    for (size_t i = 0; i < tables.size(); ++i) {
-      const TableMeta& t = *tables[i];
-      const std::string where = "table " + std::to_string(t.number) + " at level " + std::to_string(level);
-      if (t.entries == 0 || ucmp->Compare(t.smallest, t.largest) > 0) {
-        return Status::Corruption(where, "empty or inverted key range");
-      }
-      if (level > 0 && i > 0 && ucmp->Compare(tables[i - 1]->largest, t.smallest) > 0) {
-        return Status::Corruption(where, "overlaps the table before it in its level");
+    for (size_t i = 0; i < version.levels[level].size(); ++i) {
+      const Status s = CheckTableShape(version, ucmp, level, i);
+      if (!s.ok()) {
+        return Status::Corruption(
+            "table " + std::to_string(version.levels[level][i]->number) + " at level " + std::to_string(level),
+            s.message());
       }
     }
   }

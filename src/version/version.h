@@ -21,13 +21,12 @@
 #include <vector>
 
 #include "format/block.h"
+#include "jigsaw/metadata.h"  // kNumLevels
 #include "pmem/pool.h"
 #include "table/range_tombstones.h"
 #include "table/table.h"
 
 namespace jigsaw {
-
-inline constexpr int kNumLevels = 7;
 
 // Where a level's unit lives: a pmem object, or a table file on the SSD
 // tier (<db>/<number>.jst).
@@ -131,6 +130,9 @@ std::shared_ptr<Version> ApplyEdit(const Version& base, const VersionEdit& edit,
 // write outputs out of order -- so recovery and VerifyIntegrity check it.
 // Corruption naming the first table that breaks it.
 Status CheckLevelShape(const Version& version, const Comparator* ucmp);
+// That shape for table `index` of `level` alone: OK, or Corruption saying
+// what is wrong (not naming the table).
+Status CheckTableShape(const Version& version, const Comparator* ucmp, int level, size_t index);
 
 
 }  // namespace jigsaw
