@@ -17,7 +17,9 @@
 #   3. format_bench: the KeySet block against the classic block;
 #   4. the bindings' point reads: Python's get and Node's getSync beside the
 #      C++ Get on the same open database (bindings/*/bench.*).
-# Results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,
+#   5. scripts/report.py: out/report.md (every table, every target met or
+#      missed), and the results README.md and docs/performance.md quote.
+# Results: out/report.md, out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,
 # out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png,
 # out/format_bench.json, out/bindings_{python,node}.json.
 # Installs missing Debian packages first (needs root or sudo).
@@ -83,6 +85,9 @@ PYTHONPATH=build/bindings/bindings/python /usr/bin/python3 -P bindings/python/be
 (cd bindings/node && JIGSAW_LEVEL_ADDON="$PWD/../../build/bindings/bindings/node/jigsaw_level.node" \
   node bench.js --num "$num" --dir "$workdir" --json ../../out/bindings_node.json)
 echo
-echo "Full results: out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,"
+# The report, and the generated results in README.md and docs/performance.md.
+/usr/bin/python3 scripts/report.py out --docs
+echo
+echo "Full results: out/report.md; out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,"
 echo "out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png, out/format_bench.json,"
 echo "out/bindings_python.json, out/bindings_node.json"
