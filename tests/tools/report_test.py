@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""scripts/report.py: the main job's report from its JSON files.
+
+Runs the script on small JSON files shaped like the benchmarks' output and
+checks what it computes (ratios, targets met and missed) and how it
+rewrites the documents' generated parts. Standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import report  # noqa: E402
+
+
+def bench_json(jigsaw, leveldb, lmdb):
+    """jigsaw_bench --json with one pass of each benchmark but readrandom (two)."""
+    results = []
+    for engine, figures in (("jigsaw", jigsaw), ("leveldb", leveldb), ("lmdb", lmdb)):
+        for benchmark, micros in figures:
+            results.append({"engine": engine, "benchmark": benchmark, "micros_per_op": micros})
+    return {"machine": {"host": "testhost", "cores": 2, "cpu": "Test CPU", "kernel": "6.1"},
+            "config": {"num": 1000, "key_size": 16, "value_size": 100, "mode": "pmem"},
+            "jigsaw_commit": "abc123", "jigsaw_version": "0.1.0", "date": "2026-12-04T00:00:00Z",
+            "results": results}
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = self.dir.name
+        jigsaw = [("fillrandom", 1.0), ("readrandom", 0.5), ("readseq", 0.02), ("readrandom", 0.4)]
+        leveldb = [("fillrandom", 4.0), ("readrandom", 2.0), ("readseq", 0.06), ("readrandom", 2.0)]
+        lmdb = [("fillrandom", 1.5), ("readrandom", 1.1), ("readseq", 0.05), ("readrandom", 1.0)]
+        self.write("jigsaw_bench.json", bench_json(jigsaw, leveldb, lmdb))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, data):
+        with open(os.path.join(self.out, name), "w") as f:
+            json.dump(data, f)
+
+    def targets(self, body):
+        rows = [line for line in "\n".join(body).splitlines() if line.startswith("| ") and line.endswith((" met |", " missed |"))]
+        return {r.split(" | ")[0][2:]: r for r in rows}
+
+    def test_ratios_and_passes(self):
+        body, readme = report.build_report(self.out)
+        text = "\n".join(body)
+        self.assertIn("| readrandom (1) | 0.500 | 2.000 | 1.100 | 4.00x | 2.20x |", text)
+        self.assertIn("| readrandom (2) | 0.400 | 2.000 | 1.000 | 5.00x | 2.50x |", text)
+        self.assertIn("| fillrandom | 1.000 | 4.000 | 1.500 | 4.00x | 1.50x |", text)
+        self.assertIn("commit abc123", "\n".join(readme))
+
+    def test_targets_are_scored(self):
+        body, _ = report.build_report(self.out)
+        targets = self.targets(body)
+        # Against LevelDB every ratio is at least 3x, readseq 3x >= 2.5x.
+        self.assertTrue(targets["pmem mode at least 3x LevelDB (readseq 2.5x)"].endswith("| met |"))
+        # fillrandom leads LMDB by only 1.5x.
+        self.assertTrue(targets["pmem mode at least 2x LMDB on fills and point reads"].endswith("| missed |"))
+        self.assertTrue(targets["readseq at least LMDB's"].endswith("| met |"))
+
+    def test_profile_and_format_targets(self):
+        def config(storage, fmt, total, share, woe):
+            return {"storage": storage, "format": fmt, "total_s": total, "compactions": 3, "convert_share": share,
+                    "encode_s": 0.1, "write_s": 0.1, "write_over_encode": woe}
+        self.write("jigsaw_profile-1000.json", {
+            "num": 1000, "leveldb_total_s": 10.0, "leveldb_nvm_total_s": 8.0,
+            "configurations": [config("disk+nvm", "keyset", 2.0, 0.02, 1.0), config("disk+nvm", "classic", 4.0, 0.4, 0.1),
+                               config("disk", "keyset", 9.5, 0.1, 1.0), config("disk", "classic", 10.0, 0.2, 0.5)]})
+        medians = [("BM_KeySet_Build", 30.0), ("BM_Classic_Build", 90.0), ("BM_KeySet_Get", 500.0),
+                   ("BM_Classic_Get", 900.0)]
+        self.write("format_bench.json", {"benchmarks": [
+            {"run_name": name + "/repeats:5", "aggregate_name": "median", "items_per_second": 1e9 / ns}
+            for name, ns in medians]})
+        body, _ = report.build_report(self.out)
+        targets = self.targets(body)
+        self.assertIn("| 2.0% | met |", targets["KeySet conversion at most 3% of compaction time, Disk+NVM (1000 entries)"])
+        self.assertIn("| 0.50x | met |", targets["KeySet total at most 0.8x classic's, Disk+NVM (1000 entries)"])
+        self.assertIn("| 10.00x | met |", targets["KeySet write/encode at least 5x classic's, Disk+NVM (1000 entries)"])
+        self.assertIn("| 0.95x | missed |", targets["KeySet total at most 0.9x classic's, disk only (1000 entries)"])
+        self.assertIn("| 0.95x | missed |", targets["disk-only KeySet total at most 0.7x LevelDB's (1000 entries)"])
+        self.assertIn("| 3.00x | met |", targets["format_bench Build at least 3x classic"])
+        self.assertIn("| 500.0 ns | missed |", targets["format_bench Get at most 400 ns"])
+
+    def test_generated_parts_are_replaced_and_the_rest_kept(self):
+        path = os.path.join(self.out, "doc.md")
+        with open(path, "w") as f:
+            f.write("before\n<!-- main-job:x:begin -->\nold figures\n<!-- main-job:x:end -->\nafter\n")
+        report.replace_between(path, "x", ["new figures", ""])
+        with open(path) as f:
+            self.assertEqual(f.read(), "before\n<!-- main-job:x:begin -->\nnew figures\n<!-- main-job:x:end -->\nafter\n")
+        with self.assertRaises(SystemExit):
+            report.replace_between(path, "missing", ["anything"])
+
+    def test_the_script_writes_the_report(self):
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "report.py"), self.out],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(os.path.join(self.out, "report.md")) as f:
+            self.assertIn("| readseq | 0.020 | 0.060 | 0.050 | 3.00x | 2.50x |", f.read())
+
+    def test_without_the_benchmark_results_it_says_so(self):
+        os.remove(os.path.join(self.out, "jigsaw_bench.json"))
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "report.py"), self.out],
+                             capture_output=True, text=True)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("run-main.sh", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
