@@ -50,6 +50,15 @@ while IFS=: read -r file _ include; do
   fi
 done < <(grep -Hn '^#include "\(db\|version\|compaction\)/' tools/*.h tools/*.cc 2>/dev/null || true)
 
+# Tests mirror the code by folder, and a googletest suite lives in one file.
+while read -r suite files; do
+  echo "layering: test suite $suite spans two files: $files" >&2
+  status=1
+done < <(for f in tests/*/*.cc; do
+           { grep -ohE '^TEST(_P|_F)?\([A-Za-z0-9_]+,' "$f" || true; } | sed -E 's/.*\(([A-Za-z0-9_]+),/\1/' |
+             sort -u | sed "s|\$| $f|"
+         done | awk '{n[$1]++; f[$1] = f[$1] " " $2} END {for (s in n) if (n[s] > 1) print s, f[s]}')
+
 # Nothing else sits under src/, and no engine folder is left at the top.
 for dir in src/*/; do
   name=$(basename "$dir")

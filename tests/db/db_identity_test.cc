@@ -519,7 +519,7 @@ TEST(DiskShapeTest, AManifestWhoseLevelOverlapsItselfIsCorruptionAndRemovesNothi
 }
 
 // A pool on a read-only file system is an IOError: the pool is fine.
-TEST(ReadOnlyTest, PoolOnAReadOnlyFileSystemIsIOError) {
+TEST(ReadOnlyFileSystemTest, APoolThereIsIOError) {
   ScratchDir dir;
   const std::string mount = dir.path() + "/mnt";
   std::filesystem::create_directories(mount);
