@@ -15,6 +15,10 @@ declare -A allowed=(
   [compaction]="jigsaw util format table pmem ssd version compaction"
   [db]="jigsaw util format table pmem ssd version compaction db"
   [emulation]="jigsaw util emulation"
+  # The optional replication module sits on the engine's public API, its
+  # batch encoding (db/write_batch_internal.h) and its atomic file
+  # replacement (version/filename.h).
+  [replication]="jigsaw util version db replication"
   # The command-line tools sit above the engine. Of the engine they see only
   # the files' names and the IDENTITY record (tools_engine_headers below);
   # its tables they read through the public API or the table-level folders.
@@ -24,7 +28,7 @@ tools_engine_headers="version/filename.h db/db_identity.h"
 
 # The engine proper lives under src/; its folders are included by their
 # own names ("db/db_impl.h"), src/ being on the include path.
-declare -A path=([version]=src/version [compaction]=src/compaction [db]=src/db)
+declare -A path=([version]=src/version [compaction]=src/compaction [db]=src/db [replication]=src/replication)
 
 status=0
 for folder in "${!allowed[@]}"; do
