@@ -6,7 +6,9 @@
 #      (bindings/python, built in the same tree) installed with pip into a
 #      virtual environment and tested with pytest, and the Node binding
 #      (bindings/node, same tree) tested with npm test: abstract-level's own
-#      suite and its own tests in each storage mode
+#      suite and its own tests in each storage mode, and
+#      scripts/replica-demo.sh (three replicas on loopback, the leader
+#      killed, every acknowledged key checked on every replica)
 #   2. the same tests built with clang under AddressSanitizer + UBSan (but the
 #      two every-persist-point power-failure workloads and the deliberate
 #      persistence bugs)
@@ -54,6 +56,16 @@ ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log" || ct
 section "install: find_package(jigsaw) and pkg-config consumers of the installed library"
 install_status=passed
 ./scripts/check-install.sh build/test | tee -a "$log" || install_status=failed
+
+section "replication: three jigsaw_replica processes on 127.0.0.1, the leader killed (scripts/replica-demo.sh)"
+# Loopback only, and bounded: the demo stops everything it started.
+replica_demo_status=passed
+if [[ -x build/test/tools/jigsaw_replica ]]; then
+  timeout 600 ./scripts/replica-demo.sh build/test/tools | tee -a "$log" || replica_demo_status=failed
+else
+  echo "jigsaw_replica was not built (no libraft): scripts/install-deps.sh installs it" | tee -a "$log"
+  replica_demo_status=failed
+fi
 
 section "Python binding: pip install, then pytest (bindings/python/tests) in pmem, hybrid and disk mode"
 # Installed as a user installs it -- pip with Debian's setuptools, into a
@@ -154,7 +166,8 @@ done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" |
          sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/x x x \1 x x x x \2/')
 passed=$((passed + python_passed + node_passed))
 failed=$((failed + python_failed + node_failed))
-for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status" "$install_status"; do
+for status in "$fuzz_status" "$db_fuzz_status" "$layering_status" "$size_status" "$install_status" \
+              "$replica_demo_status"; do
   if [[ $status == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 # A ctest run that failed without a failure in its summary (it could not
@@ -162,7 +175,7 @@ done
 if [[ $ctest_status == failed && $failed -eq 0 ]]; then failed=1; fi
 echo
 # The failing tests by name, next to the closing line (CI keeps the tail).
-for name in layering size install fuzz db_fuzz; do
+for name in layering size install replica_demo fuzz db_fuzz; do
   var="${name}_status"
   if [[ ${!var} == failed ]]; then echo "failed step: $name"; fi
 done

@@ -10,6 +10,9 @@
 //   jigsaw checkpoint <db> <dir>     a disk-mode copy, tables hard-linked
 //   jigsaw updates <db> --since N    the change feed: every batch from N on
 //   jigsaw ingest <db> <file>...     bulk ingest of TableFileWriter files
+//   jigsaw --cluster A,B,C put|get|delete|scan|status|load|verify ...
+//                                    a replicated database's clients
+//                                    (tools/cluster.cc)
 //
 // Every command except `dump --table` opens the database through
 // DB::Open, which takes <db>/LOCK (a database open elsewhere is refused)
@@ -50,6 +53,7 @@
 #include "pmem/pool_sizing.h"
 #include "ssd/block_cache.h"
 #include "ssd/table.h"
+#include "tools/cluster.h"
 #include "tools/tool.h"
 #include "util/coding.h"
 #include "util/memory_file.h"
@@ -625,6 +629,7 @@ void AddCopyCommand(CLI::App* app, CommandLine* cl) {
 // Defines the subcommands, parses the command line and runs the one given; returns its exit code, or kUsage for a
 // command line that does not parse (kOk for --help and --version).
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]).rfind("--cluster", 0) == 0) return ClusterMain(argc, argv);
   CLI::App app("jigsaw: inspect, check, copy and destroy JigsawDB databases (docs/tool.md).\n"
                "Every command but `dump --table` opens the database with DB::Open: it takes <db>/LOCK and\n"
                "recovers the database (replays its WAL into a table and commits a manifest); --read_only opens\n"

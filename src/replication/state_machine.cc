@@ -17,7 +17,7 @@ constexpr char kReservedPrefixBytes[] = "\0jigsaw.replication/";
 constexpr char kAppliedIndexKeyBytes[] = "\0jigsaw.replication/applied-index";
 constexpr uint8_t kCommandVersion = 1;
 constexpr uint8_t kCommandSync = 1;
-constexpr size_t kCommandHeaderSize = 2;
+constexpr size_t kCommandHeaderSize = 8;
 
 void RemoveTree(const std::string& path) {
   std::error_code ec;
@@ -69,11 +69,15 @@ Status EncodeCommand(const WriteBatch& batch, bool sync, std::string* command) {
   if (s.ok()) s = WriteBatchInternal::CheckLimits(batch, nullptr);
   if (!s.ok()) return s;
   const Slice contents = WriteBatchInternal::Contents(batch);
-  command->clear();
-  command->reserve(kCommandHeaderSize + contents.size());
-  command->push_back(static_cast<char>(kCommandVersion));
-  command->push_back(static_cast<char>(sync ? kCommandSync : 0));
+  // libraft 0.15's log store reads back only entries whose size is a
+  // multiple of 8: the batch is padded with zeros to one.
+  const size_t padding = (8 - contents.size() % 8) % 8;
+  command->assign(kCommandHeaderSize, '\0');
+  (*command)[0] = static_cast<char>(kCommandVersion);
+  (*command)[1] = static_cast<char>(sync ? kCommandSync : 0);
+  (*command)[2] = static_cast<char>(padding);
   command->append(contents.data(), contents.size());
+  command->append(padding, '\0');
   return Status::OK();
 }
 
@@ -187,11 +191,13 @@ int StateMachine::Apply(const struct raft_buffer* buf, void** result) {
   WriteBatch batch;
   WriteOptions write;
   bool well_formed = command.size() >= kCommandHeaderSize + WriteBatchInternal::kHeaderSize &&
-                     static_cast<uint8_t>(command[0]) == kCommandVersion;
+                     static_cast<uint8_t>(command[0]) == kCommandVersion &&
+                     static_cast<uint8_t>(command[2]) < 8;
   if (well_formed) {
     write.sync = (static_cast<uint8_t>(command[1]) & kCommandSync) != 0;
+    const size_t padding = static_cast<uint8_t>(command[2]);
     well_formed = WriteBatchInternal::SetContents(
-                      &batch, Slice(command.data() + kCommandHeaderSize, command.size() - kCommandHeaderSize))
+                      &batch, Slice(command.data() + kCommandHeaderSize, command.size() - kCommandHeaderSize - padding))
                       .ok();
   }
   if (well_formed) well_formed = WriteBatchInternal::CheckLimits(batch, nullptr).ok();

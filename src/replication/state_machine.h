@@ -44,9 +44,11 @@ bool IsReservedKey(const Slice& key);
 // database applied; written in the same batch as the entry's updates.
 Slice AppliedIndexKey();
 
-// A raft command: u8 version (1) | u8 flags (bit 0: sync) | the batch's
-// encoding (docs/wal.md). InvalidArgument if the batch names a reserved
-// key or breaks the DB's limits.
+// A raft command (docs/replication.md): an 8-byte header (u8 version 1,
+// u8 flags with bit 0 sync, u8 padding, 5 zero bytes), the batch's
+// encoding (docs/wal.md), `padding` zero bytes to a multiple of 8.
+// InvalidArgument if the batch names a reserved key or breaks the DB's
+// limits.
 Status EncodeCommand(const WriteBatch& batch, bool sync, std::string* command);
 
 // What apply hands back as its result: null when the entry's updates were

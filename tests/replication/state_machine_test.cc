@@ -74,7 +74,9 @@ class Cluster {
     EXPECT_EQ(raft_fixture_grow(&fixture_, machine->fsm()), 0);
     machine->Attach(raft_fixture_get(&fixture_, i));
     machines_.push_back(std::move(machine));
-    if (started_) EXPECT_EQ(raft_start(raft_fixture_get(&fixture_, i)), 0);  // joins when the leader adds it
+    if (started_) {
+      EXPECT_EQ(raft_start(raft_fixture_get(&fixture_, i)), 0);  // joins when the leader adds it
+    }
     return i;
   }
 
@@ -392,6 +394,7 @@ TEST_F(StateMachineTest, ACommandMayNotNameAReservedKey) {
   batch.Put("user", "v");
   std::string command;
   EXPECT_TRUE(EncodeCommand(batch, true, &command).ok());
+  EXPECT_EQ(command.size() % 8, 0u);  // what libraft's log store reads back
   batch.Put(AppliedIndexKey(), "x");
   const Status s = EncodeCommand(batch, true, &command);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
