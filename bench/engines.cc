@@ -43,33 +43,42 @@ uint64_t ScanForward(It* it, const std::string& key, uint64_t count, uint64_t* b
   return n;
 }
 
+}  // namespace
+
+Options JigsawOptionsFor(const EngineConfig& config) {
+  Options options;
+  options.create_if_missing = true;
+  options.pmem_path = config.pmem_path;
+  options.pmem_pool_size = config.pmem_pool_size;
+  options.memtable_size = config.memtable_size;
+  options.pmem_emulation = config.pmem_emulation;
+  options.nvm_timing = config.nvm_timing;
+  options.storage_mode = config.storage_mode;
+  options.pmem_budget = config.pmem_budget;
+  options.ssd_use_mmap = config.ssd_use_mmap;
+  options.ssd_mapped_gets = config.ssd_mapped_gets;
+  options.paranoid_checks = config.paranoid_checks;
+  options.reuse_log_files = config.reuse_log_files;
+  options.wal_size_limit_mb = config.wal_size_limit_mb;
+  options.concurrent_memtable_writes = config.concurrent_memtable_writes;
+  options.read_triggered_compactions = config.read_triggered_compactions;
+  options.ssd_block_size = config.ssd_block_size;
+  options.ssd_io = config.ssd_io;
+  options.table_format = config.table_format;
+  options.profile_compactions = config.profile_compactions;
+  if (config.level1_size != 0) options.level1_size = config.level1_size;
+  if (config.block_size != 0) options.table_size = config.block_size;
+  options.block_cache_capacity = config.block_cache_capacity;
+  options.bloom_bits_per_key = config.bloom_bits_per_key;
+  return options;
+}
+
+namespace {
+
 class JigsawEngine final : public Engine {
  public:
   static std::unique_ptr<Engine> Open(const EngineConfig& config, std::string* error) {
-    Options options;
-    options.create_if_missing = true;
-    options.pmem_path = config.pmem_path;
-    options.pmem_pool_size = config.pmem_pool_size;
-    options.memtable_size = config.memtable_size;
-    options.pmem_emulation = config.pmem_emulation;
-    options.nvm_timing = config.nvm_timing;
-    options.storage_mode = config.storage_mode;
-    options.pmem_budget = config.pmem_budget;
-    options.ssd_use_mmap = config.ssd_use_mmap;
-    options.ssd_mapped_gets = config.ssd_mapped_gets;
-    options.paranoid_checks = config.paranoid_checks;
-    options.reuse_log_files = config.reuse_log_files;
-    options.wal_size_limit_mb = config.wal_size_limit_mb;
-    options.concurrent_memtable_writes = config.concurrent_memtable_writes;
-    options.read_triggered_compactions = config.read_triggered_compactions;
-    options.ssd_block_size = config.ssd_block_size;
-    options.ssd_io = config.ssd_io;
-    options.table_format = config.table_format;
-    options.profile_compactions = config.profile_compactions;
-    if (config.level1_size != 0) options.level1_size = config.level1_size;
-    if (config.block_size != 0) options.table_size = config.block_size;
-    options.block_cache_capacity = config.block_cache_capacity;
-    options.bloom_bits_per_key = config.bloom_bits_per_key;
+    const Options options = JigsawOptionsFor(config);
     auto engine = std::make_unique<JigsawEngine>();
     engine->options_ = options;
     engine->dir_ = config.dir;
@@ -334,6 +343,9 @@ struct RocksDBLib {
 
 bool EngineBuiltIn(const std::string& name) {
   if (name == "jigsaw") return true;
+#ifdef JIGSAW_BENCH_RAFT
+  if (name == "jigsaw-raft") return true;
+#endif
 #ifdef JIGSAW_BENCH_LEVELDB
   if (name == "leveldb") return true;
 #endif
@@ -348,6 +360,9 @@ bool EngineBuiltIn(const std::string& name) {
 
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error) {
   if (name == "jigsaw") return JigsawEngine::Open(config, error);
+#ifdef JIGSAW_BENCH_RAFT
+  if (name == "jigsaw-raft") return OpenRaftEngine(config, error);
+#endif
 #ifdef JIGSAW_BENCH_LEVELDB
   if (name == "leveldb") return PeerEngine<LevelDBLib>::Open(config, error);
 #endif
@@ -357,10 +372,10 @@ std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& 
 #ifdef JIGSAW_BENCH_LMDB
   if (name == "lmdb") return OpenLmdbEngine(config, error);
 #endif
-  if (name == "leveldb" || name == "rocksdb" || name == "lmdb") {
+  if (name == "leveldb" || name == "rocksdb" || name == "lmdb" || name == "jigsaw-raft") {
     *error = name + " was not found when this binary was built (see scripts/install-deps.sh)";
   } else {
-    *error = "unknown engine '" + name + "' (choose jigsaw, leveldb, rocksdb or lmdb)";
+    *error = "unknown engine '" + name + "' (choose jigsaw, jigsaw-raft, leveldb, rocksdb or lmdb)";
   }
   return nullptr;
 }

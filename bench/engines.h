@@ -84,7 +84,8 @@ class Engine {
 };
 
 // Opens (creating, or reusing if config.use_existing) an engine by name:
-// "jigsaw", "leveldb", "rocksdb" or "lmdb". Returns nullptr with *error set.
+// "jigsaw", "jigsaw-raft", "leveldb", "rocksdb" or "lmdb". Returns nullptr
+// with *error set.
 std::unique_ptr<Engine> OpenEngine(const std::string& name, const EngineConfig& config, std::string* error);
 // Whether engine `name` was built into this binary (the peers are optional
 // at build time: bench/CMakeLists.txt).
@@ -92,6 +93,11 @@ bool EngineBuiltIn(const std::string& name);
 
 // Opens LMDB in config.dir (bench/lmdb_engine.cc); as OpenEngine.
 std::unique_ptr<Engine> OpenLmdbEngine(const EngineConfig& config, std::string* error);
+// Opens "jigsaw-raft" (bench/raft_engine.cc): three ReplicatedDB replicas
+// in config.dir, raft over loopback TCP, driven through the leader.
+std::unique_ptr<Engine> OpenRaftEngine(const EngineConfig& config, std::string* error);
+// The JigsawDB Options of a configuration (what "jigsaw" opens with).
+jigsaw::Options JigsawOptionsFor(const EngineConfig& config);
 // Deletes an engine's database.
 void DestroyEngine(const std::string& name, const EngineConfig& config);
 // Opens an engine in config.dir (created if missing), after deleting its

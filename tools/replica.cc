@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   uint64_t id = 0;
   std::string raft_address, client_address, dir, bootstrap, mode = "disk", pmem_path;
   uint64_t pool_mb = 1024;
-  unsigned election_ms = 1000, heartbeat_ms = 100, snapshot_threshold = 1024, snapshot_trailing = 128;
+  unsigned election_ms = 1000, heartbeat_ms = 100, snapshot_threshold = 65536, snapshot_trailing = 8192;
   app.add_option("--id", id, "this server's raft id (> 0)")->required();
   app.add_option("--raft", raft_address, "host:port for raft traffic")->required();
   app.add_option("--client", client_address, "host:port for clients (jigsaw --cluster)")->required();

@@ -48,10 +48,12 @@ struct ReplicaOptions {
   std::vector<ReplicaServer> bootstrap;
   unsigned election_timeout_ms = 1000;
   unsigned heartbeat_timeout_ms = 100;
-  // A snapshot (a checkpoint of the database) after this many entries;
-  // this many entries stay in the log after it.
-  unsigned snapshot_threshold = 1024;
-  unsigned snapshot_trailing = 128;
+  // A snapshot (a checkpoint of the database, archived in memory: it
+  // costs the database's size) after this many entries; this many entries
+  // stay in the log after it, for followers a little behind. libraft holds
+  // the log since the last snapshot in memory.
+  unsigned snapshot_threshold = 65536;
+  unsigned snapshot_trailing = 8192;
   // How long Write, a linearizable read or a membership change waits
   // before it returns IOError (the outcome of a timed-out write is unknown:
   // it may still commit).

@@ -94,12 +94,17 @@ StateMachine::StateMachine(const Options& options, const std::string& dir) : opt
 StateMachine::~StateMachine() = default;
 
 std::string StateMachine::GenerationDir(uint64_t generation) const {
-  return dir_ + "/db-" + std::to_string(generation);
+  std::string dir = dir_;
+  dir.append("/db-").append(std::to_string(generation));
+  return dir;
 }
 
 Options StateMachine::GenerationOptions(uint64_t generation) const {
   Options options = options_;
-  if (!options.pmem_path.empty()) options.pmem_path += "." + std::to_string(generation);
+  if (!options.pmem_path.empty()) {
+    options.pmem_path.push_back('.');
+    options.pmem_path.append(std::to_string(generation));
+  }
   return options;
 }
 
