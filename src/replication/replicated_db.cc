@@ -186,6 +186,13 @@ Status ReplicatedDBImpl::Start() {
   rv = raft_uv_init(&io_, &loop_, raft_dir.c_str(), &transport_);
   if (rv != 0) return Status::IOError("raft_uv_init", io_.errmsg);
   io_ready_ = true;
+  // libraft 0.15's libuv I/O implements async_work but calls itself
+  // version 1, and raft_init wants version 2 before it takes snapshots off
+  // its thread: the I/O is what version 2 describes.
+  if (io_.async_work != nullptr) {
+    io_.version = 2;
+    machine_->UseAsyncSnapshots();
+  }
   rv = raft_init(&raft_, &io_, machine_->fsm(), options_.self.id, options_.self.address.c_str());
   if (rv != 0) return Status::IOError("raft_init", raft_errmsg(&raft_));
   raft_ready_ = true;

@@ -224,15 +224,38 @@ int StateMachine::Apply(const struct raft_buffer* buf, void** result) {
   return 0;
 }
 
+void StateMachine::UseAsyncSnapshots() {
+  fsm_.version = 3;
+  fsm_.snapshot_async = &StateMachine::SnapshotAsyncThunk;
+}
+
 int StateMachine::Snapshot(struct raft_buffer* bufs[], unsigned* n_bufs) {
+  *bufs = nullptr;
+  *n_bufs = 0;
+  // Version 3: all the work is SnapshotAsync's, off the raft thread.
+  return fsm_.version >= 3 ? 0 : SnapshotAsync(bufs, n_bufs);
+}
+
+// On a libuv worker thread while raft goes on applying entries: the
+// checkpoint holds the database at some index A at or past the one raft
+// labels the snapshot with, and the archive's header says A (read from the
+// checkpoint itself). A replica that installs it skips entries up to A.
+int StateMachine::SnapshotAsync(struct raft_buffer* bufs[], unsigned* n_bufs) {
   FileSystem* fs = options_.file_system != nullptr ? options_.file_system : FileSystem::Default();
   const std::string dir = dir_ + "/snapshot";
   RemoveTree(dir);
   RemoveTree(dir + ".tmp");
   SnapshotHeader header;
-  header.applied_index = applied_index();
-  std::shared_ptr<DB> db = this->db();
-  Status s = db->CreateCheckpoint(dir, &header.sequence);
+  Status s = db()->CreateCheckpoint(dir, &header.sequence);
+  if (s.ok()) {
+    Options read = options_;
+    read.storage_mode = StorageMode::kDisk;
+    read.pmem_path.clear();
+    read.create_if_missing = false;
+    std::unique_ptr<DB> checkpoint;
+    s = DB::OpenForReadOnly(read, dir, &checkpoint);
+    if (s.ok()) s = ReadAppliedIndex(checkpoint.get(), &header.applied_index);
+  }
   ArchivePlan plan;
   if (s.ok()) s = PlanArchive(fs, dir, &plan);
   void* base = nullptr;
@@ -334,9 +357,12 @@ int StateMachine::ApplyThunk(struct raft_fsm* fsm, const struct raft_buffer* buf
 int StateMachine::SnapshotThunk(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) {
   return static_cast<StateMachine*>(fsm->data)->Snapshot(bufs, n_bufs);
 }
+int StateMachine::SnapshotAsyncThunk(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) {
+  return static_cast<StateMachine*>(fsm->data)->SnapshotAsync(bufs, n_bufs);
+}
 int StateMachine::SnapshotFinalizeThunk(struct raft_fsm*, struct raft_buffer* bufs[], unsigned* n_bufs) {
   for (unsigned i = 0; i < *n_bufs; ++i) raft_free((*bufs)[i].base);
-  raft_free(*bufs);
+  if (*bufs != nullptr) raft_free(*bufs);
   *bufs = nullptr;
   *n_bufs = 0;
   return 0;

@@ -11,8 +11,8 @@
 // With Options::pmem_path set, generation N's pool is "<pmem_path>.<N>".
 //
 // Thread-safety: the fsm callbacks run on the raft server's thread, one at
-// a time; db(), applied_index() and restores() may be called from any
-// thread.
+// a time, except snapshot_async, which runs on a worker thread beside them;
+// db(), applied_index() and restores() may be called from any thread.
 #ifndef JIGSAW_REPLICATION_STATE_MACHINE_H_
 #define JIGSAW_REPLICATION_STATE_MACHINE_H_
 
@@ -64,9 +64,13 @@ class StateMachine {
   StateMachine(const StateMachine&) = delete;
   StateMachine& operator=(const StateMachine&) = delete;
 
-  // The struct to give libraft (raft_init, raft_fixture_grow). Version 2:
-  // apply, snapshot + snapshot_finalize, restore.
+  // The struct to give libraft (raft_init, raft_fixture_grow): version 2
+  // (apply, restore, snapshot + snapshot_finalize, the snapshot taken on
+  // the raft thread), or version 3 after UseAsyncSnapshots (the snapshot
+  // taken by snapshot_async on a worker thread while entries are applied;
+  // libraft requires an I/O of version 2 with async_work for it).
   struct raft_fsm* fsm() { return &fsm_; }
+  void UseAsyncSnapshots();
   // The raft server whose entries this machine applies: apply learns an
   // entry's index from it (raft_last_applied + 1). Set before raft_start.
   void Attach(struct raft* raft) { raft_ = raft; }
@@ -92,11 +96,13 @@ class StateMachine {
 
   int Apply(const struct raft_buffer* buf, void** result);
   int Snapshot(struct raft_buffer* bufs[], unsigned* n_bufs);
+  int SnapshotAsync(struct raft_buffer* bufs[], unsigned* n_bufs);
   int Restore(struct raft_buffer* buf);
   Status InstallSnapshot(const Slice& archive, bool* installed);
 
   static int ApplyThunk(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result);
   static int SnapshotThunk(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
+  static int SnapshotAsyncThunk(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
   static int SnapshotFinalizeThunk(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs);
   static int RestoreThunk(struct raft_fsm* fsm, struct raft_buffer* buf);
 
