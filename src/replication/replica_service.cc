@@ -441,7 +441,8 @@ Status ReplicaClient::Get(const Slice& key, std::string* value, ReadConsistency 
   Status s = rep_->Send(consistency, request, &reply);
   if (s.ok()) s = Rep::Outcome(reply);
   if (!s.ok()) return s;
-  Reader in(reply.substr(1));
+  const std::string payload = reply.substr(1);
+  Reader in(payload);
   const Slice v = in.Bytes();
   if (!in.ok() || !in.done()) return Status::Corruption("replica reply", "malformed");
   value->assign(v.data(), v.size());

@@ -1,0 +1,114 @@
+// What the replication tests over loopback TCP share: free ports, waits,
+// and a cluster of ReplicatedDB replicas in this process.
+#ifndef JIGSAW_TESTS_SUPPORT_REPLICA_TEST_UTIL_H_
+#define JIGSAW_TESTS_SUPPORT_REPLICA_TEST_UTIL_H_
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jigsaw/replicated_db.h"
+#include "tests/support/db_test_util.h"
+
+namespace jigsaw::test {
+
+// A loopback port nothing listens on now (the kernel's pick).
+inline int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Polls `done` until it holds or 60 s pass: a wait, not a measurement.
+template <typename Pred>
+bool WaitFor(Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Up to four replicas (ids 1-4) in `dir`/replicaN, disk mode; the first
+// three are a new cluster's voters.
+class ReplicaCluster {
+ public:
+  explicit ReplicaCluster(std::string dir) : dir_(std::move(dir)) {
+    for (uint64_t id = 1; id <= 4; ++id) servers_.push_back(ReplicaServer{id, "127.0.0.1:" + std::to_string(FreePort())});
+    replicas_.resize(4);
+  }
+  ~ReplicaCluster() {
+    for (auto& r : replicas_) r.reset();
+  }
+
+  ReplicaOptions OptionsFor(size_t i, bool bootstrap) const {
+    ReplicaOptions options;
+    options.self = servers_[i];
+    options.dir = dir_ + "/replica" + std::to_string(i + 1);
+    options.db_options = SmallModeOptions(StorageMode::kDisk);
+    if (bootstrap) options.bootstrap.assign(servers_.begin(), servers_.begin() + 3);
+    options.election_timeout_ms = 300;
+    options.heartbeat_timeout_ms = 50;
+    options.snapshot_threshold = 64;
+    options.snapshot_trailing = 16;
+    return options;
+  }
+  void Open(size_t i, bool bootstrap = true) {
+    const Status s = ReplicatedDB::Open(OptionsFor(i, bootstrap), &replicas_[i]);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  void Close(size_t i) { replicas_[i].reset(); }
+  ReplicatedDB* replica(size_t i) { return replicas_[i].get(); }
+  const ReplicaServer& server(size_t i) const { return servers_[i]; }
+
+  // The index of the replica that leads, once one does.
+  size_t Leader() {
+    size_t leader = 0;
+    EXPECT_TRUE(WaitFor([&] {
+      for (size_t i = 0; i < replicas_.size(); ++i) {
+        if (replicas_[i] != nullptr && replicas_[i]->GetStatus().role == "leader") {
+          leader = i;
+          return true;
+        }
+      }
+      return false;
+    }));
+    return leader;
+  }
+
+  // Waits until every open replica has applied what the leader committed
+  // (raft's applied index: barriers and configuration entries count too).
+  void Converge() {
+    const uint64_t commit = replicas_[Leader()]->GetStatus().commit_index;
+    for (auto& r : replicas_) {
+      if (r == nullptr) continue;
+      EXPECT_TRUE(WaitFor([&] { return r->GetStatus().applied_index >= commit; }));
+    }
+  }
+
+ private:
+  const std::string dir_;
+  std::vector<ReplicaServer> servers_;
+  std::vector<std::unique_ptr<ReplicatedDB>> replicas_;
+};
+
+}  // namespace jigsaw::test
+
+#endif  // JIGSAW_TESTS_SUPPORT_REPLICA_TEST_UTIL_H_
