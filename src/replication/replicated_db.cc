@@ -437,12 +437,17 @@ Status ReplicatedDBImpl::TransferLeadership(uint64_t id) {
     struct Request {
       struct raft_transfer transfer;
       std::shared_ptr<Promise> promise;
+      struct raft* raft;
     };
-    auto* request = new Request{{}, promise};
+    auto* request = new Request{{}, promise, &raft_};
     request->transfer.data = request;
+    // libraft reports the outcome only through this server's state: still
+    // the leader means the transfer failed (the target did not win).
     const int rv = raft_transfer(&raft_, &request->transfer, id, [](struct raft_transfer* req) {
       auto* r = static_cast<Request*>(req->data);
-      r->promise->set_value(Status::OK());
+      const bool moved = raft_state(r->raft) != RAFT_LEADER;
+      r->promise->set_value(moved ? Status::OK()
+                                  : Status::IOError("TransferLeadership", "the leadership did not move"));
       delete r;
     });
     if (rv != 0) {

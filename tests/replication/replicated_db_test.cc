@@ -102,6 +102,20 @@ TEST_F(ReplicatedDBTest, AReplicaFarBehindIsCaughtUpBySnapshot) {
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Contents(replica(i)), acked) << "replica " << i;
 }
 
+TEST_F(ReplicatedDBTest, LeadershipMovesWhereItIsSent) {
+  for (size_t i = 0; i < 3; ++i) OpenReplica(i);
+  std::map<std::string, std::string> acked;
+  WriteKeys(0, 20, &acked);
+  const size_t old_leader = Leader();
+  const size_t target = (old_leader + 2) % 3;
+  ASSERT_TRUE(replica(old_leader)->TransferLeadership(cluster_.server(target).id).ok());
+  EXPECT_TRUE(WaitFor([&] { return replica(target)->GetStatus().role == "leader"; }));
+  EXPECT_TRUE(ReplicatedDB::IsNotLeader(replica(old_leader)->TransferLeadership(0)));
+  WriteKeys(20, 20, &acked);
+  Converge();
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Contents(replica(i)), acked) << "replica " << i;
+}
+
 TEST_F(ReplicatedDBTest, AServerJoinsAndAnotherLeaves) {
   for (size_t i = 0; i < 3; ++i) OpenReplica(i);
   std::map<std::string, std::string> acked;
