@@ -111,7 +111,8 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test checkpoint_test transaction_log_test ingest_test range_delete_test
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test checkpoint_test transaction_log_test ingest_test range_delete_test \
+  state_machine_test replicated_db_test replica_service_test
 # ssd_tier_test: the durability tracker's thread against compactions;
 # keyset_v2_test: readers racing to build a block's hash index.
 # buffer_recycler_test: scan windows taken and returned on several threads.
@@ -129,6 +130,12 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_
 # JIGSAW_MODEL_ROUNDS run it longer).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
   -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders" \
+  --output-on-failure | tee -a "$log" || ctest_status=failed
+# The replication tests: raft's loop thread, libuv's workers taking
+# snapshots, client threads and the service's connection threads
+# (tests/tsan.supp: descriptor reuse inside the uninstrumented libuv).
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" ctest --test-dir build/tsan \
+  -R "ReplicationTest|StateMachineTest|ReplicatedDBTest|ReplicaServiceTest" \
   --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "libFuzzer: block readers for ${fuzz_seconds}s"
