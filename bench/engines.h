@@ -83,6 +83,29 @@ class Engine {
   }
 };
 
+// Scans up to `limit` entries of any LevelDB-shaped iterator.
+template <typename It>
+inline uint64_t ScanIterator(It* it, uint64_t limit, bool reverse, uint64_t* bytes) {
+  uint64_t n = 0;
+  for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
+    *bytes += it->key().size() + it->value().size();
+    if (reverse) {
+      it->Prev();
+    } else {
+      it->Next();
+    }
+  }
+  return n;
+}
+
+// Seek, then read up to `count` entries forward.
+template <typename It>
+inline uint64_t ScanForward(It* it, const std::string& key, uint64_t count, uint64_t* bytes) {
+  uint64_t n = 0;
+  for (it->Seek(key); it->Valid() && n < count; it->Next(), ++n) *bytes += it->key().size() + it->value().size();
+  return n;
+}
+
 // Opens (creating, or reusing if config.use_existing) an engine by name:
 // "jigsaw", "jigsaw-raft", "leveldb", "rocksdb" or "lmdb". Returns nullptr
 // with *error set.

@@ -101,24 +101,15 @@ class RaftEngine final : public Engine {
     return found;
   }
   uint64_t Scan(uint64_t limit, bool reverse, uint64_t* bytes) override {
-    std::unique_ptr<Iterator> it = Leader()->NewIterator(ReadOptions(), ReadConsistency::kStale);
-    uint64_t n = 0;
-    for (reverse ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && n < limit; ++n) {
-      *bytes += it->key().size() + it->value().size();
-      reverse ? it->Prev() : it->Next();
-    }
-    return n;
+    return ScanIterator(NewIterator().get(), limit, reverse, bytes);
   }
   bool SeekAndRead(const std::string& key) override {
-    std::unique_ptr<Iterator> it = Leader()->NewIterator(ReadOptions(), ReadConsistency::kStale);
+    std::unique_ptr<Iterator> it = NewIterator();
     it->Seek(key);
     return it->Valid() && it->value().size() < (size_t{1} << 40);
   }
   uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) override {
-    std::unique_ptr<Iterator> it = Leader()->NewIterator(ReadOptions(), ReadConsistency::kStale);
-    uint64_t n = 0;
-    for (it->Seek(key); it->Valid() && n < count; it->Next(), ++n) *bytes += it->key().size() + it->value().size();
-    return n;
+    return ScanForward(NewIterator().get(), key, count, bytes);
   }
   std::string CompactAll() override { return "compact is not measured for jigsaw-raft"; }
   std::string Stats() override {
@@ -129,6 +120,7 @@ class RaftEngine final : public Engine {
 
  private:
   ReplicatedDB* Leader() { return replicas_[leader_.load(std::memory_order_relaxed)].get(); }
+  std::unique_ptr<Iterator> NewIterator() { return Leader()->NewIterator(ReadOptions(), ReadConsistency::kStale); }
 
   bool FindLeader() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

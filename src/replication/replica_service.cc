@@ -387,10 +387,17 @@ struct ReplicaClient::Rep {
     }
   }
 
+  // A request to the leader (writes, linearizable reads) or to the first
+  // address (stale reads); OK when the reply's code is.
   Status Send(ReadConsistency consistency, const std::string& request, std::string* reply) {
-    if (consistency == ReadConsistency::kLinearizable) return ToLeader(request, reply);
-    if (!RoundTrip(0, request, reply)) return Status::IOError(addresses[0], "cannot be reached");
-    return Status::OK();
+    if (addresses.empty()) return Status::InvalidArgument("ReplicaClient", "no addresses");
+    Status s;
+    if (consistency == ReadConsistency::kLinearizable) {
+      s = ToLeader(request, reply);
+    } else if (!RoundTrip(0, request, reply)) {
+      s = Status::IOError(addresses[0], "cannot be reached");
+    }
+    return s.ok() ? Outcome(*reply) : s;
   }
 
   static Status Outcome(const std::string& reply) {
@@ -414,32 +421,26 @@ ReplicaClient::ReplicaClient(std::vector<std::string> addresses, unsigned timeou
 ReplicaClient::~ReplicaClient() = default;
 
 Status ReplicaClient::Put(const Slice& key, const Slice& value, bool sync) {
-  if (rep_->addresses.empty()) return Status::InvalidArgument("ReplicaClient", "no addresses");
   std::string request{static_cast<char>(kPut), static_cast<char>(sync ? 1 : 0)};
   PutBytes(&request, key);
   PutBytes(&request, value);
   std::string reply;
-  Status s = rep_->ToLeader(request, &reply);
-  return s.ok() ? Rep::Outcome(reply) : s;
+  return rep_->Send(ReadConsistency::kLinearizable, request, &reply);
 }
 
 Status ReplicaClient::Delete(const Slice& key, bool sync) {
-  if (rep_->addresses.empty()) return Status::InvalidArgument("ReplicaClient", "no addresses");
   std::string request{static_cast<char>(kDelete), static_cast<char>(sync ? 1 : 0)};
   PutBytes(&request, key);
   std::string reply;
-  Status s = rep_->ToLeader(request, &reply);
-  return s.ok() ? Rep::Outcome(reply) : s;
+  return rep_->Send(ReadConsistency::kLinearizable, request, &reply);
 }
 
 Status ReplicaClient::Get(const Slice& key, std::string* value, ReadConsistency consistency) {
-  if (rep_->addresses.empty()) return Status::InvalidArgument("ReplicaClient", "no addresses");
   std::string request{static_cast<char>(kGet),
                       static_cast<char>(consistency == ReadConsistency::kLinearizable ? 0 : 1)};
   PutBytes(&request, key);
   std::string reply;
   Status s = rep_->Send(consistency, request, &reply);
-  if (s.ok()) s = Rep::Outcome(reply);
   if (!s.ok()) return s;
   const std::string payload = reply.substr(1);
   Reader in(payload);
@@ -451,7 +452,6 @@ Status ReplicaClient::Get(const Slice& key, std::string* value, ReadConsistency 
 
 Status ReplicaClient::Scan(const Slice& start, uint32_t limit, std::vector<std::pair<std::string, std::string>>* out,
                            ReadConsistency consistency) {
-  if (rep_->addresses.empty()) return Status::InvalidArgument("ReplicaClient", "no addresses");
   std::string request{static_cast<char>(kScan),
                       static_cast<char>(consistency == ReadConsistency::kLinearizable ? 0 : 1)};
   char n[4];
@@ -460,7 +460,6 @@ Status ReplicaClient::Scan(const Slice& start, uint32_t limit, std::vector<std::
   PutBytes(&request, start);
   std::string reply;
   Status s = rep_->Send(consistency, request, &reply);
-  if (s.ok()) s = Rep::Outcome(reply);
   if (!s.ok()) return s;
   const std::string payload = reply.substr(1);
   Reader in(payload);

@@ -297,7 +297,7 @@ Status ReplicatedDBImpl::NotLeader() const {
 
 Status ReplicatedDBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   std::string command;
-  Status s = replication::EncodeCommand(*batch, options.sync, &command);
+  Status s = replication::EncodeCommand(*batch, options.sync, options_.db_options.comparator, &command);
   if (!s.ok()) return s;
   return Call("replicated write", [this, command = std::move(command)](std::shared_ptr<Promise> promise) {
     if (raft_state(&raft_) != RAFT_LEADER) return promise->set_value(NotLeader());

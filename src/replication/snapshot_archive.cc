@@ -29,11 +29,6 @@ bool ValidName(const Slice& name) {
   return std::none_of(name.data(), name.data() + name.size(), [](char c) { return c == '/' || c == '\0'; });
 }
 
-void RemoveTree(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-}
-
 Status WriteFile(FileSystem* fs, const std::string& path, const Slice& contents) {
   std::unique_ptr<WritableFile> file;
   Status s = fs->NewWritableFile(path, &file);
@@ -49,6 +44,11 @@ Status WriteFile(FileSystem* fs, const std::string& path, const Slice& contents)
 }
 
 }  // namespace
+
+void RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
 
 Status PlanArchive(FileSystem* fs, const std::string& dir, ArchivePlan* plan) {
   plan->files.clear();

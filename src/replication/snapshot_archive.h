@@ -20,6 +20,11 @@ struct SnapshotHeader {
   uint64_t sequence = 0;       // its newest sequence number
 };
 
+// Removes `path` and everything under it, if it exists; errors ignored
+// (what the replica's directory holds besides its databases: archives
+// being built or unpacked, leftovers of a crash).
+void RemoveTree(const std::string& path);
+
 // The plan of an archive of a directory's regular files: their names and
 // sizes, and the archive's size in bytes.
 struct ArchivePlan {

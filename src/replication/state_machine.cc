@@ -19,11 +19,6 @@ constexpr uint8_t kCommandVersion = 1;
 constexpr uint8_t kCommandSync = 1;
 constexpr size_t kCommandHeaderSize = 8;
 
-void RemoveTree(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-}
-
 // Refuses a batch that names a reserved key.
 class ReservedKeyCheck : public WriteBatch::Handler {
  public:
@@ -60,13 +55,13 @@ Slice ReservedPrefix() { return Slice(kReservedPrefixBytes, sizeof(kReservedPref
 Slice AppliedIndexKey() { return Slice(kAppliedIndexKeyBytes, sizeof(kAppliedIndexKeyBytes) - 1); }
 bool IsReservedKey(const Slice& key) { return key.starts_with(ReservedPrefix()); }
 
-Status EncodeCommand(const WriteBatch& batch, bool sync, std::string* command) {
+Status EncodeCommand(const WriteBatch& batch, bool sync, const Comparator* comparator, std::string* command) {
   ReservedKeyCheck check;
   Status s = batch.Iterate(&check);
   if (s.ok() && check.reserved) {
     s = Status::InvalidArgument("replicated write", "names a key reserved for the replication (\\0jigsaw.replication/)");
   }
-  if (s.ok()) s = WriteBatchInternal::CheckLimits(batch, nullptr);
+  if (s.ok()) s = WriteBatchInternal::CheckLimits(batch, comparator);
   if (!s.ok()) return s;
   const Slice contents = WriteBatchInternal::Contents(batch);
   // libraft 0.15's log store reads back only entries whose size is a
@@ -81,7 +76,10 @@ Status EncodeCommand(const WriteBatch& batch, bool sync, std::string* command) {
   return Status::OK();
 }
 
-StateMachine::StateMachine(const Options& options, const std::string& dir) : options_(options), dir_(dir) {
+StateMachine::StateMachine(const Options& options, const std::string& dir)
+    : options_(options),
+      fs_(options.file_system != nullptr ? options.file_system : FileSystem::Default()),
+      dir_(dir) {
   fsm_.version = 2;
   fsm_.data = this;
   fsm_.apply = &StateMachine::ApplyThunk;
@@ -131,8 +129,8 @@ Status StateMachine::OpenGeneration(uint64_t generation, bool create, std::share
 }
 
 Status StateMachine::Open(const Options& options, const std::string& dir, std::unique_ptr<StateMachine>* machine) {
-  FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
   std::unique_ptr<StateMachine> m(new StateMachine(options, dir));
+  FileSystem* const fs = m->fs_;
   const std::string current_path = dir + "/CURRENT";
   uint64_t generation = 0;
   if (fs->FileExists(current_path)) {
@@ -205,7 +203,11 @@ int StateMachine::Apply(const struct raft_buffer* buf, void** result) {
                       &batch, Slice(command.data() + kCommandHeaderSize, command.size() - kCommandHeaderSize - padding))
                       .ok();
   }
-  if (well_formed) well_formed = WriteBatchInternal::CheckLimits(batch, nullptr).ok();
+  // DB::Write's own first check, with the database's comparator: what it
+  // refuses, it refuses on every replica alike. Checked here so that a
+  // refusal is told apart from a failure of this replica (which raft
+  // retries), at the price of a second pass over the batch.
+  if (well_formed) well_formed = WriteBatchInternal::CheckLimits(batch, options_.comparator).ok();
   if (!well_formed) {
     // Every replica reads the same entry the same way: its index is
     // recorded, its contents are not applied, the proposer learns why.
@@ -241,7 +243,6 @@ int StateMachine::Snapshot(struct raft_buffer* bufs[], unsigned* n_bufs) {
 // labels the snapshot with, and the archive's header says A (read from the
 // checkpoint itself). A replica that installs it skips entries up to A.
 int StateMachine::SnapshotAsync(struct raft_buffer* bufs[], unsigned* n_bufs) {
-  FileSystem* fs = options_.file_system != nullptr ? options_.file_system : FileSystem::Default();
   const std::string dir = dir_ + "/snapshot";
   RemoveTree(dir);
   RemoveTree(dir + ".tmp");
@@ -257,13 +258,13 @@ int StateMachine::SnapshotAsync(struct raft_buffer* bufs[], unsigned* n_bufs) {
     if (s.ok()) s = ReadAppliedIndex(checkpoint.get(), &header.applied_index);
   }
   ArchivePlan plan;
-  if (s.ok()) s = PlanArchive(fs, dir, &plan);
+  if (s.ok()) s = PlanArchive(fs_, dir, &plan);
   void* base = nullptr;
   if (s.ok()) {
     base = raft_malloc(plan.size);
     if (base == nullptr) s = Status::IOError("snapshot", "out of memory");
   }
-  if (s.ok()) s = WriteArchive(fs, dir, plan, header, static_cast<char*>(base));
+  if (s.ok()) s = WriteArchive(fs_, dir, plan, header, static_cast<char*>(base));
   RemoveTree(dir);
   auto* array = s.ok() ? static_cast<struct raft_buffer*>(raft_malloc(sizeof(struct raft_buffer))) : nullptr;
   if (array == nullptr) {
@@ -290,7 +291,6 @@ int StateMachine::Restore(struct raft_buffer* buf) {
 // past the archive's index. Crash-safe: CURRENT names the old generation
 // until the new one is complete and opened; Open removes the leftovers.
 Status StateMachine::InstallSnapshot(const Slice& archive, bool* installed) {
-  FileSystem* fs = options_.file_system != nullptr ? options_.file_system : FileSystem::Default();
   SnapshotHeader header;
   Status s = ReadArchiveHeader(archive, &header);
   if (!s.ok() || header.applied_index <= applied_index()) return s;
@@ -298,15 +298,15 @@ Status StateMachine::InstallSnapshot(const Slice& archive, bool* installed) {
   const auto crash = [] { return Status::IOError("replica", "restore stopped by a crash point"); };
   const std::string incoming = dir_ + "/incoming";
   RemoveTree(incoming);
-  s = UnpackArchive(fs, archive, incoming);
+  s = UnpackArchive(fs_, archive, incoming);
   if (!s.ok()) return s;
   if (crashed(1)) return crash();
   const uint64_t generation = generation_ + 1;
   const std::string target = GenerationDir(generation);
   RemoveTree(target);
   if (options_.storage_mode == StorageMode::kDisk) {
-    s = fs->RenameFile(incoming, target);
-    if (s.ok()) s = fs->SyncDir(dir_);
+    s = fs_->RenameFile(incoming, target);
+    if (s.ok()) s = fs_->SyncDir(dir_);
   } else {
     Options checkpoint = options_;
     checkpoint.storage_mode = StorageMode::kDisk;
@@ -335,7 +335,7 @@ Status StateMachine::InstallSnapshot(const Slice& archive, bool* installed) {
     RemoveTree(target);
     return s.ok() ? crash() : s;
   }
-  s = ReplaceFileAtomically(fs, dir_, "CURRENT", "db-" + std::to_string(generation) + "\n");
+  s = ReplaceFileAtomically(fs_, dir_, "CURRENT", "db-" + std::to_string(generation) + "\n");
   if (!s.ok()) return s;
   if (crashed(4)) return crash();
   std::shared_ptr<DB> old;

@@ -28,6 +28,7 @@ extern "C" {
 #include <mutex>
 #include <string>
 
+#include "jigsaw/comparator.h"
 #include "jigsaw/db.h"
 #include "jigsaw/options.h"
 #include "jigsaw/slice.h"
@@ -48,12 +49,15 @@ Slice AppliedIndexKey();
 // u8 flags with bit 0 sync, u8 padding, 5 zero bytes), the batch's
 // encoding (docs/wal.md), `padding` zero bytes to a multiple of 8.
 // InvalidArgument if the batch names a reserved key or breaks the DB's
-// limits.
-Status EncodeCommand(const WriteBatch& batch, bool sync, std::string* command);
+// limits, range deletes checked in `comparator`'s order (unchecked if
+// null; the database's own Write refuses them then, and apply records the
+// entry as malformed).
+Status EncodeCommand(const WriteBatch& batch, bool sync, const Comparator* comparator, std::string* command);
 
 // What apply hands back as its result: null when the entry's updates were
-// applied, else this (the entry was not a command this code reads; only
-// its index was recorded).
+// applied, else this (the entry was not a command this code reads, or the
+// database refused its batch as InvalidArgument; only its index was
+// recorded).
 extern const Status kMalformedCommand;
 
 class StateMachine {
@@ -107,6 +111,7 @@ class StateMachine {
   static int RestoreThunk(struct raft_fsm* fsm, struct raft_buffer* buf);
 
   const Options options_;
+  FileSystem* const fs_;
   const std::string dir_;
   struct raft_fsm fsm_ {};
   struct raft* raft_ = nullptr;

@@ -109,7 +109,7 @@ class Cluster {
     WriteBatch wb;
     for (int k = 0; k < 5; ++k) wb.Put(Key(batch, k), Value(batch, k));
     std::string command;
-    EXPECT_TRUE(EncodeCommand(wb, false, &command).ok());
+    EXPECT_TRUE(EncodeCommand(wb, false, nullptr, &command).ok());
     struct raft_buffer buf;
     buf.len = command.size();
     buf.base = raft_malloc(buf.len);
@@ -375,6 +375,43 @@ TEST_P(ReplicationTest, AMalformedEntryIsRecordedButNotApplied) {
   EXPECT_EQ(UserContents(cluster.machine(0)->db().get()), acked);
 }
 
+// A batch the database refuses (a range delete whose begin is past its end
+// in the comparator's order, which EncodeCommand cannot see without the
+// comparator) is recorded like a malformed entry: the cluster goes on.
+TEST_P(ReplicationTest, AnEntryTheDatabaseRefusesDoesNotStopTheCluster) {
+  Cluster cluster(3, ReplicaOptions(), scratch_.path());
+  std::map<std::string, std::string> acked;
+  cluster.WriteThroughLeader(0, 5, &acked);
+  WriteBatch reversed;
+  reversed.Put("x", "never applied");
+  reversed.DeleteRange("z", "a");
+  std::string command;
+  ASSERT_TRUE(EncodeCommand(reversed, false, nullptr, &command).ok());
+  Proposal p;
+  p.request.data = &p;
+  struct raft_buffer buf;
+  buf.len = command.size();
+  buf.base = raft_malloc(buf.len);
+  std::memcpy(buf.base, command.data(), buf.len);
+  ASSERT_EQ(raft_apply(cluster.raft(cluster.Leader()), &p.request, &buf, 1,
+                       [](struct raft_apply* req, int status, void* result) {
+                         auto* proposal = static_cast<Proposal*>(req->data);
+                         proposal->done = true;
+                         proposal->status = status;
+                         proposal->result = result;
+                       }),
+            0);
+  ASSERT_TRUE(raft_fixture_step_until(
+      cluster.fixture(), [](struct raft_fixture*, void* arg) { return static_cast<Proposal*>(arg)->done; }, &p,
+      kMaxMsecs));
+  EXPECT_EQ(p.status, 0);
+  EXPECT_EQ(p.result, &kMalformedCommand);
+  cluster.WriteThroughLeader(5, 5, &acked);
+  cluster.Converge({0, 1, 2});
+  ExpectConverged(&cluster, {0, 1, 2}, acked, 10);
+  EXPECT_EQ(UserContents(cluster.machine(0)->db().get()), acked);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ReplicationTest, ::testing::Values(StorageMode::kPmem, StorageMode::kDisk),
                          test::ModeName);
 
@@ -393,14 +430,17 @@ TEST_F(StateMachineTest, ACommandMayNotNameAReservedKey) {
   WriteBatch batch;
   batch.Put("user", "v");
   std::string command;
-  EXPECT_TRUE(EncodeCommand(batch, true, &command).ok());
+  EXPECT_TRUE(EncodeCommand(batch, true, nullptr, &command).ok());
   EXPECT_EQ(command.size() % 8, 0u);  // what libraft's log store reads back
   batch.Put(AppliedIndexKey(), "x");
-  const Status s = EncodeCommand(batch, true, &command);
+  const Status s = EncodeCommand(batch, true, nullptr, &command);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   WriteBatch deletes;
   deletes.Delete(Slice(std::string("\0jigsaw.replication/other", 25)));
-  EXPECT_TRUE(EncodeCommand(deletes, false, &command).IsInvalidArgument());
+  EXPECT_TRUE(EncodeCommand(deletes, false, nullptr, &command).IsInvalidArgument());
+  WriteBatch reversed;
+  reversed.DeleteRange("z", "a");
+  EXPECT_TRUE(EncodeCommand(reversed, false, BytewiseComparator(), &command).IsInvalidArgument());
 }
 
 TEST_F(StateMachineTest, AReopenedReplicaResumesAtItsAppliedIndex) {
