@@ -10,7 +10,7 @@ packages=(
   libndctl-dev libdaxctl-dev libnuma-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libleveldb-dev librocksdb-dev liblmdb-dev
-  libxxhash-dev libisal-dev libcli11-dev nlohmann-json3-dev
+  libxxhash-dev libisal-dev liblz4-dev libzstd-dev libcli11-dev nlohmann-json3-dev
   libraft-dev libuv1-dev
   gnuplot-nox universal-ctags python3
   python3-dev pybind11-dev python3-pytest python3-venv python3-setuptools python3-wheel python3-pip

@@ -95,6 +95,7 @@ Status SsdTable::ReadFooter(IndexLocation* where) {
   s = footer.Check(size, path_);
   if (!s.ok()) return s;
   format_ = static_cast<BlockFormat>(footer.block_format);
+  version_ = footer.version;
   entries_ = footer.entries;
   where->offset = footer.index_offset;
   where->size = footer.index_size;
@@ -116,10 +117,13 @@ Status SsdTable::ReadIndex(const IndexLocation& where, std::string* index) const
 Status SsdTable::DecodeIndex(const std::string& index, uint64_t index_offset) {
   Slice filter;
   uint32_t filter_lines = 0;
-  Status s = ssd::DecodeIndex(index, index_offset, path_, &index_, &filter, &filter_lines);
+  Status s = ssd::DecodeIndex(index, index_offset, version_, path_, &index_, &filter, &filter_lines);
   if (!s.ok()) return s;
   uint64_t entries = 0;
-  for (const TableIndexEntry& e : index_) entries += e.entries;
+  for (const TableIndexEntry& e : index_) {
+    entries += e.entries;
+    compressed_ = compressed_ || e.compressed();
+  }
   if (entries != entries_) return Corrupt("entry counts of the index and footer differ");
   if (filter_lines > 0) {
     filter_.assign(filter.data(), filter.size());
@@ -146,9 +150,10 @@ void SsdTable::LoadKeyBounds() {
 
 Status SsdTable::OpenMappedReaders() {
   if (!options_.use_mmap) return Status::OK();
-  const char* base = file_->Mapping();
+  const char* base = compressed_ ? nullptr : file_->Mapping();
   if (base == nullptr) {
-    options_.use_mmap = false;  // this file system cannot map: use the cache
+    // This file system cannot map, or the blocks must be decompressed: use the cache.
+    options_.use_mmap = false;
     return Status::OK();
   }
   for (uint32_t i = 0; i < index_.size(); ++i) {
@@ -163,7 +168,7 @@ Status SsdTable::OpenMappedReaders() {
 }
 
 void SsdTable::SetUpMappedGets() {
-  if (!options_.mapped_gets || options_.use_mmap) return;
+  if (!options_.mapped_gets || options_.use_mmap || compressed_) return;
   gets_mapping_ = file_->Mapping();
   if (gets_mapping_ != nullptr) gets_readers_.reset(new std::atomic<const BlockReader*>[index_.size()]());
 }
@@ -174,7 +179,7 @@ void SsdTable::OpenPieceReaders() {
   pieces_.resize(blocks);
   pieces_verified_.reset(new std::atomic<bool>[blocks]());
   for (uint32_t i = 0; i < blocks; ++i) {
-    if (!IsLarge(i)) continue;
+    if (!IsLarge(i) || index_[i].compressed()) continue;
     const FileBlockBytes bytes(file_.get(), index_[i].offset, index_[i].size, /*timed=*/false);
     // A block that cannot be read in pieces (no key heads; or damaged:
     // its reads then report the damage) is read whole.
@@ -296,12 +301,25 @@ Status SsdTable::MappingFault() const {
 Status SsdTable::ReadBlockCopy(uint32_t i, bool verify, bool from_mapping, std::shared_ptr<CachedBlock>* block) const {
   auto fresh = NewBlockBuffer(i);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
-  Status s = from_mapping ? CopyMappedBlocks(i, fresh->size, dest) : ReadBlocks(i, fresh->size, dest);
+  Status s;
+  if (index_[i].compressed()) {
+    std::unique_ptr<char[]> stored(new char[index_[i].stored_size]);
+    s = from_mapping ? CopyMappedBlocks(i, index_[i].stored_size, stored.get())
+                     : ReadBlocks(i, index_[i].stored_size, stored.get());
+    if (s.ok()) s = Decompress(i, Slice(stored.get(), index_[i].stored_size), dest);
+  } else {
+    s = from_mapping ? CopyMappedBlocks(i, fresh->size, dest) : ReadBlocks(i, fresh->size, dest);
+  }
   if (!s.ok()) return s;
   s = OpenReader(dest, verify, fresh.get());
   if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   *block = std::move(fresh);
   return Status::OK();
+}
+
+Status SsdTable::Decompress(uint32_t i, const Slice& stored, char* dest) const {
+  Status s = DecompressBlock(index_[i].codec, stored, dest, index_[i].size);
+  return s.ok() ? s : Corrupt("block " + std::to_string(i) + ": " + s.ToString());
 }
 
 void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
@@ -311,6 +329,7 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
   std::sort(fetches.begin(), fetches.end(), [&](const BlockFetch& a, const BlockFetch& b) { return key(a) < key(b); });
   std::vector<ReadRequest> requests;
   std::vector<std::shared_ptr<CachedBlock>> blocks;
+  std::vector<std::unique_ptr<char[]>> stored;  // per request: a compressed block's bytes (else null)
   std::vector<BlockFetch> planned;
   for (size_t k = 0; k < fetches.size(); ++k) {
     const BlockFetch& f = fetches[k];
@@ -319,13 +338,16 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
     if (t.options_.use_mmap || t.file_->fd() < 0 || f.block >= t.index_.size() || t.IsLarge(f.block)) continue;
     if (t.options_.cache->Contains(t.number_, f.block)) continue;
     auto block = t.NewBlockBuffer(f.block);
+    const TableIndexEntry& e = t.index_[f.block];
+    std::unique_ptr<char[]> stored_bytes(e.compressed() ? new char[e.stored_size] : nullptr);
     ReadRequest r;
     r.fd = t.file_->fd();
-    r.offset = t.index_[f.block].offset;
-    r.size = block->size;
-    r.dest = reinterpret_cast<char*>(block->buffer.get());
+    r.offset = e.offset;
+    r.size = e.stored_bytes();
+    r.dest = e.compressed() ? stored_bytes.get() : reinterpret_cast<char*>(block->buffer.get());
     requests.push_back(r);
     blocks.push_back(std::move(block));
+    stored.push_back(std::move(stored_bytes));
     planned.push_back(f);
   }
   if (requests.empty()) return;
@@ -336,11 +358,17 @@ void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches) {
   for (size_t k = 0; k < requests.size(); ++k) {
     const SsdTable& t = *planned[k].table;
     if (requests[k].abandoned) {
-      (void)blocks[k]->buffer.release();  // the kernel may still write it: never freed
+      (void)blocks[k]->buffer.release();  // the kernel may still write them: never freed
+      (void)stored[k].release();
       continue;
     }
     if (!requests[k].status.ok() || requests[k].done != requests[k].size) continue;
-    if (!t.OpenReader(requests[k].dest, t.options_.verify_checksums, blocks[k].get()).ok()) continue;
+    char* data = reinterpret_cast<char*>(blocks[k]->buffer.get());
+    if (stored[k] != nullptr &&
+        !t.Decompress(planned[k].block, Slice(stored[k].get(), requests[k].size), data).ok()) {
+      continue;
+    }
+    if (!t.OpenReader(data, t.options_.verify_checksums, blocks[k].get()).ok()) continue;
     t.options_.cache->Insert(t.number_, planned[k].block, std::move(blocks[k]));
   }
 }
@@ -399,7 +427,7 @@ double SsdTable::ApproximatePosition(const Slice& user_key) const {
       inside = 0;
     }
   }
-  offset += inside * static_cast<double>(index_[i].size);
+  offset += inside * static_cast<double>(index_[i].stored_bytes());
   return offset / static_cast<double>(size);
 }
 

@@ -79,6 +79,10 @@ class TableBuilder {
   Status AddWholeBlock(const Slice& block, const Slice& smallest, const Slice& largest);
   // Writes the index and the footer. Does not sync.
   Status Finish(TableInfo* info);
+  // Compress the blocks flushed from now on (docs/ssd_format.md,
+  // "Compressed blocks"); blocks added whole and large blocks never are.
+  // Default: kNone.
+  void set_compression(Compression compression) { compression_ = compression; }
 
   // Bytes in the file once finished now (approximately).
   uint64_t EstimatedSize() const;
@@ -115,6 +119,8 @@ class TableBuilder {
   std::vector<uint32_t> key_hashes_;  // one per user key, for the table filter
   uint32_t last_key_hash_ = 0;        // of the last entry added
   std::string copied_filter_;         // AddWholeBlock: the block's filter lines
+  Compression compression_ = Compression::kNone;
+  std::string stored_;  // the last block compressed
 };
 
 struct SsdTableOptions {
@@ -289,7 +295,12 @@ class SsdTable final : public Table {
   Status MappingFault() const;
   // Block i in a new buffer with its reader: read from the file, or, with
   // `from_mapping`, copied from the mapping (CopyMappedBlocks).
+  // A compressed block is read as its stored bytes and decompressed.
   Status ReadBlockCopy(uint32_t i, bool verify, bool from_mapping, std::shared_ptr<CachedBlock>* block) const;
+  // Decompresses compressed block i from its stored bytes into dest
+  // (index_[i].size bytes). Corruption naming the file and block if it
+  // does not decompress.
+  Status Decompress(uint32_t i, const Slice& stored, char* dest) const;
   Status Corrupt(const std::string& what) const;
   bool IsLarge(uint32_t i) const { return index_[i].size > kLargeBlockBytes; }
   // A lookup in block i, read through the block cache (or use_mmap's
@@ -312,6 +323,10 @@ class SsdTable final : public Table {
 
   SsdTableOptions options_;
   BlockFormat format_ = BlockFormat::kKeySet;
+  uint32_t version_ = kUncompressedTableVersion;  // the footer's
+  // Some block is compressed: no block is read in place from a mapping
+  // (use_mmap and mapped_gets are off for the table).
+  bool compressed_ = false;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t number_ = 0;
   std::string path_;

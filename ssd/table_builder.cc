@@ -141,7 +141,7 @@ Status TableBuilder::AddWholeBlock(const Slice& block, const Slice& smallest, co
   }
   index_.push_back({offset_, static_cast<uint32_t>(block.size()), outline.count, smallest.ToString(),
                     largest.ToString()});
-  index_bytes_ += IndexEntryBytes(index_.back());
+  index_bytes_ += IndexEntryBytes(index_.back(), kTableFormatVersion);
   entries_ += outline.count;
   return Append(block);
 }
@@ -157,8 +157,19 @@ Status TableBuilder::FlushBlock() {
   if (entries == 0) return Status::OK();
   index_.push_back({offset_, static_cast<uint32_t>(size), static_cast<uint32_t>(entries), block_smallest_,
                     block_largest_});
-  index_bytes_ += IndexEntryBytes(index_.back());
-  return Append(Slice(reinterpret_cast<const char*>(buffer_.data()), size));
+  index_bytes_ += IndexEntryBytes(index_.back(), kTableFormatVersion);
+  const Slice block(reinterpret_cast<const char*>(buffer_.data()), size);
+  // A large block is read in pieces or in place (ssd/table.h): never compressed.
+  if (compression_ != Compression::kNone && size <= kLargeBlockBytes) {
+    auto compress = [&] { return CompressBlock(compression_, block, &stored_); };
+    const StoredCodec codec = encode_ != nullptr ? encode_->RunExact(compress) : compress();
+    if (codec != StoredCodec::kRaw) {
+      index_.back().codec = codec;
+      index_.back().stored_size = static_cast<uint32_t>(stored_.size());
+      return Append(stored_);
+    }
+  }
+  return Append(block);
 }
 
 uint64_t TableBuilder::EstimatedSize() const {
@@ -172,7 +183,7 @@ void TableBuilder::EncodeIndex(std::string* index) const {
       !copied_filter_.empty()
           ? bloom::Geometry{static_cast<uint32_t>(copied_filter_.size() / bloom::kLineBytes), bloom::kProbes}
           : bloom::ChooseGeometry(key_hashes_.size(), options_.bloom_bits_per_key);
-  EncodeIndexEntries(index_, geometry.lines, index);
+  EncodeIndexEntries(index_, geometry.lines, TableVersionFor(index_), index);
   TimePart(WorkPart::kFilterChecksum, [&] {
     if (!copied_filter_.empty()) {
       index->append(copied_filter_);
@@ -197,6 +208,7 @@ Status TableBuilder::Finish(TableInfo* info) {
   s = Append(index);
   if (!s.ok()) return s;
   TableFooter footer;
+  footer.version = TableVersionFor(index_);
   footer.block_format = static_cast<uint32_t>(format_);
   footer.index_offset = index_offset;
   footer.index_size = index.size();

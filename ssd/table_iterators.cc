@@ -268,8 +268,10 @@ class SsdTable::BlockSource {
       // block's iterator, OpenChild the block): its buffer is reused.
       window_end_ = 0;
       uint32_t end = i + 1;
-      while (end < index.size() && index[end].offset + index[end].size - index[i].offset <= kScanWindowBytes) ++end;
-      const uint64_t bytes = index[end - 1].offset + index[end - 1].size - index[i].offset;
+      while (end < index.size() && index[end].offset + index[end].stored_bytes() - index[i].offset <= kScanWindowBytes) {
+        ++end;
+      }
+      const uint64_t bytes = index[end - 1].offset + index[end - 1].stored_bytes() - index[i].offset;
       if (window_bytes_ < bytes) {  // none yet, or one block larger than a window
         window_ = ScanWindows().Take(bytes);
         window_bytes_ = std::max<uint64_t>(bytes, ScanWindows().buffer_bytes());
@@ -286,7 +288,14 @@ class SsdTable::BlockSource {
       window_first_ = i;
       window_end_ = end;
     }
-    return OpenVerified(i, WindowData() + (index[i].offset - index[window_first_].offset), verify);
+    const char* data = WindowData() + (index[i].offset - index[window_first_].offset);
+    if (!index[i].compressed()) return OpenVerified(i, data, verify);
+    // Decompressed into a buffer the block owns.
+    std::shared_ptr<CachedBlock> decoded = table_->NewBlockBuffer(i);
+    char* dest = reinterpret_cast<char*>(decoded->buffer.get());
+    Status s = table_->Decompress(i, Slice(data, index[i].stored_size), dest);
+    if (!s.ok()) return s;
+    return OpenVerified(i, dest, verify, std::move(decoded));
   }
   // Scan windows are recycled across sources: a source reads one table, and
   // a fresh window per table would fault in its pages every time. Never
@@ -308,9 +317,11 @@ class SsdTable::BlockSource {
   // shadowed version or drop a live one. The check is part of reading the
   // block (timed as a read, like LevelDB's ReadBlock). A user's scan
   // verifies as its ReadOptions and the table say (`verify`). `data`: block
-  // i's bytes, which outlive the reader (a read window or the mapping).
-  Status OpenVerified(uint32_t i, const char* data, bool verify) {
-    auto block = std::make_shared<CachedBlock>();  // a reader over bytes it does not own
+  // i's bytes, which outlive the reader (a read window or the mapping), or
+  // the buffer of `owner`, which becomes the block.
+  Status OpenVerified(uint32_t i, const char* data, bool verify, std::shared_ptr<CachedBlock> owner = nullptr) {
+    // Without an owner, a reader over bytes the block does not own.
+    std::shared_ptr<CachedBlock> block = owner != nullptr ? std::move(owner) : std::make_shared<CachedBlock>();
     block->size = table_->index_[i].size;
     const uint64_t open_start = table_->options_.time_reads ? SteadyNanos() : 0;
     Status s = table_->OpenReader(data, verify, block.get());

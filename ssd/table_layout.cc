@@ -67,7 +67,15 @@ Status TableFooter::Check(uint64_t file_size, const std::string& path) const {
   return Status::OK();
 }
 
-void EncodeIndexEntries(const std::vector<TableIndexEntry>& blocks, uint32_t filter_lines, std::string* out) {
+uint32_t TableVersionFor(const std::vector<TableIndexEntry>& blocks) {
+  for (const TableIndexEntry& e : blocks) {
+    if (e.compressed()) return kTableFormatVersion;
+  }
+  return kUncompressedTableVersion;
+}
+
+void EncodeIndexEntries(const std::vector<TableIndexEntry>& blocks, uint32_t filter_lines, uint32_t version,
+                        std::string* out) {
   PutFixed32(out, static_cast<uint32_t>(blocks.size()));
   PutFixed32(out, filter_lines);
   for (const TableIndexEntry& e : blocks) {
@@ -76,13 +84,17 @@ void EncodeIndexEntries(const std::vector<TableIndexEntry>& blocks, uint32_t fil
     PutFixed32(out, e.entries);
     PutFixed32(out, static_cast<uint32_t>(e.smallest.size()));
     PutFixed32(out, static_cast<uint32_t>(e.largest.size()));
+    if (version >= 2) {
+      PutFixed32(out, static_cast<uint32_t>(e.stored_bytes()));
+      PutFixed32(out, static_cast<uint32_t>(e.codec));
+    }
     out->append(e.smallest);
     out->append(e.largest);
     out->resize(Pad8(out->size()), '\0');
   }
 }
 
-Status DecodeIndex(const Slice& index, uint64_t index_offset, const std::string& path,
+Status DecodeIndex(const Slice& index, uint64_t index_offset, uint32_t version, const std::string& path,
                    std::vector<TableIndexEntry>* blocks, Slice* filter, uint32_t* filter_lines) {
   auto corrupt = [&](const std::string& what) { return Status::Corruption("table " + path, what); };
   if (index.size() < 8) return corrupt("index truncated");
@@ -91,20 +103,31 @@ Status DecodeIndex(const Slice& index, uint64_t index_offset, const std::string&
   blocks->clear();
   size_t pos = 8;
   for (uint32_t i = 0; i < count; ++i) {
-    if (index.size() - pos < kIndexEntryFixed) return corrupt("index truncated");
+    const size_t fixed = IndexEntryFixed(version);
+    if (index.size() - pos < fixed) return corrupt("index truncated");
     TableIndexEntry e;
     e.offset = DecodeFixed64(index.data() + pos);
     e.size = DecodeFixed32(index.data() + pos + 8);
     e.entries = DecodeFixed32(index.data() + pos + 12);
     const uint32_t small_len = DecodeFixed32(index.data() + pos + 16);
     const uint32_t large_len = DecodeFixed32(index.data() + pos + 20);
-    pos += kIndexEntryFixed;
+    if (version >= 2) {
+      const uint32_t stored_size = DecodeFixed32(index.data() + pos + 24);
+      const uint32_t codec = DecodeFixed32(index.data() + pos + 28);
+      if (!IsKnownCodec(codec)) return corrupt("block " + std::to_string(i) + ": unknown compression");
+      e.codec = static_cast<StoredCodec>(codec);
+      if (e.compressed() ? stored_size == 0 : stored_size != e.size) {
+        return corrupt("block " + std::to_string(i) + ": stored size disagrees with its compression");
+      }
+      e.stored_size = e.compressed() ? stored_size : 0;
+    }
+    pos += fixed;
     if (index.size() - pos < uint64_t{small_len} + large_len) return corrupt("index truncated");
     e.smallest.assign(index.data() + pos, small_len);
     e.largest.assign(index.data() + pos + small_len, large_len);
     pos = Pad8(pos + small_len + large_len);
-    const uint64_t end = blocks->empty() ? 0 : blocks->back().offset + blocks->back().size;
-    if (e.offset % 8 != 0 || e.offset < end || e.offset + e.size > index_offset) {
+    const uint64_t end = blocks->empty() ? 0 : blocks->back().offset + blocks->back().stored_bytes();
+    if (e.offset % 8 != 0 || e.offset < end || e.offset + e.stored_bytes() > index_offset) {
       return corrupt("block " + std::to_string(i) + " out of bounds");
     }
     blocks->push_back(std::move(e));

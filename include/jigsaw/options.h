@@ -78,6 +78,17 @@ enum class TableFormat {
   kClassic,
 };
 
+// Compression of the blocks of SSD tables (docs/ssd_format.md,
+// "Compressed blocks").
+enum class Compression {
+  kNone,
+  // LZ4 (liblz4), fast to decompress: the choice for tables that are read.
+  kLZ4,
+  // Zstandard (libzstd) at level 1: smaller tables, about twice LZ4's
+  // decompression time.
+  kZstd,
+};
+
 // How SSD table blocks are read ahead (batched reads), and table files
 // written.
 enum class SsdIo {
@@ -274,6 +285,15 @@ struct JIGSAW_EXPORT Options {
   // single-writer path either way. Off: one group at a time, its leader
   // inserting every batch. Default: true.
   bool concurrent_memtable_writes = true;
+  // Compression of the blocks that flushes, merging compactions and
+  // TableFileWriter write into SSD tables. Each block is compressed whole
+  // and kept only if that saves an eighth of it; the block cache holds
+  // blocks decompressed, and Gets of a table with compressed blocks read
+  // through the cache (not ssd_mapped_gets' mapping). Pmem blocks and the
+  // pmem blocks that migrate to SSD as their bytes are never compressed:
+  // they are read in place. Tables written with one setting are read under
+  // any other. Default: kNone.
+  Compression compression = Compression::kNone;
   // Format of new tables, pmem and SSD (existing ones keep theirs: a
   // database reopened with the other format reads both). Default: kKeySet.
   TableFormat table_format = TableFormat::kKeySet;

@@ -223,6 +223,7 @@ Status SsdTableSink::StartTable() {
   if (!s.ok()) return s;
   builder_ = std::make_unique<ssd::TableBuilder>(store_->block_builder_options(), store_->options().ssd_block_size,
                                                  file_.get(), store_->ssd_block_format());
+  builder_->set_compression(store_->options().compression);
   if (phases_ != nullptr) builder_->set_profile(&phases_->encode);
   return Status::OK();
 }

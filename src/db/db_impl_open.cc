@@ -54,6 +54,10 @@ Status ValidateOptions(const Options& o) {
   if (o.bloom_bits_per_key < 0 || o.bloom_bits_per_key > 64) {
     return bad("bloom_bits_per_key", "must be between 0 and 64");
   }
+  if (o.compression != Compression::kNone && o.compression != Compression::kLZ4 &&
+      o.compression != Compression::kZstd) {
+    return bad("compression", "must be kNone, kLZ4 or kZstd");
+  }
   if (o.numa_node < -1 || o.numa_node >= 1024) return bad("numa_node", "must be -1 or a node number");
   if (o.pmem_emulation != PmemEmulation::kAuto && o.pmem_emulation != PmemEmulation::kForce &&
       o.pmem_emulation != PmemEmulation::kOff) {

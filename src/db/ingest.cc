@@ -68,6 +68,7 @@ Status TableFileWriter::Open(const std::string& path) {
   build.bloom_bits_per_key = rep_->options.bloom_bits_per_key;
   rep_->builder =
       std::make_unique<ssd::TableBuilder>(build, rep_->options.ssd_block_size, rep_->file.get(), BlockFormat::kKeySet);
+  rep_->builder->set_compression(rep_->options.compression);
   rep_->path = path;
   return Status::OK();
 }

@@ -64,12 +64,12 @@ TEST(TableLayoutTest, CheckNamesWhatIsWrong) {
 TEST(TableLayoutTest, AnIndexReadsBackAndRefusesBlocksOutOfOrder) {
   std::vector<TableIndexEntry> blocks = {{0, 1000, 10, "a", "c"}, {1000, 2000, 20, "d", "ffff"}};
   std::string index;
-  EncodeIndexEntries(blocks, /*filter_lines=*/2, &index);
+  EncodeIndexEntries(blocks, /*filter_lines=*/2, kUncompressedTableVersion, &index);
   index.append(2 * bloom::kLineBytes, '\x5a');
   std::vector<TableIndexEntry> got;
   Slice filter;
   uint32_t lines = 0;
-  ASSERT_TRUE(DecodeIndex(index, /*index_offset=*/3000, "t.jst", &got, &filter, &lines).ok());
+  ASSERT_TRUE(DecodeIndex(index, /*index_offset=*/3000, kUncompressedTableVersion, "t.jst", &got, &filter, &lines).ok());
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[1].offset, 1000u);
   EXPECT_EQ(got[1].entries, 20u);
@@ -79,12 +79,46 @@ TEST(TableLayoutTest, AnIndexReadsBackAndRefusesBlocksOutOfOrder) {
   // The second block overlapping the first: out of bounds.
   blocks[1].offset = 992;
   index.clear();
-  EncodeIndexEntries(blocks, 0, &index);
-  Status s = DecodeIndex(index, 3000, "t.jst", &got, &filter, &lines);
+  EncodeIndexEntries(blocks, 0, kUncompressedTableVersion, &index);
+  Status s = DecodeIndex(index, 3000, kUncompressedTableVersion, "t.jst", &got, &filter, &lines);
   EXPECT_TRUE(s.IsCorruption() && s.ToString().find("block 1 out of bounds") != std::string::npos) << s.ToString();
   // Cut short.
-  s = DecodeIndex(Slice(index.data(), index.size() - 8), 3000, "t.jst", &got, &filter, &lines);
+  s = DecodeIndex(Slice(index.data(), index.size() - 8), 3000, kUncompressedTableVersion, "t.jst", &got, &filter,
+                  &lines);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+}
+
+TEST(TableLayoutTest, AVersion2IndexCarriesEachBlocksCodecAndStoredSize) {
+  std::vector<TableIndexEntry> blocks = {{0, 1000, 10, "a", "c"}, {1000, 8192, 20, "d", "ffff"}};
+  blocks[1].codec = StoredCodec::kLZ4;
+  blocks[1].stored_size = 1500;
+  EXPECT_EQ(TableVersionFor(blocks), 2u);
+  EXPECT_EQ(TableVersionFor({blocks[0]}), kUncompressedTableVersion);
+  std::string index;
+  EncodeIndexEntries(blocks, 0, 2, &index);
+  std::vector<TableIndexEntry> got;
+  Slice filter;
+  uint32_t lines = 0;
+  // The compressed block ends at 2500, though its decompressed size would not fit before 3000.
+  ASSERT_TRUE(DecodeIndex(index, /*index_offset=*/2504, 2, "t.jst", &got, &filter, &lines).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_FALSE(got[0].compressed());
+  EXPECT_EQ(got[0].stored_bytes(), 1000u);
+  EXPECT_EQ(got[1].codec, StoredCodec::kLZ4);
+  EXPECT_EQ(got[1].size, 8192u);
+  EXPECT_EQ(got[1].stored_bytes(), 1500u);
+  // Stored bytes past the index: out of bounds.
+  Status s = DecodeIndex(index, 2496, 2, "t.jst", &got, &filter, &lines);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  // An unknown codec, and a raw block whose stored size is not its size: Corruption.
+  std::string bad = index;
+  bad[8 + 32 + 8 + 28] = 9;  // block 1's codec (block 0's entry is 32 + 8 bytes)
+  s = DecodeIndex(bad, 2504, 2, "t.jst", &got, &filter, &lines);
+  EXPECT_TRUE(s.IsCorruption() && s.ToString().find("unknown compression") != std::string::npos) << s.ToString();
+  bad = index;
+  bad[8 + 24] = 1;  // block 0's stored size
+  s = DecodeIndex(bad, 2504, 2, "t.jst", &got, &filter, &lines);
+  EXPECT_TRUE(s.IsCorruption() && s.ToString().find("stored size") != std::string::npos) << s.ToString();
 }
 
 }  // namespace
