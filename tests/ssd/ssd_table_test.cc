@@ -914,7 +914,7 @@ TEST(SsdTableDamageTest, MalformedFilesAreCorruptionNamingTheFile) {
   // A newer format version is NotSupported.
   std::string newer = bytes;
   const size_t footer = bytes.size() - kTableFooterSize;
-  newer[footer + 8] = 2;
+  newer[footer + 8] = static_cast<char>(kTableFormatVersion + 1);
   const uint32_t crc = crc32c::Value(newer.data() + footer, 44);
   std::memcpy(newer.data() + footer + 44, &crc, 4);
   write(newer);
