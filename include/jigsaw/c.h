@@ -276,6 +276,13 @@ enum {
   jigsaw_pmem_emulation_off = 2
 };
 
+/* Values for jigsaw_options_set_compression (Options::compression). */
+enum {
+  jigsaw_no_compression = 0, /* default */
+  jigsaw_lz4_compression = 1,
+  jigsaw_zstd_compression = 2
+};
+
 JIGSAW_EXPORT jigsaw_options_t* jigsaw_options_create(void);
 JIGSAW_EXPORT void jigsaw_options_destroy(jigsaw_options_t* options);
 /* Booleans: 0 is false, anything else true. */
@@ -303,6 +310,9 @@ JIGSAW_EXPORT void jigsaw_options_set_table_size(jigsaw_options_t* options, size
 JIGSAW_EXPORT void jigsaw_options_set_block_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_block_size(jigsaw_options_t* options, size_t bytes);
 JIGSAW_EXPORT void jigsaw_options_set_block_cache_capacity(jigsaw_options_t* options, size_t bytes);
+/* One of jigsaw_no_compression, jigsaw_lz4_compression,
+ * jigsaw_zstd_compression: how blocks written into SSD tables are stored. */
+JIGSAW_EXPORT void jigsaw_options_set_compression(jigsaw_options_t* options, int compression);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_ssd_mapped_gets(jigsaw_options_t* options, unsigned char v);
 JIGSAW_EXPORT void jigsaw_options_set_reuse_log_files(jigsaw_options_t* options, unsigned char v);

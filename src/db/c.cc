@@ -744,6 +744,22 @@ void jigsaw_options_set_block_cache_capacity(jigsaw_options_t* options, size_t b
   options->rep.block_cache_capacity = bytes;
 }
 
+void jigsaw_options_set_compression(jigsaw_options_t* options, int compression) {
+  switch (compression) {
+    case jigsaw_no_compression:
+      options->rep.compression = jigsaw::Compression::kNone;
+      return;
+    case jigsaw_lz4_compression:
+      options->rep.compression = jigsaw::Compression::kLZ4;
+      return;
+    case jigsaw_zstd_compression:
+      options->rep.compression = jigsaw::Compression::kZstd;
+      return;
+    default:
+      options->invalid = "Invalid argument: jigsaw_options_set_compression: unknown compression";
+  }
+}
+
 void jigsaw_options_set_ssd_use_mmap(jigsaw_options_t* options, unsigned char v) {
   options->rep.ssd_use_mmap = v != 0;
 }

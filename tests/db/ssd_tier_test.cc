@@ -998,5 +998,102 @@ TEST(SsdTierTest, ACompactionFinishesWhenATableWriteNeverCompletes) {
   EXPECT_TRUE(db->VerifyIntegrity().ok());
 }
 
+// Bytes of the SSD table files (*.jst) in `dir`.
+uint64_t TableFileBytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".jst") bytes += entry.file_size();
+  }
+  return bytes;
+}
+
+// Options::compression: a database whose SSD tables are compressed serves
+// Get, MultiGet and iterators like the model, from fewer bytes on disk, and
+// reopens under every other setting -- tables of both kinds, mixed, read as
+// one.
+class CompressedTablesTest : public ::testing::TestWithParam<StorageMode> {};
+
+TEST_P(CompressedTablesTest, ServeTheModelFromFewerBytesAndReopenUnderAnySetting) {
+  std::map<std::string, std::string> model;
+  std::mt19937_64 rng(61);
+  auto write = [&](DB* db, int round) {
+    for (int i = 0; i < 6000; ++i) {
+      const std::string key = "key" + std::to_string(rng() % 20000);
+      if (i % 13 == 0) {
+        ASSERT_TRUE(db->Delete(WriteOptions(), key).ok());
+        model.erase(key);
+        continue;
+      }
+      std::string value(100 + rng() % 200, '\0');  // half random, half a repeat of it
+      for (size_t b = 0; b < value.size(); ++b) {
+        value[b] = b < value.size() / 2 ? static_cast<char>('a' + rng() % 26) : value[b - value.size() / 2];
+      }
+      value += std::to_string(round);
+      ASSERT_TRUE(db->Put(WriteOptions(), key, value).ok());
+      model[key] = value;
+    }
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  };
+  auto expect_model = [&](DB* db) {
+    auto it = db->NewIterator(ReadOptions());
+    auto m = model.begin();
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
+      ASSERT_NE(m, model.end());
+      ASSERT_EQ(it->key().ToString(), m->first);
+      ASSERT_EQ(it->value().ToString(), m->second);
+    }
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    ASSERT_EQ(m, model.end());
+    std::vector<Slice> keys;
+    std::vector<std::string> names;
+    for (int i = 0; i < 400; ++i) names.push_back("key" + std::to_string(rng() % 20000));
+    for (const std::string& k : names) keys.push_back(k);
+    std::vector<std::string> values;
+    const std::vector<Status> got = db->MultiGet(ReadOptions(), keys, &values);
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::string value;
+      const Status s = db->Get(ReadOptions(), names[i], &value);
+      const auto want = model.find(names[i]);
+      if (want == model.end()) {
+        ASSERT_TRUE(s.IsNotFound() && got[i].IsNotFound()) << s.ToString() << " " << got[i].ToString();
+      } else {
+        ASSERT_TRUE(s.ok() && got[i].ok()) << s.ToString() << " " << got[i].ToString();
+        ASSERT_EQ(value, want->second);
+        ASSERT_EQ(values[i], want->second);
+      }
+    }
+    ASSERT_TRUE(db->VerifyIntegrity().ok());
+  };
+
+  uint64_t table_bytes[2] = {};
+  for (const Compression compression : {Compression::kNone, Compression::kLZ4}) {
+    test::ScratchDir dir;
+    Options options = test::SmallModeOptions(GetParam());
+    options.compression = compression;
+    model.clear();
+    rng.seed(61);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path() + "/db", &db).ok());
+    write(db.get(), 0);
+    expect_model(db.get());
+    table_bytes[compression == Compression::kNone ? 0 : 1] = TableFileBytes(dir.path() + "/db");
+    if (compression == Compression::kNone) continue;
+    // Reopened under every other setting, written and compacted again.
+    for (const Compression next : {Compression::kZstd, Compression::kNone, Compression::kLZ4}) {
+      db.reset();
+      options.compression = next;
+      ASSERT_TRUE(DB::Open(options, dir.path() + "/db", &db).ok());
+      expect_model(db.get());
+      write(db.get(), static_cast<int>(next) + 1);
+      expect_model(db.get());
+    }
+  }
+  ASSERT_GT(table_bytes[0], 0u);
+  EXPECT_LT(table_bytes[1], table_bytes[0] * 8 / 10) << table_bytes[1] << " vs " << table_bytes[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(DiskAndHybrid, CompressedTablesTest,
+                         ::testing::Values(StorageMode::kDisk, StorageMode::kHybrid));
+
 }  // namespace
 }  // namespace jigsaw
