@@ -38,6 +38,9 @@ Options JigsawOptionsFor(const EngineConfig& config) {
   options.ssd_block_size = config.ssd_block_size;
   options.ssd_io = config.ssd_io;
   options.table_format = config.table_format;
+  options.compression = config.compression == "none"   ? Compression::kNone
+                        : config.compression == "zstd" ? Compression::kZstd
+                                                       : Compression::kLZ4;
   options.profile_compactions = config.profile_compactions;
   if (config.level1_size != 0) options.level1_size = config.level1_size;
   if (config.block_size != 0) options.table_size = config.block_size;
@@ -262,7 +265,7 @@ struct LevelDBLib {
     leveldb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = config.memtable_size;
-    options.compression = leveldb::kNoCompression;
+    options.compression = config.compression == "none" ? leveldb::kNoCompression : leveldb::kSnappyCompression;
     options.block_cache = state->cache.get();
     options.filter_policy = state->filter.get();
     leveldb::DB* db = nullptr;
@@ -294,7 +297,10 @@ struct RocksDBLib {
     rocksdb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = config.memtable_size;
-    options.compression = rocksdb::kNoCompression;
+    options.compression = config.compression == "none"   ? rocksdb::kNoCompression
+                          : config.compression == "lz4"  ? rocksdb::kLZ4Compression
+                          : config.compression == "zstd" ? rocksdb::kZSTD
+                                                         : rocksdb::kSnappyCompression;
     options.max_background_jobs = 2;
     rocksdb::BlockBasedTableOptions table;
     if (config.bloom_bits_per_key > 0) table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(config.bloom_bits_per_key));

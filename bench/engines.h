@@ -42,6 +42,10 @@ struct EngineConfig {
   jigsaw::TableFormat table_format = jigsaw::TableFormat::kKeySet;  // JigsawDB
   bool profile_compactions = false;                                  // JigsawDB
   uint64_t data_bytes = 0;  // LMDB: the workload's key + value bytes (sizes its map); 0 = unknown
+  // Table compression: "none", "default" (each engine's own: JigsawDB LZ4,
+  // LevelDB and RocksDB Snappy), "lz4" or "zstd" (JigsawDB and RocksDB that
+  // codec, LevelDB Snappy, its only one). LMDB never compresses.
+  std::string compression = "none";
 };
 
 class Engine {

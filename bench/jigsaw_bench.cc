@@ -5,7 +5,7 @@
 //                --engines=jigsaw,leveldb,rocksdb,lmdb [--json=out.json]
 //
 // Keys are db_bench's: 16-digit decimal numbers (--key_size pads or cuts),
-// values --value_size random bytes. See docs/performance.md.
+// values --value_size bytes, compressible as db_bench's (--compression_ratio). See docs/performance.md.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -67,7 +67,8 @@ struct Flags {
   int64_t cache_size = -1;         // db_bench's, bytes (-1: --cache_size_mb)
   int64_t write_buffer_size = 4 << 20;  // db_bench's: memtable bytes, every engine
   int bloom_bits = 10;             // db_bench's: Bloom bits per key, every engine
-  double compression_ratio = 0.5;  // db_bench's; values here are incompressible and nothing compresses
+  double compression_ratio = 0.5;  // db_bench's: values compress to about this fraction of their size
+  std::string compression = "none";  // EngineConfig::compression
   std::string ssd_io = "auto";
   std::string ycsb_distribution = "zipfian";
   uint64_t level1_mb = 0;
@@ -211,8 +212,16 @@ class Runner {
  public:
   Runner(const Flags& flags, const std::string& engine_name, const EngineConfig& config)
       : flags_(flags), engine_name_(engine_name), config_(config), keys_(flags.key_size), rng_(301) {
-    value_pool_.resize(1 << 20);
-    for (char& c : value_pool_) c = static_cast<char>(' ' + rng_() % 95);
+    // As db_bench's values: 1 MiB of 100-byte pieces, each a random string
+    // of compression_ratio x 100 printable characters repeated to fill it,
+    // so that a value compresses to about that fraction of its size.
+    const size_t random_bytes = std::max<size_t>(1, static_cast<size_t>(flags.compression_ratio * 100));
+    while (value_pool_.size() < (1 << 20)) {
+      std::string piece;
+      for (size_t i = 0; i < random_bytes; ++i) piece.push_back(static_cast<char>(' ' + rng_() % 95));
+      while (piece.size() < 100) piece.append(piece, 0, std::min(random_bytes, 100 - piece.size()));
+      value_pool_ += piece;
+    }
   }
 
   // Runs one benchmark (reopening the engine first for a fill, or if it is not open) and appends its result; false,
@@ -237,6 +246,19 @@ class Runner {
 
   std::string Stats() { return engine_ != nullptr ? engine_->Stats() : ""; }
   void Close() { engine_.reset(); }
+  // Bytes of the files under the engine's directory (for JigsawDB in pmem
+  // mode, its WAL-less directory: its data is in the pool).
+  uint64_t FileBytes() const {
+    uint64_t bytes = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(config_.dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec) && it->path() != std::filesystem::path(config_.pmem_path)) {
+        bytes += it->file_size(ec);
+      }
+    }
+    return bytes;
+  }
 
  private:
   // What a benchmark does: whether it starts from an empty database, and how it writes (if it writes).
@@ -661,8 +683,12 @@ void DefineFlags(CLI::App* app, Flags* f) {
   app->add_option("--bloom_bits", f->bloom_bits, "db_bench's: Bloom filter bits per key of every engine (0: none)")
       ->check(CLI::Range(0, 64));
   app->add_option("--compression_ratio", f->compression_ratio,
-                  "db_bench's; accepted for its command lines, no effect: values are random bytes and no engine "
-                  "compresses here");
+                  "db_bench's: values are pieces of this fraction random characters, repeated to fill them")
+      ->check(CLI::Range(0.0, 1.0));
+  app->add_option("--compression", f->compression,
+                  "table compression: none; default (each engine's own: JigsawDB LZ4, LevelDB and RocksDB Snappy); "
+                  "lz4 or zstd (JigsawDB and RocksDB; LevelDB Snappy). LMDB never compresses")
+      ->check(CLI::IsMember({"none", "default", "lz4", "zstd"}));
   app->add_option("--timing_model", f->timing_model,
                   "NVM timing model for JigsawDB's pmem: none, or optane (random read +205 ns, 2.2 GB/s writes "
                   "in 256-byte units, 6.6 GB/s reads)")
@@ -749,6 +775,7 @@ EngineConfig MakeEngineConfig(const Flags& f, const std::string& engine) {
   config.table_format = f.table_format == "classic" ? TableFormat::kClassic : TableFormat::kKeySet;
   config.block_cache_capacity = f.cache_size >= 0 ? static_cast<size_t>(f.cache_size) : f.cache_size_mb << 20;
   config.data_bytes = f.num * static_cast<uint64_t>(f.key_size + f.value_size);
+  config.compression = f.compression;
   config.ssd_io = f.ssd_io == "uring" ? SsdIo::kUring : f.ssd_io == "pread" ? SsdIo::kPread : SsdIo::kAuto;
   // With SSD tables, JigsawDB takes LevelDB's level geometry (10 MiB L1,
   // 2 MiB files): the same write amplification shape on the same disk.
@@ -786,7 +813,7 @@ void PrintResult(const Result& r) {
 // Runs every benchmark on `engine`, printing each result as it comes and appending it to *results, then its
 // statistics (with --stats); false if a benchmark failed (the reason is on stderr).
 bool RunEngine(const Flags& f, const std::vector<std::string>& benchmarks, const std::string& engine,
-               std::vector<Result>* results) {
+               std::vector<Result>* results, std::map<std::string, uint64_t>* file_bytes) {
   Runner runner(f, engine, MakeEngineConfig(f, engine));
   for (const std::string& benchmark : benchmarks) {
     const size_t before = results->size();
@@ -796,6 +823,7 @@ bool RunEngine(const Flags& f, const std::vector<std::string>& benchmarks, const
   const std::string stats = f.stats ? runner.Stats() : "";
   if (!stats.empty()) std::printf("--- %s statistics ---\n%s\n", engine.c_str(), stats.c_str());
   runner.Close();
+  (*file_bytes)[engine] = runner.FileBytes();
   return true;
 }
 
@@ -819,8 +847,22 @@ void PrintPeerRatios(const std::vector<Result>& results) {
   }
 }
 
+// Bytes per entry of --num entries.
+double PerEntry(const Flags& f, uint64_t bytes) { return f.num > 0 ? static_cast<double>(bytes) / f.num : 0; }
+
+// Each engine's files after its benchmarks, in bytes per --num entries.
+void PrintSpace(const Flags& f, const std::map<std::string, uint64_t>& file_bytes) {
+  std::printf("\nspace after the benchmarks (files in each engine's directory; compression %s, values %.2f "
+              "compressible):\n", f.compression.c_str(), f.compression_ratio);
+  for (const auto& [engine, bytes] : file_bytes) {
+    const bool in_pool = engine == "jigsaw" && f.mode != "disk";
+    std::printf("  %-8s %12" PRIu64 " bytes  %8.1f bytes/entry%s\n", engine.c_str(), bytes, PerEntry(f, bytes),
+                in_pool ? "  (SSD tables only: pmem levels are in the pool)" : "");
+  }
+}
+
 // Writes the machine, the flags, the build and every result to --json, and says so.
-void WriteJson(const Flags& f, const std::vector<Result>& results) {
+void WriteJson(const Flags& f, const std::vector<Result>& results, const std::map<std::string, uint64_t>& file_bytes) {
   nlohmann::json out;
   struct utsname u {};
   uname(&u);
@@ -837,7 +879,8 @@ void WriteJson(const Flags& f, const std::vector<Result>& results) {
                    {"read_triggered_compactions", f.read_triggered_compactions},
                    {"timing_model", f.timing_model}, {"pmem_emulation", f.pmem_emulation},
                    {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
-                   {"memtable_size", f.write_buffer_size}, {"compression", "none"},
+                   {"memtable_size", f.write_buffer_size}, {"compression", f.compression},
+                   {"compression_ratio", f.compression_ratio},
                    {"bloom_bits_per_key", f.bloom_bits},
                    {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
   out["jigsaw_commit"] = JIGSAW_GIT_COMMIT;
@@ -859,6 +902,10 @@ void WriteJson(const Flags& f, const std::vector<Result>& results) {
       out["results"].back()["p999_us"] = r.p999_us;
     }
   }
+  out["space"] = nlohmann::json::array();
+  for (const auto& [engine, bytes] : file_bytes) {
+    out["space"].push_back({{"engine", engine}, {"file_bytes", bytes}, {"bytes_per_entry", PerEntry(f, bytes)}});
+  }
   std::ofstream(f.json) << out.dump(2) << "\n";
   std::printf("\nresults written to %s\n", f.json.c_str());
 }
@@ -876,12 +923,14 @@ int Main(int argc, char** argv) {
   const std::vector<std::string> engines = SelectEngines(f);
   PrintHeader(f);
   std::vector<Result> results;
+  std::map<std::string, uint64_t> file_bytes;
   for (const std::string& engine : engines) {
-    if (!RunEngine(f, benchmarks, engine, &results)) return 1;
+    if (!RunEngine(f, benchmarks, engine, &results, &file_bytes)) return 1;
   }
   PrintPeerRatios(results);
+  PrintSpace(f, file_bytes);
   if (!f.compare_json.empty()) PrintComparison(f.compare_json, results);
-  if (!f.json.empty()) WriteJson(f, results);
+  if (!f.json.empty()) WriteJson(f, results, file_bytes);
   return 0;
 }
 

@@ -327,6 +327,15 @@ class SsdTable final : public Table {
   // Some block is compressed: no block is read in place from a mapping
   // (use_mmap and mapped_gets are off for the table).
   bool compressed_ = false;
+  // A table with compressed blocks opened with mapped_gets: its mapping,
+  // which compressed blocks are decompressed from (under the SIGBUS guard)
+  // instead of read with pread.
+  const char* stored_mapping_ = nullptr;
+  // A table with compressed blocks opened with verify_checksums: whether
+  // block i has had its CRC checked since the table was opened. A block
+  // read again after its eviction from the cache is not checked again, as
+  // a block read in place from the mapping is checked once.
+  std::unique_ptr<std::atomic<bool>[]> verified_once_;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t number_ = 0;
   std::string path_;

@@ -168,10 +168,12 @@ TEST_P(CompressedTableTest, DamageInACompressedBlockIsCorruptionNamingTheTable) 
   const std::string path = dir_.path() + "/000007.jst";
   Build(path, entries, format, compression);
   test::FlipByte(path, 40);  // inside block 0's compressed bytes
-  for (const bool verify : {true, false}) {
+  for (const OpenMode& mode : {OpenMode{false, false, true}, OpenMode{false, false, false},
+                               OpenMode{false, true, true}, OpenMode{false, true, false}}) {
+    const bool verify = mode.verify;
     BlockCache cache(1 << 20);
     std::unique_ptr<SsdTable> table;
-    ASSERT_TRUE(Open(path, &cache, OpenMode{false, false, verify}, &table).ok());
+    ASSERT_TRUE(Open(path, &cache, mode, &table).ok());
     const Status validated = table->Validate();
     EXPECT_TRUE(validated.IsCorruption() && validated.ToString().find(path) != std::string::npos)
         << validated.ToString();
