@@ -61,6 +61,17 @@ rm -rf "$workdir/db"
 build/release/bench/jigsaw_bench --num="$num" --engines=jigsaw --timing_model=optane --db="$workdir/db" \
   --json=out/jigsaw_bench_optane.json --compare_json=out/jigsaw_bench.json
 echo
+echo "== jigsaw_bench: disk mode in $diskdir, values half compressible, tables uncompressed then compressed =="
+# Each engine's own codec (JigsawDB LZ4, LevelDB and RocksDB Snappy; LMDB
+# has none), and each engine's bytes on disk per entry.
+for compression in none default; do
+  build/release/bench/jigsaw_bench --num="$num" --engines=jigsaw,leveldb,rocksdb,lmdb --mode=disk \
+    --compression="$compression" --compression_ratio=0.5 --benchmarks=fillrandom,readrandom,seekrandom,readseq \
+    --db="$diskdir/db" --peer_dir="$diskdir/peers" --json="out/jigsaw_bench_disk_$compression.json" |
+    sed -n '/^engine/,$p'
+  rm -rf "$diskdir"
+done
+echo
 echo "== floor_bench: what this machine allows for each workload, beside JigsawDB's run above =="
 build/release/bench/floor_bench --dir="$workdir" --compare_json=out/jigsaw_bench.json --json=out/floor_bench.json
 echo
@@ -89,5 +100,6 @@ echo
 /usr/bin/python3 scripts/report.py out --docs
 echo
 echo "Full results: out/report.md; out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,"
+echo "out/jigsaw_bench_disk_{none,default}.json,"
 echo "out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png, out/format_bench.json,"
 echo "out/bindings_python.json, out/bindings_node.json"

@@ -20,6 +20,8 @@ export interface JigsawEngineOptions {
   blockCacheSize?: number
   /** Stop at the first sign of damage (default true). */
   paranoidChecks?: boolean
+  /** Compression of SSD table blocks written from now on: true is 'lz4' (default false). */
+  compression?: boolean | 'none' | 'lz4' | 'zstd'
 }
 
 export interface JigsawDatabaseOptions<K, V> extends AbstractDatabaseOptions<K, V>, JigsawEngineOptions {}

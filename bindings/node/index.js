@@ -18,7 +18,7 @@ const kEngineOptions = Symbol('engineOptions')
 // The engine's own options (fixed for a database's lifetime): kept by the
 // database, not passed through abstract-level's open().
 const engineOptionNames = ['mode', 'pmemPath', 'poolSize', 'pmemBudget', 'memtableSize', 'tableSize',
-  'blockSize', 'blockCacheSize', 'paranoidChecks']
+  'blockSize', 'blockCacheSize', 'paranoidChecks', 'compression']
 
 function splitOptions (options) {
   const levelOptions = { ...options }
@@ -126,7 +126,7 @@ class JigsawLevel extends AbstractLevel {
   // options: abstract-level's (keyEncoding, valueEncoding, createIfMissing,
   // errorIfExists) and the engine's: mode ('pmem' | 'hybrid' | 'disk'),
   // pmemPath, poolSize, pmemBudget, memtableSize, tableSize (blockSize: its
-  // old name), blockCacheSize, paranoidChecks (README.md).
+  // old name), blockCacheSize, paranoidChecks, compression (README.md).
   constructor (location, options) {
     if (typeof location !== 'string' || location === '') {
       throw new TypeError("The first argument 'location' must be a non-empty string")

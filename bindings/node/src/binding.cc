@@ -489,6 +489,17 @@ jigsaw::StorageMode ParseMode(Napi::Env env, const Napi::Value& v) {
   throw Napi::TypeError::New(env, "mode must be 'pmem', 'hybrid' or 'disk', not '" + mode + "'");
 }
 
+// classic-level's compression (a boolean: true is LZ4), or a codec's name.
+jigsaw::Compression ParseCompression(Napi::Env env, const Napi::Value& v) {
+  if (v.IsUndefined() || v.IsNull()) return jigsaw::Compression::kNone;
+  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? jigsaw::Compression::kLZ4 : jigsaw::Compression::kNone;
+  const std::string name = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (name == "none") return jigsaw::Compression::kNone;
+  if (name == "lz4") return jigsaw::Compression::kLZ4;
+  if (name == "zstd") return jigsaw::Compression::kZstd;
+  throw Napi::TypeError::New(env, "compression must be a boolean, 'none', 'lz4' or 'zstd'");
+}
+
 jigsaw::Options OpenOptionsFrom(const Napi::Object& o) {
   jigsaw::Options options;
   options.create_if_missing = Flag(o, "createIfMissing", true);
@@ -503,6 +514,7 @@ jigsaw::Options OpenOptionsFrom(const Napi::Object& o) {
   if (auto v = Size(o, "blockSize")) options.table_size = *v;  // tableSize's old name
   if (auto v = Size(o, "tableSize")) options.table_size = *v;
   if (auto v = Size(o, "blockCacheSize")) options.block_cache_capacity = *v;
+  options.compression = ParseCompression(o.Env(), o.Get("compression"));
   return options;
 }
 

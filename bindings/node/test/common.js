@@ -34,6 +34,8 @@ function location () {
   const dir = path.join(dataRoot, name)
   fs.mkdirSync(dir)
   const options = { mode, ...sizes }
+  // Disk mode's tables compressed: the whole suite reads them.
+  if (mode === 'disk') options.compression = 'lz4'
   if (poolRoot) {
     options.pmemPath = path.join(poolRoot, name)
     options.pmemBudget = 8 << 20

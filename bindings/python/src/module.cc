@@ -371,12 +371,20 @@ StorageMode ParseMode(const std::string& mode) {
   throw py::value_error("mode must be 'pmem', 'hybrid' or 'disk', not '" + mode + "'");
 }
 
+// plyvel's compression argument: None for none, or a codec's name.
+Compression ParseCompression(const std::optional<std::string>& compression) {
+  if (!compression.has_value() || *compression == "none") return Compression::kNone;
+  if (*compression == "lz4") return Compression::kLZ4;
+  if (*compression == "zstd") return Compression::kZstd;
+  throw py::value_error("compression must be None, 'lz4' or 'zstd', not '" + *compression + "'");
+}
+
 class PyDB {
  public:
   PyDB(const std::string& path, bool create_if_missing, bool error_if_exists, const std::string& mode,
        const std::optional<std::string>& pmem_path, std::optional<uint64_t> pool_size,
        std::optional<uint64_t> memtable_size, std::optional<uint64_t> pmem_budget, bool paranoid_checks,
-       bool read_only)
+       bool read_only, const std::optional<std::string>& compression)
       : handle_(std::make_shared<Handle>()) {
     Options options;
     options.create_if_missing = create_if_missing;
@@ -387,6 +395,7 @@ class PyDB {
     if (memtable_size.has_value()) options.memtable_size = *memtable_size;
     if (pmem_budget.has_value()) options.pmem_budget = *pmem_budget;
     options.paranoid_checks = paranoid_checks;
+    options.compression = ParseCompression(compression);
     Status s;
     {
       py::gil_scoped_release nogil;
@@ -674,11 +683,12 @@ PYBIND11_MODULE(_jigsawdb, m) {
   py::class_<PyDB> db_class(m, "DB", "An open JigsawDB database (jigsawdb/__init__.py has an example).");
   db_class
       .def(py::init<const std::string&, bool, bool, const std::string&, const std::optional<std::string>&,
-                    std::optional<uint64_t>, std::optional<uint64_t>, std::optional<uint64_t>, bool, bool>(),
+                    std::optional<uint64_t>, std::optional<uint64_t>, std::optional<uint64_t>, bool, bool,
+                    const std::optional<std::string>&>(),
            py::arg("path"), py::kw_only(), py::arg("create_if_missing") = false, py::arg("error_if_exists") = false,
            py::arg("mode") = "pmem", py::arg("pmem_path") = py::none(), py::arg("pool_size") = py::none(),
            py::arg("memtable_size") = py::none(), py::arg("pmem_budget") = py::none(),
-           py::arg("paranoid_checks") = true, py::arg("read_only") = false)
+           py::arg("paranoid_checks") = true, py::arg("read_only") = false, py::arg("compression") = py::none())
       .def("close", &PyDB::Close,
            "Closes the database (after calls in flight), ending its iterators and releasing its snapshots.")
       .def_property_readonly("closed", &PyDB::closed)

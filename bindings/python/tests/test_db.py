@@ -201,6 +201,25 @@ def test_open_errors(scratch, mode):
     jigsawdb.DB(path, mode=mode).close()
 
 
+def test_compressed_tables_reopen_under_every_setting(open_db):
+    db = open_db(compression="lz4")
+    model = {}
+    for round, codec in enumerate(("lz4", "zstd", None)):
+        if round > 0:
+            db.close()
+            db = open_db(create_if_missing=False, compression=codec)
+            assert dict(db) == model
+        with db.write_batch() as batch:
+            for i in range(3000):
+                value = (b"%d-%d" % (round, i)) * 20  # compressible
+                batch.put(key(i * 7 % 5000), value)
+                model[key(i * 7 % 5000)] = value
+        db.compact_range()
+        assert dict(db) == model
+    with pytest.raises(ValueError):
+        open_db(compression="snappy")
+
+
 def test_read_only_open_beside_a_writer(scratch):
     path = os.path.join(scratch, "db")
     with jigsawdb.DB(path, create_if_missing=True, mode="disk") as writer:
