@@ -5,8 +5,11 @@
 
 Writes OUT_DIR/report.md: the machine, date and commit; jigsaw_bench's
 figures and JigsawDB's ratio to each peer; the Optane timing model run;
-the machine's floors; jigsaw_profile at each scale; format_bench; the
-bindings' point reads; and every target these runs measure, met or missed.
+the machine's floors; disk mode without and with compression (bytes per
+entry); jigsaw_profile at each scale; format_bench; the bindings' point
+reads; and every target these runs measure, met or missed. Draws
+jigsaw_bench's throughput and latency percentiles per workload and engine
+(OUT_DIR/bench-throughput.png, bench-latency.png) with gnuplot.
 With --docs it also rewrites the generated parts of docs/performance.md
 ("The latest main job run") and README.md ("Results"), between their
 "<!-- main-job:... -->" markers, so the documents quote the latest run.
@@ -16,6 +19,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 PEERS = ("leveldb", "rocksdb", "lmdb")
@@ -52,10 +56,13 @@ class Bench:
     def __init__(self, data):
         self.data = data
         self.passes = {}
+        self.percentiles = {}  # (engine, benchmark) -> [(p50, p99, p99.9) or None] per pass
         self.order = []
         for r in data.get("results", []):
             key = (r["engine"], r["benchmark"])
             self.passes.setdefault(key, []).append(r["micros_per_op"])
+            self.percentiles.setdefault(key, []).append(
+                (r["p50_us"], r["p99_us"], r["p999_us"]) if "p50_us" in r else None)
             if r["engine"] == "jigsaw":
                 self.order.append(r["benchmark"])
 
@@ -79,6 +86,66 @@ class Bench:
     def speedups(self, peer, benchmarks):
         return [s for label, b, i in self.rows() if b in benchmarks
                 for s in [self.speedup(peer, b, i)] if s is not None]
+
+
+# Okabe-Ito colours, one per engine (told apart with colour-blindness too).
+COLOURS = {"jigsaw": "#0072B2", "leveldb": "#D55E00", "rocksdb": "#009E73", "lmdb": "#CC79A7"}
+
+
+def plot_bench(bench, out):
+    """bench-throughput.png (ops/s, log scale, a group of bars per workload) and bench-latency.png (p50, p99 and
+    p99.9 per workload and engine) in `out`, through gnuplot; the names of what it drew."""
+    engines = [e for e in ("jigsaw",) + PEERS if any(k[0] == e for k in bench.passes)]
+    rows = list(bench.rows())
+    if not engines or not rows:
+        return []
+    def cell(v):
+        return "NaN" if v is None else f"{v:.6g}"
+    with open(os.path.join(out, "bench-throughput.dat"), "w") as f:
+        f.write("# workload " + " ".join(engines) + "  (ops/s)\n")
+        for label, b, i in rows:
+            f.write(f'"{label}" ' + " ".join(cell(1e6 / bench.us(e, b, i) if bench.us(e, b, i) else None)
+                                             for e in engines) + "\n")
+    with open(os.path.join(out, "bench-latency.dat"), "w") as f:
+        f.write("# workload, then p50 p99 p99.9 (us) of each engine: " + " ".join(engines) + "\n")
+        for label, b, i in rows:
+            if not any(bench.percentiles.get((e, b), [None])[0] for e in engines):
+                continue  # a scan: not timed per operation
+            cells = []
+            for e in engines:
+                p = bench.percentiles.get((e, b), [])
+                cells += list(p[i]) if i < len(p) and p[i] else [None] * 3
+            f.write(f'"{label}" ' + " ".join(cell(v) for v in cells) + "\n")
+    bars = lambda column: ", ".join(
+        f"'{out}/{{dat}}' using {column(k)}{':xtic(1)' if k == 0 else ''} title '{NAMES[e]}' lc rgb '{COLOURS[e]}'"
+        for k, e in enumerate(engines))
+    cfg = bench.data.get("config", {})
+    gp = [
+        "set terminal pngcairo size 1100,440 noenhanced",
+        "set style data histograms", "set style histogram clustered gap 1", "set style fill solid 1.0 border -1",
+        "set logscale y", "set key outside right top", "set xtics rotate by -25", "set grid ytics",
+        f"set output '{out}/bench-throughput.png'",
+        f"set title 'jigsaw_bench, {cfg.get('num')} entries, mode {cfg.get('mode')}: throughput (higher is better)'",
+        "set ylabel 'operations per second'",
+        "plot " + bars(lambda k: k + 2).replace("{dat}", "bench-throughput.dat"),
+        "set terminal pngcairo size 1100,1000 noenhanced", f"set output '{out}/bench-latency.png'",
+        "set yrange [0.1:*]",
+        "set multiplot layout 3,1 title 'jigsaw_bench latency percentiles, microseconds (lower is better; "
+        "scans are not timed per operation)'",
+    ]
+    for n, name in enumerate(("p50", "p99", "p99.9")):
+        gp += [f"set title '{name}'", "set ylabel 'us'",
+               "plot " + bars(lambda k, n=n: 2 + 3 * k + n).replace("{dat}", "bench-latency.dat")]
+    gp += ["unset multiplot"]
+    script = os.path.join(out, "bench.gp")
+    with open(script, "w") as f:
+        f.write("\n".join(gp) + "\n")
+    try:
+        subprocess.run(["gnuplot", script], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report: gnuplot failed ({e}); its script is {script}", file=sys.stderr)
+        return []
+    return ["bench-throughput.png", "bench-latency.png"]
 
 
 def target(name, value, met):
@@ -261,7 +328,8 @@ def build_report(out):
     profiles = [p for p in (load(f) for f in glob.glob(os.path.join(out, "jigsaw_profile-*.json"))) if p]
     for p in sorted(profiles, key=lambda p: p["num"]):
         body += profile_section(p, targets)
-    plots = sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, "profile-*.png")))
+    plots = plot_bench(bench, out)
+    plots += sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, "profile-*.png")))
     if plots:
         body += ["Plots: " + ", ".join(plots) + " (in the output directory).", ""]
     fmt = load(os.path.join(out, "format_bench.json"))
