@@ -199,6 +199,28 @@ def bench_section(bench, optane, floors, targets):
     return lines
 
 
+def scale_section(bench, scaled, targets):
+    """The workload at a larger scale (run-main.sh --scale) beside the main run, JigsawDB and LMDB, when both are of
+    the same commit."""
+    if not scaled or scaled.get("jigsaw_commit") != bench.data.get("jigsaw_commit"):
+        return []
+    big = Bench(scaled)
+    n, n_big = bench.data.get("config", {}).get("num"), scaled.get("config", {}).get("num")
+    rows = []
+    for label, b, i in big.rows():
+        rows.append([label, bench.us("jigsaw", b, i), big.us("jigsaw", b, i), bench.us("lmdb", b, i),
+                     big.us("lmdb", b, i), ratio(bench.speedup("lmdb", b, i)), ratio(big.speedup("lmdb", b, i))])
+    s = big.speedups("lmdb", {"readrandom"})
+    if s:
+        targets.append(target(f"readrandom at least 2x LMDB at {n_big} entries", f"{min(s):.2f}-{max(s):.2f}x",
+                              min(s) >= 2.0))
+    return [f"The same workload at {n_big} entries ({scaled.get('config', {}).get('reads')} reads; `run-main.sh "
+            f"--scale`), beside the run above at {n}: microseconds per operation, and JigsawDB's throughput over "
+            "LMDB's:", "",
+            table(["benchmark", f"JigsawDB {n}", f"JigsawDB {n_big}", f"LMDB {n}", f"LMDB {n_big}",
+                   f"vs LMDB {n}", f"vs LMDB {n_big}"], rows), ""]
+
+
 def space_section(plain, packed, targets):
     """Disk mode without and with each engine's table compression: us/op and bytes on disk per entry."""
     if not plain or not packed:
@@ -323,6 +345,7 @@ def build_report(out):
             f"{bench.data.get('jigsaw_version', '?')} at commit {commit}.", ""]
     body += bench_section(bench, load(os.path.join(out, "jigsaw_bench_optane.json")),
                           load(os.path.join(out, "floor_bench.json")), targets)
+    body += scale_section(bench, load(os.path.join(out, "jigsaw_bench_scale.json")), targets)
     body += space_section(load(os.path.join(out, "jigsaw_bench_disk_none.json")),
                           load(os.path.join(out, "jigsaw_bench_disk_default.json")), targets)
     profiles = [p for p in (load(f) for f in glob.glob(os.path.join(out, "jigsaw_profile-*.json"))) if p]

@@ -7,7 +7,10 @@
 #      Optane timing model (its pmem made as slow as Optane DCPMM: random
 #      reads, read and write bandwidth), printed beside the first run; and
 #      floor_bench: the machine's floor for each workload beside JigsawDB's
-#      figures of the first run;
+#      figures of the first run; with --scale=10m (or --scale=N entries) the
+#      same workload at that scale on JigsawDB and LMDB, 1M reads; and every
+#      engine in disk mode, tables uncompressed and then compressed with its
+#      own codec, with each engine's bytes on disk per entry;
 #   2. jigsaw_profile: the conversion-cost profiler -- the same workload in
 #      {Disk+NVM, Disk only} x {KeySet, classic tables in every tier} with
 #      every compaction timed by phase, against LevelDB on the disk and on
@@ -20,9 +23,11 @@
 #   5. scripts/report.py: out/report.md (every table, every target met or
 #      missed), and the results README.md and docs/performance.md quote.
 # Results: out/report.md, out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,
+# out/jigsaw_bench_scale.json (--scale), out/jigsaw_bench_disk_{none,default}.json, out/bench-*.png,
 # out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png,
 # out/format_bench.json, out/bindings_{python,node}.json.
-# Installs missing Debian packages first (needs root or sudo).
+# Other arguments go to format_bench. Installs missing Debian packages
+# first (needs root or sudo).
 # Environment: JIGSAW_NUM (default 1000000) entries for jigsaw_bench,
 # JIGSAW_PROFILE_NUMS (default "100000 1000000"; e.g. "100000 1000000
 # 10000000") the scales of jigsaw_profile.
@@ -32,6 +37,19 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 jobs=${JIGSAW_JOBS:-$(nproc)}
 num=${JIGSAW_NUM:-1000000}
+scale=
+args=()
+for arg in "$@"; do
+  case $arg in
+    --scale=10m) scale=10000000 ;;
+    --scale=*) scale=${arg#--scale=} ;;
+    *) args+=("$arg") ;;
+  esac
+done
+if [[ -n $scale && ! $scale =~ ^[0-9]+$ ]]; then
+  echo "run-main.sh: --scale takes 10m or a number of entries" >&2
+  exit 2
+fi
 profile_nums=${JIGSAW_PROFILE_NUMS:-100000 1000000}
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DJIGSAW_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j "$jobs" --target jigsaw_bench jigsaw_profile format_bench floor_bench >/dev/null
@@ -61,6 +79,14 @@ rm -rf "$workdir/db"
 build/release/bench/jigsaw_bench --num="$num" --engines=jigsaw --timing_model=optane --db="$workdir/db" \
   --json=out/jigsaw_bench_optane.json --compare_json=out/jigsaw_bench.json
 echo
+if [[ -n $scale ]]; then
+  echo "== jigsaw_bench: the same workload at $scale entries (1M reads), JigsawDB and LMDB on /dev/shm =="
+  rm -rf "$workdir/db" "$workdir/peers"
+  build/release/bench/jigsaw_bench --num="$scale" --reads=1000000 --engines=jigsaw,lmdb --db="$workdir/db" \
+    --peer_dir="$workdir/peers" --json=out/jigsaw_bench_scale.json | sed -n '/^engine/,$p'
+  rm -rf "$workdir/db" "$workdir/peers"
+  echo
+fi
 echo "== jigsaw_bench: disk mode in $diskdir, values half compressible, tables uncompressed then compressed =="
 # Each engine's own codec (JigsawDB LZ4, LevelDB and RocksDB Snappy; LMDB
 # has none), and each engine's bytes on disk per entry.
@@ -87,7 +113,7 @@ for profile_num in $profile_nums; do
 done
 echo "== format_bench: one 4 MiB block, KeySet vs classic =="
 build/release/bench/format_bench --benchmark_out=out/format_bench.json --benchmark_out_format=json \
-  --benchmark_color=false "$@" | sed -n '/^Summary/,$p'
+  --benchmark_color=false "${args[@]}" | sed -n '/^Summary/,$p'
 echo
 echo "== bindings: a point read through Python and Node beside the C++ Get on the same database, $num entries =="
 mkdir -p "$workdir"
@@ -100,6 +126,6 @@ echo
 /usr/bin/python3 scripts/report.py out --docs
 echo
 echo "Full results: out/report.md; out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,"
-echo "out/jigsaw_bench_disk_{none,default}.json,"
+echo "out/jigsaw_bench_disk_{none,default}.json, out/jigsaw_bench_scale.json (--scale), out/bench-*.png,"
 echo "out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png, out/format_bench.json,"
 echo "out/bindings_python.json, out/bindings_node.json"

@@ -485,6 +485,14 @@ class DBImpl final : public DB {
   // sequence was loaded: a write into a newer memtable is visible only
   // after the state holding that memtable was published.
   ReadView GetCompleteReadView() EXCLUDES(mutex_);
+  // Get's search in `view`, which the caller holds.
+  Status GetInView(const ReadOptions& options, const ReadView& view, const Slice& key, std::string* value);
+  // The merge of `view`'s memtables and tables, range deletions applied
+  // (*tombstones: the ones it applies, which it reads; null if none).
+  std::unique_ptr<InternalIterator> NewMerge(const ReadOptions& options, const ReadView& view,
+                                             std::shared_ptr<const RangeTombstoneSet>* tombstones);
+  // NewIterator's SeekProbe (db_iter.h), in db_impl_read.cc.
+  class ViewProbe;
   // True if the memtables of `view` decide `key`: *status OK (value set) or
   // NotFound, *found the sequence of the version that decided it. Range
   // tombstones are the caller's (Deleted).

@@ -182,7 +182,10 @@ Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, cons
 }
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
-  ReadView view = GetReadView(options);
+  return GetInView(options, GetReadView(options), key, value);
+}
+
+Status DBImpl::GetInView(const ReadOptions& options, const ReadView& view, const Slice& key, std::string* value) {
   Status s;
   SequenceNumber found = 0;
   // A version below a covering range tombstone is deleted.
@@ -317,8 +320,45 @@ void DBImpl::ReadState::Closed(uint64_t moves) const {
   db->ChargeL0Reads(*this, version->levels[0].size() * (1 + moves / kScanStepsPerProbe));
 }
 
+// An iterator's probes and its merge, in the read view the iterator took.
+class DBImpl::ViewProbe final : public SeekProbe {
+ public:
+  ViewProbe(DBImpl* db, const ReadOptions& options, ReadView view) : db_(db), options_(options), view_(std::move(view)) {
+    options_.iterate_lower_bound = options_.iterate_upper_bound = nullptr;  // the caller's (NewBoundedIterator)
+  }
+  bool Probe(const Slice& key, std::string* value) override {
+    return db_->GetInView(options_, view_, key, value).ok();
+  }
+  std::unique_ptr<InternalIterator> NewMerge() override { return db_->NewMerge(options_, view_, &tombstones_); }
+
+ private:
+  DBImpl* const db_;  // outlives its iterators (DB::NewIterator)
+  ReadOptions options_;
+  const ReadView view_;
+  std::shared_ptr<const RangeTombstoneSet> tombstones_;  // what the merge's deletion filter reads
+};
+
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
+  // The read state pins the memtables and the version the iterator reads.
+  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state.get() : nullptr;
+  std::vector<std::shared_ptr<const void>> pins = {view.state};
+  const SequenceNumber sequence = view.sequence;
+  std::unique_ptr<Iterator> iter;
+  if (ucmp_ == BytewiseComparator()) {
+    iter = NewProbingDBIterator(ucmp_, std::make_unique<ViewProbe>(this, options, std::move(view)), sequence,
+                                std::move(pins), observer);
+  } else {
+    std::shared_ptr<const RangeTombstoneSet> tombstones;
+    std::unique_ptr<InternalIterator> merge = NewMerge(options, view, &tombstones);
+    pins.push_back(std::move(tombstones));
+    iter = NewDBIterator(ucmp_, std::move(merge), sequence, std::move(pins), observer);
+  }
+  return NewBoundedIterator(ucmp_, std::move(iter), options.iterate_lower_bound, options.iterate_upper_bound);
+}
+
+std::unique_ptr<InternalIterator> DBImpl::NewMerge(const ReadOptions& options, const ReadView& view,
+                                                   std::shared_ptr<const RangeTombstoneSet>* tombstones) {
   // Sized once: a short scan is dominated by setting up (ycsbe).
   const Version& version = *view.state->version;
   std::vector<std::unique_ptr<InternalIterator>> children;
@@ -332,13 +372,9 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     }
   }
   std::unique_ptr<InternalIterator> merged = NewMergingIterator(ucmp_, std::move(children));
-  std::shared_ptr<const RangeTombstoneSet> tombstones = RangeTombstones(view);
-  if (tombstones != nullptr) merged = NewRangeDeletionFilter(std::move(merged), tombstones.get(), view.sequence);
-  // The read state pins the memtables and the version the children read.
-  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state.get() : nullptr;
-  return NewBoundedIterator(ucmp_,
-                            NewDBIterator(ucmp_, std::move(merged), view.sequence, {view.state, tombstones}, observer),
-                            options.iterate_lower_bound, options.iterate_upper_bound);
+  *tombstones = RangeTombstones(view);
+  if (*tombstones != nullptr) merged = NewRangeDeletionFilter(std::move(merged), tombstones->get(), view.sequence);
+  return merged;
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

@@ -1,5 +1,6 @@
 #include "db/db_iter.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <string>
@@ -14,17 +15,32 @@ Iterator::~Iterator() = default;
 
 namespace {
 
+// What a thread's seek probes paid lately (NewProbingDBIterator): +1 for a
+// probed position left without a step, -1 for a probe that found nothing,
+// -2 for a step from a probed position; within +-kProbeCreditLimit.
+thread_local int t_probe_credit = 0;
+thread_local uint32_t t_unprobed_seeks = 0;
+constexpr int kProbeCreditLimit = 8;
+constexpr uint32_t kProbeSampleEvery = 16;
+
+void CreditProbes(int delta) {
+  t_probe_credit = std::clamp(t_probe_credit + delta, -kProbeCreditLimit, kProbeCreditLimit);
+}
+
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* comparator, std::unique_ptr<InternalIterator> internal, SequenceNumber sequence,
-         std::vector<std::shared_ptr<const void>> pins, const IteratorObserver* observer)
+         std::vector<std::shared_ptr<const void>> pins, const IteratorObserver* observer,
+         std::unique_ptr<SeekProbe> probe = nullptr)
       : comparator_(comparator),
         bytewise_(comparator == BytewiseComparator()),
         pins_(std::move(pins)),
         observer_(observer),
+        probe_(std::move(probe)),
         iter_(std::move(internal)),
         sequence_(sequence) {}
   ~DBIter() override {
+    LeaveProbe();
     if (observer_ != nullptr) observer_->Closed(moves_);
   }
 
@@ -33,10 +49,12 @@ class DBIter final : public Iterator {
   Slice value() const override {
     return !forward_ ? Slice(saved_value_) : in_window_ ? entry_.value : iter_->value();
   }
-  Status status() const override { return status_.ok() ? iter_->status() : status_; }
+  Status status() const override { return !status_.ok() || iter_ == nullptr ? status_ : iter_->status(); }
 
   void SeekToFirst() override {
     ++moves_;
+    LeaveProbe();
+    EnsureMerge();
     in_window_ = false;
     forward_ = true;
     saved_value_.clear();
@@ -45,7 +63,21 @@ class DBIter final : public Iterator {
   }
   void Seek(const Slice& target) override {
     ++moves_;
+    LeaveProbe();
     in_window_ = false;
+    if (probe_ != nullptr && (t_probe_credit >= 0 || ++t_unprobed_seeks % kProbeSampleEvery == 0)) {
+      if (probe_->Probe(target, &saved_value_)) {
+        // Where the merge would stand, shown as a backward position is:
+        // key() and value() from saved_key_ and saved_value_.
+        saved_key_.assign(target.data(), target.size());
+        forward_ = false;
+        valid_ = true;
+        probed_ = true;
+        return;
+      }
+      CreditProbes(-1);
+    }
+    EnsureMerge();
     forward_ = true;
     saved_value_.clear();
     iter_->Seek(target, sequence_);
@@ -53,6 +85,8 @@ class DBIter final : public Iterator {
   }
   void SeekToLast() override {
     ++moves_;
+    LeaveProbe();
+    EnsureMerge();
     in_window_ = false;
     forward_ = false;
     saved_value_.clear();
@@ -63,6 +97,7 @@ class DBIter final : public Iterator {
   void Next() override {
     assert(valid_);
     ++moves_;
+    if (probed_ && !StepFromProbe()) return;
     if (in_window_) {
       if (StepInWindows()) return;
       // iter_ past what was read in the windows, then on as after any entry
@@ -96,6 +131,7 @@ class DBIter final : public Iterator {
   void Prev() override {
     ++moves_;
     assert(valid_);
+    if (probed_ && !StepFromProbe()) return;
     LeaveWindow();
     if (forward_) {
       // Move iter_ before every entry of the current key (by a seek to its
@@ -124,6 +160,30 @@ class DBIter final : public Iterator {
 
  private:
   static constexpr int kMaxSequentialSkips = 8;
+
+  // The merge, built by the probe when first needed.
+  void EnsureMerge() {
+    if (iter_ == nullptr) iter_ = probe_->NewMerge();
+  }
+  // A probed position left without a step from it: the probe paid.
+  void LeaveProbe() {
+    if (!probed_) return;
+    probed_ = false;
+    CreditProbes(+1);
+  }
+  // From a probed position to the merge's, at the same entry, going
+  // forward (what Next and Prev expect after a seek); false if the merge
+  // does not find it there (an error, reported by status()).
+  bool StepFromProbe() {
+    probed_ = false;
+    CreditProbes(-2);
+    EnsureMerge();
+    forward_ = true;
+    saved_value_.clear();
+    iter_->Seek(saved_key_, sequence_);
+    FindNextUserEntry(false);
+    return valid_;
+  }
 
   // Forward scans read the entries of KeySet blocks in place while they are
   // what the merge below would return (InternalIterator::OpenWindows): a
@@ -432,6 +492,10 @@ class DBIter final : public Iterator {
   std::vector<std::shared_ptr<const void>> pins_;
   const IteratorObserver* const observer_;  // may be null; kept alive by pins_
   uint64_t moves_ = 0;                      // seeks and steps
+  // NewProbingDBIterator: looks seek targets up, and builds iter_ when it
+  // is first needed (declared before iter_: the merge reads what it pins).
+  const std::unique_ptr<SeekProbe> probe_;
+  bool probed_ = false;  // positioned by a probe: at saved_key_, saved_value_
   std::unique_ptr<InternalIterator> iter_;
   const SequenceNumber sequence_;
   bool valid_ = false;
@@ -542,6 +606,12 @@ std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::uniqu
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
                                         const IteratorObserver* observer) {
   return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), observer);
+}
+
+std::unique_ptr<Iterator> NewProbingDBIterator(const Comparator* comparator, std::unique_ptr<SeekProbe> probe,
+                                               SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
+                                               const IteratorObserver* observer) {
+  return std::make_unique<DBIter>(comparator, nullptr, sequence, std::move(pins), observer, std::move(probe));
 }
 
 }  // namespace jigsaw

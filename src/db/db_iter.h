@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "format/internal_iterator.h"
@@ -32,6 +33,33 @@ class IteratorObserver {
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
                                         const IteratorObserver* observer = nullptr);
+
+// Point lookups for a DBIter's seeks (NewProbingDBIterator), in the
+// iterator's read view.
+class SeekProbe {
+ public:
+  virtual ~SeekProbe() = default;
+  // Looks `key` up as DB::Get does: true, with *value, if it is a live key.
+  // False if it is absent or deleted, or the lookup failed (the merge then
+  // reports what is wrong when it reads there).
+  virtual bool Probe(const Slice& key, std::string* value) = 0;
+  // The merge the iterator reads otherwise (as NewDBIterator's `internal`),
+  // asked for once, when first needed; it reads what the probe pins.
+  virtual std::unique_ptr<InternalIterator> NewMerge() = 0;
+};
+
+// As NewDBIterator, for a bytewise comparator, the merge built by `probe`
+// when first needed. A Seek first asks the probe: when its target is a
+// live key -- then the first key at or after it is the target itself --
+// the iterator stands there with the value found, and the merge is neither
+// built nor sought. A step from there seeks the merge to the same entry
+// first. Since a probe is wasted when the target is absent or the iterator
+// steps on from it (a scan), each thread keeps a credit of what its probes
+// paid lately and probes while it is not negative (and one seek in 16
+// otherwise, to notice when they would pay again).
+std::unique_ptr<Iterator> NewProbingDBIterator(const Comparator* comparator, std::unique_ptr<SeekProbe> probe,
+                                               SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
+                                               const IteratorObserver* observer = nullptr);
 
 // Shows only the keys of `iter` in [*lower, *upper) (ReadOptions::
 // iterate_lower_bound, iterate_upper_bound; either may be null: unbounded

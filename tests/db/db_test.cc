@@ -227,6 +227,84 @@ TEST_P(DBTest, IteratorSeekAndDirectionChanges) {
   EXPECT_FALSE(it->Valid());
 }
 
+// Seeks land where the model says whether their target is live (answered
+// by a probe, without the merge), deleted, covered by a range delete,
+// absent or newer than the snapshot, in every level; steps from there in
+// both directions continue through the merge from the same entry.
+TEST_P(DBTest, SeeksAndStepsFromThemMatchTheModelAtEveryKindOfTarget) {
+  Open();
+  std::map<std::string, std::string> model;
+  std::mt19937_64 rng(71);
+  auto key = [](int i) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "k%05d", i);
+    return std::string(k);
+  };
+  for (int round = 0; round < 4; ++round) {  // several levels, the last round in the memtable
+    for (int n = 0; n < 3000; ++n) {
+      const int i = static_cast<int>(rng() % 6000);
+      if (n % 9 == 0) {
+        ASSERT_TRUE(db_->Delete(WriteOptions(), key(i)).ok());
+        model.erase(key(i));
+      } else {
+        const std::string value = std::to_string(round) + "-" + std::to_string(n);
+        ASSERT_TRUE(db_->Put(WriteOptions(), key(i), value).ok());
+        model[key(i)] = value;
+      }
+    }
+    const int from = static_cast<int>(rng() % 5900);
+    ASSERT_TRUE(db_->DeleteRange(WriteOptions(), key(from), key(from + 40)).ok());
+    model.erase(model.lower_bound(key(from)), model.lower_bound(key(from + 40)));
+    if (round < 3) ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  }
+  const Snapshot* snapshot = db_->GetSnapshot();
+  const std::map<std::string, std::string> at_snapshot = model;
+  for (int i = 0; i < 6000; i += 3) {  // newer than the snapshot
+    ASSERT_TRUE(db_->Put(WriteOptions(), key(i), "new").ok());
+    model[key(i)] = "new";
+  }
+  for (const bool snap : {false, true}) {
+    const std::map<std::string, std::string>& m = snap ? at_snapshot : model;
+    ReadOptions options;
+    options.snapshot = snap ? snapshot : nullptr;
+    auto it = db_->NewIterator(options);
+    for (int probe = 0; probe < 3000; ++probe) {
+      const int i = static_cast<int>(rng() % 6100);
+      const std::string target = probe % 5 == 0 ? key(i) + "x" : key(i);  // some never written
+      it->Seek(target);
+      auto want = m.lower_bound(target);
+      if (want == m.end()) {
+        ASSERT_FALSE(it->Valid()) << target;
+        continue;
+      }
+      ASSERT_TRUE(it->Valid()) << target;
+      ASSERT_EQ(it->key().ToString(), want->first) << target;
+      ASSERT_EQ(it->value().ToString(), want->second) << target;
+      if (probe % 2 == 0) {  // on, then back
+        it->Next();
+        auto next = std::next(want);
+        ASSERT_EQ(it->Valid(), next != m.end()) << target;
+        if (next != m.end()) ASSERT_EQ(it->key().ToString(), next->first);
+        if (it->Valid()) it->Prev();
+        if (next == m.end()) continue;
+        ASSERT_TRUE(it->Valid());
+        ASSERT_EQ(it->key().ToString(), want->first);
+      } else {  // back, then on
+        it->Prev();
+        ASSERT_EQ(it->Valid(), want != m.begin()) << target;
+        if (want == m.begin()) continue;
+        ASSERT_EQ(it->key().ToString(), std::prev(want)->first);
+        it->Next();
+        ASSERT_TRUE(it->Valid());
+        ASSERT_EQ(it->key().ToString(), want->first);
+        ASSERT_EQ(it->value().ToString(), want->second);
+      }
+    }
+    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  }
+  db_->ReleaseSnapshot(snapshot);
+}
+
 TEST_P(DBTest, SnapshotsSurviveOverwritesAndCompaction) {
   Open();
   ASSERT_TRUE(db_->Put(WriteOptions(), "k", "v1").ok());
