@@ -106,11 +106,13 @@ def plot_bench(bench, out):
         for label, b, i in rows:
             f.write(f'"{label}" ' + " ".join(cell(1e6 / bench.us(e, b, i) if bench.us(e, b, i) else None)
                                              for e in engines) + "\n")
+    timed = 0  # rows with percentiles
     with open(os.path.join(out, "bench-latency.dat"), "w") as f:
         f.write("# workload, then p50 p99 p99.9 (us) of each engine: " + " ".join(engines) + "\n")
         for label, b, i in rows:
-            if not any(bench.percentiles.get((e, b), [None])[0] for e in engines):
+            if not any(p and p[0] for e in engines for p in bench.percentiles.get((e, b), [])):
                 continue  # a scan: not timed per operation
+            timed += 1
             cells = []
             for e in engines:
                 p = bench.percentiles.get((e, b), [])
@@ -128,15 +130,18 @@ def plot_bench(bench, out):
         f"set title 'jigsaw_bench, {cfg.get('num')} entries, mode {cfg.get('mode')}: throughput (higher is better)'",
         "set ylabel 'operations per second'",
         "plot " + bars(lambda k: k + 2).replace("{dat}", "bench-throughput.dat"),
-        "set terminal pngcairo size 1100,1000 noenhanced", f"set output '{out}/bench-latency.png'",
-        "set yrange [0.1:*]",
-        "set multiplot layout 3,1 title 'jigsaw_bench latency percentiles, microseconds (lower is better; "
-        "scans are not timed per operation)'",
     ]
-    for n, name in enumerate(("p50", "p99", "p99.9")):
-        gp += [f"set title '{name}'", "set ylabel 'us'",
-               "plot " + bars(lambda k, n=n: 2 + 3 * k + n).replace("{dat}", "bench-latency.dat")]
-    gp += ["unset multiplot"]
+    drawn = ["bench-throughput.png"]
+    if timed > 0:
+        gp += ["set terminal pngcairo size 1100,1000 noenhanced", f"set output '{out}/bench-latency.png'",
+               "set yrange [0.1:*]",
+               "set multiplot layout 3,1 title 'jigsaw_bench latency percentiles, microseconds (lower is better; "
+               "scans are not timed per operation)'"]
+        for n, name in enumerate(("p50", "p99", "p99.9")):
+            gp += [f"set title '{name}'", "set ylabel 'us'",
+                   "plot " + bars(lambda k, n=n: 2 + 3 * k + n).replace("{dat}", "bench-latency.dat")]
+        gp += ["unset multiplot"]
+        drawn.append("bench-latency.png")
     script = os.path.join(out, "bench.gp")
     with open(script, "w") as f:
         f.write("\n".join(gp) + "\n")
@@ -145,7 +150,7 @@ def plot_bench(bench, out):
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"report: gnuplot failed ({e}); its script is {script}", file=sys.stderr)
         return []
-    return ["bench-throughput.png", "bench-latency.png"]
+    return drawn
 
 
 def target(name, value, met):

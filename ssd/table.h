@@ -225,8 +225,11 @@ class SsdTable final : public Table {
   const std::string& largest() const { return largest_; }
   uint64_t file_size() const { return file_->Size(); }
   uint32_t num_blocks() const { return static_cast<uint32_t>(index_.size()); }
-  // Where block i (< num_blocks()) starts in the file.
+  // Where block i (< num_blocks()) starts in the file, how it is stored
+  // there, and in how many bytes.
   uint64_t block_offset(uint32_t i) const { return index_[i].offset; }
+  StoredCodec block_codec(uint32_t i) const { return index_[i].codec; }
+  uint64_t block_stored_bytes(uint32_t i) const { return index_[i].stored_bytes(); }
   BlockFormat format() const { return format_; }
   // Block i: from the cache, the mapping, or read (and cached). With
   // `verify`, its checksum verified (Corruption naming the file if it

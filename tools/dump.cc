@@ -106,7 +106,13 @@ int DumpTable(std::unique_ptr<RandomAccessFile> file, uint64_t number, const std
               Escape(table->largest()).c_str());
   bool intact = true;
   for (uint32_t i = 0; i < table->num_blocks(); ++i) {
-    std::printf("block %u at offset %" PRIu64 ":\n", i, table->block_offset(i));
+    std::printf("block %u at offset %" PRIu64, i, table->block_offset(i));
+    const ssd::StoredCodec codec = table->block_codec(i);
+    if (codec != ssd::StoredCodec::kRaw) {
+      std::printf(", %s, %" PRIu64 " bytes stored", codec == ssd::StoredCodec::kLZ4 ? "LZ4" : "Zstandard",
+                  table->block_stored_bytes(i));
+    }
+    std::printf(":\n");
     ssd::CachedBlockRef block;
     s = table->ReadBlock(i, /*verify=*/false, &block);
     if (!s.ok()) {

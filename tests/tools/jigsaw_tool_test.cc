@@ -183,6 +183,22 @@ TEST(JigsawToolTest, DumpsAnSsdTableAndAPmemBlock) {
     r = Tool(dir, {"dump", db, "--number", "999999"});
     EXPECT_EQ(r.code, 2);
   }
+  {
+    // A table of compressed blocks: each block's codec and stored size, its entries decompressed.
+    ScratchDir dir;
+    const std::string file = dir.path() + "/000005.jst";
+    Options options = SmallOptions();
+    options.compression = Compression::kLZ4;
+    TableFileWriter writer(options);
+    ASSERT_TRUE(writer.Open(file).ok());
+    for (int i = 0; i < 300; ++i) ASSERT_TRUE(writer.Put(Key(i), "v" + std::to_string(i) + std::string(100, '.')).ok());
+    ASSERT_TRUE(writer.Finish().ok());
+    const ToolRun r = Tool(dir, {"dump", "--table", file, "--values"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("footer: magic JGSWSST1, version 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("block 0 at offset 0, LZ4, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" value v7..."), std::string::npos) << r.out;
+  }
 }
 
 // A classic database's pmem tables are SSD table images: info counts them,

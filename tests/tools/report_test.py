@@ -89,6 +89,36 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 3.00x | met |", targets["format_bench Build at least 3x classic"])
         self.assertIn("| 500.0 ns | missed |", targets["format_bench Get at most 400 ns"])
 
+    def test_space_and_scale_sections(self):
+        plain = bench_json([("fillrandom", 2.0), ("readrandom", 1.0)], [("fillrandom", 4.0), ("readrandom", 3.0)],
+                           [("fillrandom", 3.0), ("readrandom", 1.0)])
+        plain["space"] = [{"engine": "jigsaw", "bytes_per_entry": 105.0}, {"engine": "leveldb", "bytes_per_entry": 85.0}]
+        packed = bench_json([("fillrandom", 1.8), ("readrandom", 1.5)], [("fillrandom", 3.5), ("readrandom", 3.0)],
+                            [("fillrandom", 3.0), ("readrandom", 1.0)])
+        packed["space"] = [{"engine": "jigsaw", "bytes_per_entry": 74.0}, {"engine": "leveldb", "bytes_per_entry": 72.0}]
+        self.write("jigsaw_bench_disk_none.json", plain)
+        self.write("jigsaw_bench_disk_default.json", packed)
+        scaled = bench_json([("fillrandom", 1.2), ("readrandom", 0.5), ("readseq", 0.03), ("readrandom", 0.45)],
+                            [], [("fillrandom", 3.0), ("readrandom", 1.2), ("readseq", 0.05), ("readrandom", 1.0)])
+        scaled["config"]["num"] = 10000
+        self.write("jigsaw_bench_scale.json", scaled)
+        body, _ = report.build_report(self.out)
+        text = "\n".join(body)
+        t = self.targets(body)
+        self.assertIn("74.0 vs 72.0 | missed", t["disk mode, compressed: bytes/entry at most LevelDB's with Snappy"])
+        self.assertIn("worst readrandom 1.50x | missed", t["compression slows no JigsawDB workload by more than 10%"])
+        self.assertIn("| bytes/entry | 105.0 | 74.0 | 85.0 | 72.0 |", text)
+        self.assertIn("| readrandom (2) | 0.400 | 0.450 | 1.000 | 1.000 | 2.50x | 2.22x |", text)
+        self.assertIn("2.22-2.40x | met", t["readrandom at least 2x LMDB at 10000 entries"])
+        # The throughput plot (gnuplot is a dependency of the main job); no latency plot without percentiles.
+        self.assertTrue(os.path.getsize(os.path.join(self.out, "bench-throughput.png")) > 0)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "bench-latency.png")))
+        # A scale run of another commit is not reported beside this one.
+        scaled["jigsaw_commit"] = "other"
+        self.write("jigsaw_bench_scale.json", scaled)
+        body, _ = report.build_report(self.out)
+        self.assertNotIn("readrandom at least 2x LMDB at 10000 entries", self.targets(body))
+
     def test_generated_parts_are_replaced_and_the_rest_kept(self):
         path = os.path.join(self.out, "doc.md")
         with open(path, "w") as f:
