@@ -8,6 +8,7 @@
 // values --value_size bytes, compressible as db_bench's (--compression_ratio). See docs/performance.md.
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -185,15 +186,19 @@ class Runner {
 
   std::string Stats() { return engine_ != nullptr ? engine_->Stats() : ""; }
   void Close() { engine_.reset(); }
-  // Bytes of the files under the engine's directory (for JigsawDB in pmem
-  // mode, its WAL-less directory: its data is in the pool).
+  // Bytes of the files under the engine's directory, without JigsawDB's
+  // pool: each file's size, or its allocated blocks if fewer (LMDB's map
+  // file is sparse, its size the map's; ext4 may allocate past a growing
+  // file's end).
   uint64_t FileBytes() const {
     uint64_t bytes = 0;
     std::error_code ec;
     for (auto it = std::filesystem::recursive_directory_iterator(config_.dir, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec) && it->path() != std::filesystem::path(config_.pmem_path)) {
-        bytes += it->file_size(ec);
+      struct stat st {};
+      if (it->is_regular_file(ec) && it->path() != std::filesystem::path(config_.pmem_path) &&
+          ::stat(it->path().c_str(), &st) == 0) {
+        bytes += std::min(static_cast<uint64_t>(st.st_size), static_cast<uint64_t>(st.st_blocks) * 512);
       }
     }
     return bytes;
@@ -372,7 +377,11 @@ class Runner {
 
   // A value: a window of the value pool (which outlives every use).
   std::string_view Value(std::mt19937_64* rng) const {
-    const size_t offset = (*rng)() % (value_pool_.size() - static_cast<size_t>(flags_.value_size));
+    // At a piece's start, as db_bench's values are (its generator hands out
+    // the pool in order): a 100-byte value is one piece, compressible as
+    // --compression_ratio says.
+    const size_t pieces = (value_pool_.size() - static_cast<size_t>(flags_.value_size)) / 100 + 1;
+    const size_t offset = (*rng)() % pieces * 100;
     return std::string_view(value_pool_).substr(offset, static_cast<size_t>(flags_.value_size));
   }
   // One random point read (of an absent key when `missing`). The key and
