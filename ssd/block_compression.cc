@@ -32,27 +32,23 @@ StoredCodec CompressBlock(Compression compression, const Slice& block, std::stri
   if (compression == Compression::kNone || block.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
     return StoredCodec::kRaw;
   }
-  const size_t worth = block.size() - block.size() / 8;  // at most this many bytes, or stored raw
-  std::string out;
-  StoredCodec codec = StoredCodec::kRaw;
+  // Into *stored, whose capacity a builder reuses from block to block.
+  size_t n = 0;
   if (compression == Compression::kLZ4) {
-    out.resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(block.size()))));
-    const int n = LZ4_compress_default(block.data(), out.data(), static_cast<int>(block.size()),
-                                       static_cast<int>(out.size()));
-    if (n <= 0) return StoredCodec::kRaw;
-    out.resize(static_cast<size_t>(n));
-    codec = StoredCodec::kLZ4;
+    stored->resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(block.size()))));
+    const int written = LZ4_compress_default(block.data(), stored->data(), static_cast<int>(block.size()),
+                                             static_cast<int>(stored->size()));
+    if (written <= 0) return StoredCodec::kRaw;
+    n = static_cast<size_t>(written);
   } else {
-    out.resize(ZSTD_compressBound(block.size()));
-    const size_t n = ZSTD_compressCCtx(ThreadCompressionContext(), out.data(), out.size(), block.data(),
-                                       block.size(), kZstdLevel);
+    stored->resize(ZSTD_compressBound(block.size()));
+    n = ZSTD_compressCCtx(ThreadCompressionContext(), stored->data(), stored->size(), block.data(), block.size(),
+                          kZstdLevel);
     if (ZSTD_isError(n)) return StoredCodec::kRaw;
-    out.resize(n);
-    codec = StoredCodec::kZstd;
   }
-  if (out.size() > worth) return StoredCodec::kRaw;
-  *stored = std::move(out);
-  return codec;
+  if (n > block.size() - block.size() / 8) return StoredCodec::kRaw;  // saves less than an eighth
+  stored->resize(n);
+  return compression == Compression::kLZ4 ? StoredCodec::kLZ4 : StoredCodec::kZstd;
 }
 
 Status DecompressBlock(StoredCodec codec, const Slice& stored, char* dest, size_t size) {

@@ -20,8 +20,8 @@ enum class StoredCodec : uint32_t { kRaw = 0, kLZ4 = 1, kZstd = 2 };
 inline bool IsKnownCodec(uint32_t code) { return code <= static_cast<uint32_t>(StoredCodec::kZstd); }
 
 // Compresses `block` with `compression` into *stored (replacing it) and
-// returns the codec used: kRaw, *stored untouched, when compression is
-// kNone or would not save at least an eighth of the block.
+// returns the codec used: kRaw when compression is kNone or would not save
+// at least an eighth of the block (*stored then holds nothing of use).
 StoredCodec CompressBlock(Compression compression, const Slice& block, std::string* stored);
 
 // Decompresses `stored`, of `codec` (not kRaw), into exactly `size` bytes at

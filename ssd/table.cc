@@ -314,24 +314,21 @@ Status SsdTable::MappingFault() const {
 Status SsdTable::ReadBlockCopy(uint32_t i, bool verify, bool from_mapping, std::shared_ptr<CachedBlock>* block) const {
   auto fresh = NewBlockBuffer(i);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
+  const TableIndexEntry& e = index_[i];
   Status s;
-  if (index_[i].compressed() && stored_mapping_ != nullptr) {
+  if (!e.compressed()) {
+    s = from_mapping ? CopyMappedBlocks(i, fresh->size, dest) : ReadBlocks(i, fresh->size, dest);
+  } else if (stored_mapping_ != nullptr) {
     // Decompressed straight from the mapping: no system call, no copy.
-    const TableIndexEntry& e = index_[i];
-    Status decompressed;  // out here: see guarded_read.h
     const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
-    const bool read = GuardedRead(
-        [&] { decompressed = DecompressBlock(e.codec, Slice(stored_mapping_ + e.offset, e.stored_size), dest, e.size); });
+    const bool read = GuardedRead([&] { s = Decompress(i, Slice(stored_mapping_ + e.offset, e.stored_size), dest); });
     if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
     if (!read) return MappingFault();
-    if (!decompressed.ok()) return Corrupt("block " + std::to_string(i) + ": " + decompressed.ToString());
-  } else if (index_[i].compressed()) {
-    std::unique_ptr<char[]> stored(new char[index_[i].stored_size]);
-    s = from_mapping ? CopyMappedBlocks(i, index_[i].stored_size, stored.get())
-                     : ReadBlocks(i, index_[i].stored_size, stored.get());
-    if (s.ok()) s = Decompress(i, Slice(stored.get(), index_[i].stored_size), dest);
   } else {
-    s = from_mapping ? CopyMappedBlocks(i, fresh->size, dest) : ReadBlocks(i, fresh->size, dest);
+    // (A table with compressed blocks is never mapped for Gets: from_mapping is false.)
+    std::unique_ptr<char[]> stored(new char[e.stored_size]);
+    s = ReadBlocks(i, e.stored_size, stored.get());
+    if (s.ok()) s = Decompress(i, Slice(stored.get(), e.stored_size), dest);
   }
   if (!s.ok()) return s;
   s = OpenReader(dest, verify, fresh.get());

@@ -92,7 +92,9 @@ void ExpectServesTheModel(const SsdTable& table, const std::vector<TestEntry>& e
     }
     ASSERT_TRUE(s.ok()) << s.ToString();
     ASSERT_EQ(type, expected->type);
-    if (type == ValueType::kValue) ASSERT_EQ(value, expected->value);
+    if (type == ValueType::kValue) {
+      ASSERT_EQ(value, expected->value);
+    }
   }
   // A user's iterator (forward, seeks), a sequential one and a scan.
   auto it = table.NewIterator(ReadOptions());
@@ -188,7 +190,9 @@ TEST_P(CompressedTableTest, DamageInACompressedBlockIsCorruptionNamingTheTable) 
     SequenceNumber sequence;
     std::string value;
     const Status s = table->Get(ReadOptions(), entries.front().user_key, kMaxSequenceNumber, &type, &value, &sequence);
-    if (verify) EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    if (verify) {
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    }
   }
 }
 
