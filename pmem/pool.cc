@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libpmem.h>
 #include <libpmemobj.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -204,6 +206,40 @@ Status StatusOf(Status::Code code, const std::string& message) {
   }
 }
 
+// How long a child inspecting a pool is waited for, and how many children
+// are tried. A child normally answers within milliseconds; one can also
+// hang for good, on a lock another thread of the parent held at the fork
+// (an allocator without fork handlers, such as the sanitizers' allocator
+// of clang 14, leaves its locks held in the child). A child not answering
+// in time is killed and another forked; the last resort is to look in this
+// process.
+constexpr std::chrono::seconds kChildAnswerTimeout(10);
+constexpr int kChildAttempts = 3;
+
+// Appends what `fd` yields to *in until `limit` bytes have been appended or
+// the writer closes its end (true), or until `deadline` or a read error
+// (false).
+bool ReadUntil(int fd, std::chrono::steady_clock::time_point deadline, size_t limit, std::string* in) {
+  char buffer[512];
+  for (size_t read = 0; read < limit;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fd, buffer, std::min(sizeof(buffer), limit - read));
+    if (n == 0) return true;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    in->append(buffer, static_cast<size_t>(n));
+    read += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace
 
 // libpmemobj trusts the metadata of the pool it opens: a damaged lane log
@@ -262,27 +298,20 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
     ::_exit(0);
   }
   ::close(fds[1]);
-  char closed = 0;
-  while (::read(fds[0], &closed, 1) < 0 && errno == EINTR) {
-  }
-  guard.unlock();
+  const auto deadline = std::chrono::steady_clock::now() + kChildAnswerTimeout;
   std::string in;
-  char buffer[512];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
-    if (n > 0) {
-      in.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
+  const bool closed = ReadUntil(fds[0], deadline, 1, &in) && in == "c";
+  guard.unlock();
+  const bool answered = closed && ReadUntil(fds[0], deadline, SIZE_MAX, &in);
   ::close(fds[0]);
+  if (!answered) ::kill(pid, SIGKILL);
   int wstatus = 0;
   pid_t waited;
   do {
     waited = ::waitpid(pid, &wstatus, 0);
   } while (waited < 0 && errno == EINTR);
-  if (waited != pid) return false;
+  if (waited != pid || !answered) return false;
+  in.erase(0, 1);
   if (WIFSIGNALED(wstatus) && (WTERMSIG(wstatus) == SIGSEGV || WTERMSIG(wstatus) == SIGBUS)) {
     *result = Status::Corruption(options.path + " is a damaged pool",
                                  std::string("libpmemobj faulted reading its metadata (") +
@@ -292,7 +321,7 @@ bool Pool::InspectInChild(const PoolOptions& options, Facts* facts, Status* resu
   size_t pos = 2;
   std::string message;
   Facts found;
-  if (closed != 'c' || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 ||
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || in.size() < 2 ||
       !ReadField(in, &pos, &message) || !ReadField(in, &pos, &found.database_id)) {
     return false;
   }
@@ -315,8 +344,12 @@ Status Pool::Inspect(const PoolOptions& options, Facts* facts) {
   // A pool found locked is looked at again for a while: the child of an
   // Inspect in a process that was just killed holds the pool's lock until
   // it has died too (an instant later: it is killed with its parent).
+  // A child that could not tell is tried again before this process looks
+  // itself.
+  int children_failed = 0;
   for (int attempt = 0;; ++attempt) {
     if (!InspectInChild(options, facts, &s)) {
+      if (++children_failed < kChildAttempts) continue;
       std::lock_guard<std::mutex> guard(ForkGuard());
       return InspectHere(options, facts);
     }

@@ -148,7 +148,8 @@ class Pool {
   static Status InspectHere(const PoolOptions& options, Facts* facts);
   // The same in a child process, the result sent back through a pipe
   // (see pool.cc). False if the child could not tell (fork failed, it died
-  // of something other than a fault): the caller inspects here.
+  // of something other than a fault, it did not answer in time and was
+  // killed): the caller forks another or inspects here.
   static bool InspectInChild(const PoolOptions& options, Facts* facts, Status* result);
   // Creates a pool file at options.path through a temporary file.
   static Status CreatePoolFile(const PoolOptions& options);
