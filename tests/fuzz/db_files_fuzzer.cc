@@ -2,7 +2,8 @@
 // databases are made once -- disk mode (MANIFEST, WAL log files, SSD tables
 // of KeySet or of classic blocks) and hybrid mode, of either format too (a
 // pmem pool holding the manifest, WAL segments and the upper levels' tables;
-// SSD tables below) -- then every
+// SSD tables below), and one of each mode with compressed SSD tables (LZ4,
+// zstd) -- then every
 // input damages one file of one of them and the engine opens the result
 // and uses it: recovery, reads, scans both ways, a write, a compaction over
 // the damaged tables, VerifyIntegrity. Whatever the damage, each call must
@@ -101,10 +102,11 @@ std::string Key(int i) {
 constexpr int kKeys = 4000;
 constexpr const char* kPoolName = "pool";  // inside the database's directory
 
-Options BaseOptions(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
+Options BaseOptions(jigsaw::StorageMode mode, jigsaw::TableFormat format, jigsaw::Compression compression) {
   Options options;
   options.storage_mode = mode;
   options.table_format = format;
+  options.compression = compression;
   options.pmem_pool_size = uint64_t{16} << 20;  // the smallest pool
   options.pmem_budget = 1 << 20;                // hybrid: L2 on SSD
   options.memtable_size = 64 << 10;
@@ -118,9 +120,10 @@ Options BaseOptions(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
 // A database with tables in L0 and deeper, overwritten and deleted keys,
 // and writes left in its log; its files' bytes, the lock and the info log
 // left out.
-Template MakeTemplate(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
+Template MakeTemplate(jigsaw::StorageMode mode, jigsaw::TableFormat format,
+                      jigsaw::Compression compression = jigsaw::Compression::kNone) {
   Template t;
-  t.options = BaseOptions(mode, format);
+  t.options = BaseOptions(mode, format, compression);
   const std::string dir = MakeScratchDir("dbfuzz-template");
   Options create = t.options;
   create.create_if_missing = true;
@@ -148,8 +151,11 @@ Template MakeTemplate(jigsaw::StorageMode mode, jigsaw::TableFormat format) {
   }
   RemoveFiles(dir);
   rmdir(dir.c_str());
-  std::fprintf(stderr, "db_files_fuzzer: %s, %s tables:", mode == jigsaw::StorageMode::kDisk ? "disk" : "hybrid",
-               format == jigsaw::TableFormat::kKeySet ? "KeySet" : "classic");
+  const char* codec = compression == jigsaw::Compression::kLZ4    ? ", LZ4"
+                      : compression == jigsaw::Compression::kZstd ? ", zstd"
+                                                                  : "";
+  std::fprintf(stderr, "db_files_fuzzer: %s, %s tables%s:", mode == jigsaw::StorageMode::kDisk ? "disk" : "hybrid",
+               format == jigsaw::TableFormat::kKeySet ? "KeySet" : "classic", codec);
   for (const File& f : t.files) std::fprintf(stderr, " %s (%zu bytes)", f.name.c_str(), f.bytes.size());
   std::fprintf(stderr, "\n");
   return t;
@@ -249,6 +255,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   templates->push_back(MakeTemplate(jigsaw::StorageMode::kDisk, jigsaw::TableFormat::kClassic));
   templates->push_back(MakeTemplate(jigsaw::StorageMode::kHybrid, jigsaw::TableFormat::kKeySet));
   templates->push_back(MakeTemplate(jigsaw::StorageMode::kHybrid, jigsaw::TableFormat::kClassic));
+  templates->push_back(MakeTemplate(jigsaw::StorageMode::kDisk, jigsaw::TableFormat::kKeySet, jigsaw::Compression::kLZ4));
+  templates->push_back(
+      MakeTemplate(jigsaw::StorageMode::kHybrid, jigsaw::TableFormat::kClassic, jigsaw::Compression::kZstd));
   work_dir = new std::string(MakeScratchDir("dbfuzz"));
   std::atexit(CleanUp);
   return 0;
