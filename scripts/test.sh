@@ -26,10 +26,14 @@ root=$PWD
 ./scripts/install-deps.sh
 jobs=${JIGSAW_JOBS:-$(nproc)}
 fuzz_seconds=${JIGSAW_FUZZ_SECONDS:-60}
+# Tests wait on children, files and sleeps: one test more than the cores
+# keeps them busy.
+ctest_jobs=$((jobs + 1))
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-section() { printf '\n=== %s ===\n' "$*"; }
+started=$SECONDS
+section() { printf '\n=== %s (at %d min %02d s) ===\n' "$*" $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
 
 section "layering: no folder includes one above it, only format/ names KeySet versions (docs/architecture.md)"
 layering_status=passed
@@ -51,7 +55,7 @@ section "unit tests (gcc, RelWithDebInfo with assertions)"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_BUILD_PYTHON=ON -DJIGSAW_BUILD_NODE=ON \
   -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/test -j "$jobs"
-ctest --test-dir build/test -j "$jobs" --output-on-failure | tee -a "$log" || ctest_status=failed
+ctest --test-dir build/test -j "$ctest_jobs" --output-on-failure | tee -a "$log" || ctest_status=failed
 
 section "install: find_package(jigsaw) and pkg-config consumers of the installed library"
 install_status=passed
@@ -105,7 +109,7 @@ cmake --build build/asan -j "$jobs"
 # (Bugs/PersistBugTest, 80 s each here: an engine built with the bugs,
 # whose code the other tests run; step 1 runs them).
 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/asan -j "$jobs" -E "PowerFailureHarnessTest\.EveryPersistPoint|Bugs/PersistBugTest" \
+  ctest --test-dir build/asan -j "$ctest_jobs" -E "PowerFailureHarnessTest\.EveryPersistPoint|Bugs/PersistBugTest" \
   --output-on-failure |
   tee -a "$log" || ctest_status=failed
 
@@ -128,13 +132,13 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_
 # db_concurrency_model_test: writers' atomic groups against readers that
 # check every view with the history (JIGSAW_MODEL_BATCHES and
 # JIGSAW_MODEL_ROUNDS run it longer).
-TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan \
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j "$jobs" \
   -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders" \
   --output-on-failure | tee -a "$log" || ctest_status=failed
 # The replication tests: raft's loop thread, libuv's workers taking
 # snapshots, client threads and the service's connection threads
 # (tests/tsan.supp: descriptor reuse inside the uninstrumented libuv).
-TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" ctest --test-dir build/tsan \
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" ctest --test-dir build/tsan -j "$jobs" \
   -R "ReplicationTest|StateMachineTest|ReplicatedDBTest|ReplicaServiceTest" \
   --output-on-failure | tee -a "$log" || ctest_status=failed
 
