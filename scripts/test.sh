@@ -115,7 +115,7 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN
 
 section "concurrency tests under ThreadSanitizer"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJIGSAW_SANITIZE=thread -DJIGSAW_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test checkpoint_test transaction_log_test ingest_test range_delete_test \
+cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_model_test db_read_lifetime_test memtable_test ssd_tier_test keyset_v2_test buffer_recycler_test checkpoint_test transaction_log_test ingest_test range_delete_test per_thread_cache_test \
   state_machine_test replicated_db_test replica_service_test
 # ssd_tier_test: the durability tracker's thread against compactions;
 # keyset_v2_test: readers racing to build a block's hash index.
@@ -127,13 +127,14 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_
 # transaction_log_test: a follower reading the change feed's live logs
 # while the primary writes, flushes and archives them.
 # ingest_test: ingests beside a writer and a scanning reader.
+# per_thread_cache_test: readers' cached read states against a publisher.
 # range_delete_test: range deletes beside scanning readers, snapshots and
 # compactions that drop what they delete and the spent tombstones.
 # db_concurrency_model_test: writers' atomic groups against readers that
 # check every view with the history (JIGSAW_MODEL_BATCHES and
 # JIGSAW_MODEL_ROUNDS run it longer).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j "$jobs" \
-  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders" \
+  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders|PerThreadCacheTest" \
   --output-on-failure | tee -a "$log" || ctest_status=failed
 # The replication tests: raft's loop thread, libuv's workers taking
 # snapshots, client threads and the service's connection threads

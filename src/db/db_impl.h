@@ -53,6 +53,7 @@
 #include "util/key_prefix.h"
 #include "util/logging.h"
 #include "util/mutex.h"
+#include "util/per_thread_cache.h"
 
 namespace jigsaw {
 
@@ -465,10 +466,12 @@ class DBImpl final : public DB {
   // its budget asks the background thread for an L0 compaction (once per
   // state; takes no lock).
   void ChargeL0Reads(const ReadState& state, uint64_t probes);
-  // Pins everything a read needs.
+  // What a read needs: `state` is kept alive by `pin`, or, for a Get, by
+  // the reading thread's lease on read_state_cache_.
   struct ReadView {
-    std::shared_ptr<const ReadState> state;
-    SequenceNumber sequence;
+    const ReadState* state = nullptr;
+    SequenceNumber sequence = 0;
+    std::shared_ptr<const ReadState> pin;
   };
   // Takes no DB mutex: the read state first, then the sequence (acquire).
   // Not the other way round: a reader that loaded an old sequence could
@@ -478,6 +481,9 @@ class DBImpl final : public DB {
   // the state lacks went into a memtable switched in after it: all newer
   // than everything the state holds, so the view is still a prefix.
   ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
+  // The sequence a read loads after its state: the snapshot's, or the
+  // latest visible (acquire).
+  SequenceNumber ReadSequence(const ReadOptions& options) const;
   // A view at the latest sequence whose state holds every write up to it:
   // GetReadView's may lack writes that went into a memtable switched in
   // between its two loads (a reader does not mind: they are newer than all
@@ -571,6 +577,10 @@ class DBImpl final : public DB {
   // are in the memtable.
   mutable Mutex read_state_mutex_;
   std::shared_ptr<const ReadState> read_state_ GUARDED_BY(read_state_mutex_);
+  // Each reading thread's reference to read_state_, which a Get takes
+  // without read_state_mutex_ or the state's shared count; emptied by
+  // PublishReadState after each new state.
+  PerThreadCache<ReadState> read_state_cache_;
   std::atomic<SequenceNumber> visible_sequence_{0};
   // !imm_.empty() for committed immutables (written under mutex_, read
   // without it as a hint; FlushOldestImmutable rechecks under the lock).

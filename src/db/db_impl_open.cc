@@ -343,6 +343,7 @@ DBImpl::~DBImpl() {
   imm_.clear();
   has_imm_ = false;
   mem_.reset();
+  read_state_cache_.Invalidate();
   {
     MutexLock lock(&read_state_mutex_);
     read_state_.reset();  // its memtables and version, before what they need

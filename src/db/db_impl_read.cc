@@ -88,6 +88,7 @@ void DBImpl::PublishReadState() {
     MutexLock lock(&read_state_mutex_);
     read_state_.swap(published);
   }  // the previous state is released outside the lock
+  read_state_cache_.Invalidate();
   visible_sequence_.store(versions_->last_sequence(), std::memory_order_release);
 }
 
@@ -95,21 +96,26 @@ DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
   ReadView view;
   {
     MutexLock lock(&read_state_mutex_);
-    view.state = read_state_;
+    view.pin = read_state_;
   }
-  // The sequence after the state: a compaction in the state dropped only
+  view.state = view.pin.get();
+  view.sequence = ReadSequence(options);
+  return view;
+}
+
+SequenceNumber DBImpl::ReadSequence(const ReadOptions& options) const {
+  // Loaded after the state: a compaction in the state dropped only
   // versions shadowed at or below a sequence visible before it was
   // published, so none that this sequence still needs.
-  view.sequence = options.snapshot != nullptr ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-                                              : visible_sequence_.load(std::memory_order_acquire);
-  return view;
+  return options.snapshot != nullptr ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+                                     : visible_sequence_.load(std::memory_order_acquire);
 }
 
 DBImpl::ReadView DBImpl::GetCompleteReadView() {
   for (;;) {
     ReadView view = GetReadView(ReadOptions());
     MutexLock lock(&read_state_mutex_);
-    if (read_state_ == view.state) return view;
+    if (read_state_ == view.pin) return view;
   }
 }
 
@@ -182,7 +188,15 @@ Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, cons
 }
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
-  return GetInView(options, GetReadView(options), key, value);
+  const PerThreadCache<ReadState>::Lease lease = read_state_cache_.Acquire([this] {
+    MutexLock lock(&read_state_mutex_);
+    return read_state_;
+  });
+  if (lease.get() == nullptr) return GetInView(options, GetReadView(options), key, value);
+  ReadView view;
+  view.state = lease.get();
+  view.sequence = ReadSequence(options);
+  return GetInView(options, view, key, value);
 }
 
 Status DBImpl::GetInView(const ReadOptions& options, const ReadView& view, const Slice& key, std::string* value) {
@@ -341,8 +355,8 @@ class DBImpl::ViewProbe final : public SeekProbe {
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView view = GetReadView(options);
   // The read state pins the memtables and the version the iterator reads.
-  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state.get() : nullptr;
-  std::vector<std::shared_ptr<const void>> pins = {view.state};
+  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state : nullptr;
+  std::vector<std::shared_ptr<const void>> pins = {view.pin};
   const SequenceNumber sequence = view.sequence;
   std::unique_ptr<Iterator> iter;
   if (ucmp_ == BytewiseComparator()) {
