@@ -255,7 +255,9 @@ TEST_P(DBTest, SeeksAndStepsFromThemMatchTheModelAtEveryKindOfTarget) {
     const int from = static_cast<int>(rng() % 5900);
     ASSERT_TRUE(db_->DeleteRange(WriteOptions(), key(from), key(from + 40)).ok());
     model.erase(model.lower_bound(key(from)), model.lower_bound(key(from + 40)));
-    if (round < 3) ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    if (round < 3) {
+      ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    }
   }
   const Snapshot* snapshot = db_->GetSnapshot();
   const std::map<std::string, std::string> at_snapshot = model;
@@ -284,7 +286,9 @@ TEST_P(DBTest, SeeksAndStepsFromThemMatchTheModelAtEveryKindOfTarget) {
         it->Next();
         auto next = std::next(want);
         ASSERT_EQ(it->Valid(), next != m.end()) << target;
-        if (next != m.end()) ASSERT_EQ(it->key().ToString(), next->first);
+        if (next != m.end()) {
+          ASSERT_EQ(it->key().ToString(), next->first);
+        }
         if (it->Valid()) it->Prev();
         if (next == m.end()) continue;
         ASSERT_TRUE(it->Valid());
