@@ -134,7 +134,7 @@ cmake --build build/tsan -j "$jobs" --target db_concurrency_test db_concurrency_
 # check every view with the history (JIGSAW_MODEL_BATCHES and
 # JIGSAW_MODEL_ROUNDS run it longer).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j "$jobs" \
-  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders|PerThreadCacheTest" \
+  -R "Concurrency|ConcurrencyModel|ReadLifetime|MemTable|MemtableWrites|SsdTierTest\.(Tracker|CompactionOutputs|Unsynced|Migrat|PmemBlocks)|HashIndexTest\.Concurrent|CheckpointTest\.CheckpointsWhileAWriter|TransactionLogTest\.AFollower|IngestTest\.IngestsBeside|RangeDeleteTest\.ConcurrentReaders|PerThreadCache" \
   --output-on-failure | tee -a "$log" || ctest_status=failed
 # The replication tests: raft's loop thread, libuv's workers taking
 # snapshots, client threads and the service's connection threads

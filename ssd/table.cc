@@ -5,6 +5,7 @@
 #include "ssd/table.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <utility>
 
@@ -325,7 +326,7 @@ Status SsdTable::ReadBlockCopy(uint32_t i, bool verify, bool from_mapping, std::
     if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
     if (!read) return MappingFault();
   } else {
-    // (A table with compressed blocks is never mapped for Gets: from_mapping is false.)
+    assert(!from_mapping);  // a table with compressed blocks is never mapped for Gets
     std::unique_ptr<char[]> stored(new char[e.stored_size]);
     s = ReadBlocks(i, e.stored_size, stored.get());
     if (s.ok()) s = Decompress(i, Slice(stored.get(), e.stored_size), dest);

@@ -481,6 +481,8 @@ class DBImpl final : public DB {
   // the state lacks went into a memtable switched in after it: all newer
   // than everything the state holds, so the view is still a prefix.
   ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
+  // The published read state (a copy taken under read_state_mutex_).
+  std::shared_ptr<const ReadState> PublishedReadState() const EXCLUDES(read_state_mutex_);
   // The sequence a read loads after its state: the snapshot's, or the
   // latest visible (acquire).
   SequenceNumber ReadSequence(const ReadOptions& options) const;

@@ -94,13 +94,15 @@ void DBImpl::PublishReadState() {
 
 DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
   ReadView view;
-  {
-    MutexLock lock(&read_state_mutex_);
-    view.pin = read_state_;
-  }
+  view.pin = PublishedReadState();
   view.state = view.pin.get();
   view.sequence = ReadSequence(options);
   return view;
+}
+
+std::shared_ptr<const DBImpl::ReadState> DBImpl::PublishedReadState() const {
+  MutexLock lock(&read_state_mutex_);
+  return read_state_;
 }
 
 SequenceNumber DBImpl::ReadSequence(const ReadOptions& options) const {
@@ -188,10 +190,7 @@ Status DBImpl::TableGet(const ReadOptions& options, const TableMeta& block, cons
 }
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key, std::string* value) {
-  const PerThreadCache<ReadState>::Lease lease = read_state_cache_.Acquire([this] {
-    MutexLock lock(&read_state_mutex_);
-    return read_state_;
-  });
+  const PerThreadCache<ReadState>::Lease lease = read_state_cache_.Acquire([this] { return PublishedReadState(); });
   if (lease.get() == nullptr) return GetInView(options, GetReadView(options), key, value);
   ReadView view;
   view.state = lease.get();

@@ -21,68 +21,71 @@ struct Object {
   int version = 0;
 };
 
-TEST(PerThreadCacheTest, ALeaseIsFilledOnceFromTheLatest) {
-  PerThreadCache<Object> cache;
-  auto latest = std::make_shared<const Object>(Object{1});
-  int calls = 0;
-  auto get_latest = [&] {
-    ++calls;
-    return latest;
-  };
-  for (int i = 0; i < 3; ++i) {
-    const PerThreadCache<Object>::Lease lease = cache.Acquire(get_latest);
-    ASSERT_NE(lease.get(), nullptr);
-    EXPECT_EQ(lease.get(), latest.get());
+// A cache and the object it caches, replaced by Publish; Latest() counts
+// the slot fills.
+class PerThreadCacheTest : public ::testing::Test {
+ protected:
+  PerThreadCache<Object>::Lease Acquire() {
+    return cache_.Acquire([this] {
+      ++fills_;
+      return latest_;
+    });
   }
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(latest.use_count(), 2);  // ours and the slot's
+  void Publish(int version) {
+    latest_ = std::make_shared<const Object>(Object{version});
+    cache_.Invalidate();
+  }
+
+  PerThreadCache<Object> cache_;
+  std::shared_ptr<const Object> latest_ = std::make_shared<const Object>(Object{1});
+  int fills_ = 0;
+};
+
+TEST_F(PerThreadCacheTest, ALeaseIsFilledOnceFromTheLatest) {
+  for (int i = 0; i < 3; ++i) {
+    const auto lease = Acquire();
+    ASSERT_NE(lease.get(), nullptr);
+    EXPECT_EQ(lease.get(), latest_.get());
+  }
+  EXPECT_EQ(fills_, 1);
+  EXPECT_EQ(latest_.use_count(), 2);  // ours and the slot's
 }
 
-TEST(PerThreadCacheTest, InvalidateReleasesTheHeldObjectAndTheNextLeaseSeesTheNewOne) {
-  PerThreadCache<Object> cache;
-  auto latest = std::make_shared<const Object>(Object{1});
-  auto get_latest = [&] { return latest; };
-  { const auto lease = cache.Acquire(get_latest); }
-  std::weak_ptr<const Object> old = latest;
-  latest = std::make_shared<const Object>(Object{2});
+TEST_F(PerThreadCacheTest, InvalidateReleasesTheHeldObjectAndTheNextLeaseSeesTheNewOne) {
+  { const auto lease = Acquire(); }
+  const std::weak_ptr<const Object> old = latest_;
+  latest_ = std::make_shared<const Object>(Object{2});
   EXPECT_FALSE(old.expired());  // the slot holds it
-  cache.Invalidate();
+  cache_.Invalidate();
   EXPECT_TRUE(old.expired());
-  const auto lease = cache.Acquire(get_latest);
+  const auto lease = Acquire();
   EXPECT_EQ(lease.get()->version, 2);
 }
 
-TEST(PerThreadCacheTest, AnObjectLeasedDuringInvalidateIsReleasedWhenTheLeaseEnds) {
-  PerThreadCache<Object> cache;
-  auto latest = std::make_shared<const Object>(Object{1});
-  auto get_latest = [&] { return latest; };
-  std::weak_ptr<const Object> old = latest;
+TEST_F(PerThreadCacheTest, AnObjectLeasedDuringInvalidateIsReleasedWhenTheLeaseEnds) {
+  const std::weak_ptr<const Object> old = latest_;
   {
-    const auto lease = cache.Acquire(get_latest);
-    latest = std::make_shared<const Object>(Object{2});
-    cache.Invalidate();
+    const auto lease = Acquire();
+    Publish(2);
     EXPECT_EQ(lease.get()->version, 1);  // still usable
     EXPECT_FALSE(old.expired());
   }
   EXPECT_TRUE(old.expired());
-  const auto lease = cache.Acquire(get_latest);
+  const auto lease = Acquire();
   EXPECT_EQ(lease.get()->version, 2);
 }
 
-TEST(PerThreadCacheTest, ALeaseTakenUnderAnotherOnTheSameThreadIsEmpty) {
-  PerThreadCache<Object> cache;
-  auto latest = std::make_shared<const Object>(Object{1});
-  auto get_latest = [&] { return latest; };
-  const auto outer = cache.Acquire(get_latest);
+TEST_F(PerThreadCacheTest, ALeaseTakenUnderAnotherOnTheSameThreadIsEmpty) {
+  const auto outer = Acquire();
   ASSERT_NE(outer.get(), nullptr);
   {
-    const auto inner = cache.Acquire(get_latest);
+    const auto inner = Acquire();
     EXPECT_EQ(inner.get(), nullptr);
   }
-  EXPECT_EQ(outer.get(), latest.get());
+  EXPECT_EQ(outer.get(), latest_.get());
 }
 
-TEST(PerThreadCacheTest, SlotsAreUniqueAmongLiveThreadsAndReusedAfterTheyExit) {
+TEST(PerThreadCacheSlotTest, SlotsAreUniqueAmongLiveThreadsAndReusedAfterTheyExit) {
   constexpr size_t kThreads = kThreadSlots + 4;
   std::vector<size_t> slots(kThreads);
   std::barrier all_have_one(static_cast<std::ptrdiff_t>(kThreads));
@@ -114,7 +117,7 @@ TEST(PerThreadCacheTest, SlotsAreUniqueAmongLiveThreadsAndReusedAfterTheyExit) {
 // Readers lease while a publisher replaces the object and invalidates:
 // a lease begun after a publication sees that version or a newer one, and
 // at the end nothing but the latest is alive.
-TEST(PerThreadCacheTest, ConcurrentReadersSeeNoVersionOlderThanTheOnePublishedBeforeThem) {
+TEST(PerThreadCacheConcurrencyTest, ConcurrentReadersSeeNoVersionOlderThanTheOnePublishedBeforeThem) {
   PerThreadCache<Object> cache;
   std::mutex mutex;
   auto latest = std::make_shared<const Object>(Object{0});
