@@ -367,11 +367,19 @@ namespace {
 
 // First index in heads[lo, hi) whose head is >= target (or > target when
 // `strict`), with conditional moves instead of data-dependent branches.
+// Each step also asks for the heads both possible next steps compare, so
+// that the cache misses of a search over a cold block overlap instead of
+// each waiting for the one before it.
 inline uint32_t HeadBound(const char* heads, uint32_t lo, uint32_t hi, uint64_t target, bool strict) {
   uint32_t base = lo;
   uint32_t n = hi - lo;
   while (n > 1) {
     const uint32_t half = n / 2;
+    if (n > 16) {  // below, the rest lies within two or three lines
+      const uint32_t next_half = (n - half) / 2;
+      __builtin_prefetch(heads + 8 * size_t{base + next_half - 1});
+      __builtin_prefetch(heads + 8 * size_t{base + half + next_half - 1});
+    }
     const uint64_t head = DecodeFixed64(heads + 8 * size_t{base + half - 1});
     base = (strict ? head <= target : head < target) ? base + half : base;
     n -= half;
