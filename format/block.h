@@ -128,6 +128,9 @@ struct BlockLookup {
   ValueType type = ValueType::kValue;
   SequenceNumber sequence = 0;
   Slice value;  // points into the block; empty for deletions
+  // KeySet blocks: where the value lies in the block's value buffer (its
+  // index field's offset; 0 for deletions). Other formats leave it 0.
+  uint32_t value_offset = 0;
 };
 
 // A read-only view of one block. Does not own the bytes: `contents` must stay

@@ -419,6 +419,32 @@ class PieceReader {
   std::string common_prefix_;      // the first key_head_skip bytes of every key
 };
 
+// A version 2 block's value region, [kHeaderSize, keyset_offset): its
+// value buffer and the buffer's padding, the bytes a split-compressed SSD
+// block stores apart from the rest (docs/ssd_format.md, "Compressed
+// blocks"). `block` may be the header alone (block_size: the block's size).
+// Corruption for a malformed header, NotSupported for another version.
+Status ValueRegion(const Slice& header, uint64_t block_size, const Comparator* comparator, uint64_t* begin,
+                   uint64_t* end);
+
+// The largest value region a key part may leave out (a block's value
+// bytes and their padding).
+inline constexpr uint64_t kMaxKeyPartValueRegion = uint64_t{1} << 16;
+
+// A reader for point lookups over a block's key part: its bytes without
+// its value region -- the header, then everything from keyset_offset on --
+// which is what a split-compressed SSD block keeps in the block cache.
+// `key_part` (8-byte aligned, kept alive and unchanged by the caller) is
+// that of a block of `block_size` bytes. Get finds the entry as over the
+// whole block and tells where its value lies (BlockLookup::value_offset,
+// value.size()); lookup.value's bytes are not the value's (zeros).
+// NewIterator and Validate report NotSupported: a key part holds no values.
+// No checksum is checked (it covers the whole block); structural damage is
+// Corruption, as over the whole block. NotSupported for a value region
+// larger than kMaxKeyPartValueRegion.
+Status OpenKeyPartReader(const Slice& key_part, uint64_t block_size, const Comparator* comparator,
+                         std::unique_ptr<BlockReader>* reader);
+
 // Opens a version 2 reader; see BlockReader::Open. Also gives the messages
 // for blocks of no known version.
 Status OpenReader(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader);

@@ -21,6 +21,10 @@ namespace jigsaw::keyset::v2 {
 class Reader final : public BlockReader {
  public:
   static Status Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader);
+  // A reader over a key part (OpenKeyPartReader), values read as zeros;
+  // its Get alone is meaningful.
+  static Status OpenKeyPart(const Slice& key_part, uint64_t block_size, const Comparator* comparator,
+                            std::unique_ptr<BlockReader>* reader);
 
   BlockFormat format() const override { return BlockFormat::kKeySet; }
   uint64_t num_entries() const override { return s_.count; }
@@ -122,7 +126,12 @@ class Reader final : public BlockReader {
   mutable std::atomic<const HashIndex*> hash_index_{nullptr};
   // Builds the index and publishes it; no index if an entry is malformed
   // (the lookups without it then report it) or memory ran out.
+  // Over a key part (OpenKeyPart): no values to iterate or validate.
+  bool key_part_ = false;
   void BuildHashIndex() const;
+  // The head node and, with key heads, the common prefix (which it keeps):
+  // the checks every open makes beyond the header.
+  Status CheckFirstEntries(const HeaderLayout& l);
   // Get through the index.
   Status HashGet(const HashIndex& index, const Slice& user_key, SequenceNumber snapshot, BlockLookup* result) const;
   static uint32_t Fingerprint(uint64_t hash) { return static_cast<uint32_t>(hash >> 48) | 1; }
@@ -249,6 +258,45 @@ Status EntryCursor::Reset(const Slice& block, const Comparator* comparator) {
   return Status::OK();
 }
 
+namespace {
+// What a key part's entries point their values at: zeros, as long as any
+// value region a KeyPartReader accepts.
+alignas(64) const char kNoValues[kMaxKeyPartValueRegion] = {};
+}  // namespace
+
+Status Reader::OpenKeyPart(const Slice& key_part, uint64_t block_size, const Comparator* comparator,
+                           std::unique_ptr<BlockReader>* result) {
+  const char* base = key_part.data();
+  if (reinterpret_cast<uintptr_t>(base) % 8 != 0) return Status::InvalidArgument("key part is not 8-byte aligned");
+  if (key_part.size() < kHeaderSize) return Status::Corruption("KeySet key part truncated");
+  HeaderLayout l;
+  Status s = ParseHeader(base, block_size, comparator, &l);
+  if (!s.ok()) return s;
+  const uint64_t region = l.keyset_offset - kHeaderSize;
+  if (region > kMaxKeyPartValueRegion) return Status::NotSupported("value region too large for a key part");
+  if (key_part.size() != block_size - region) return Status::Corruption("KeySet key part size disagrees with its header");
+  // Every section after the value buffer, moved back by the region's size.
+  auto at = [&](uint64_t offset) { return base + (offset - region); };
+  std::unique_ptr<Reader> r(new Reader());
+  r->comparator_ = comparator;
+  r->s_.values = kNoValues;
+  r->s_.value_buffer_size = l.value_buffer_size;
+  r->s_.keyset = at(l.keyset_offset);
+  r->s_.keyset_size = l.keyset_size;
+  r->s_.samples = at(l.samples_offset);
+  r->s_.count = l.count;
+  r->sample_heads_ = l.key_heads ? at(l.sample_heads_offset) : nullptr;
+  r->key_head_skip_ = l.key_head_skip;
+  r->bloom_ = l.bloom.lines > 0 ? at(l.bloom_offset) : nullptr;
+  r->bloom_geometry_ = l.bloom;
+  r->max_height_ = l.max_height;
+  r->key_part_ = true;
+  s = r->CheckFirstEntries(l);
+  if (!s.ok()) return s;
+  *result = std::move(r);
+  return Status::OK();
+}
+
 Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* result) {
   const char* base = contents.data();
   const uint64_t size = contents.size();
@@ -278,22 +326,8 @@ Status Reader::Open(const Slice& contents, const BlockReadOptions& options, std:
   r->bloom_ = l.bloom.lines > 0 ? base + l.bloom_offset : nullptr;
   r->bloom_geometry_ = l.bloom;
   r->max_height_ = l.max_height;
-
-  if (DecodeFixed32(r->s_.keyset + ent::kShape) != PackShape(0, kMaxHeight)) {
-    return Status::Corruption("KeySet block head node is malformed");
-  }
-  if (l.key_head_skip > 0) {
-    EntryView first;
-    if (l.count == 0 || !r->s_.LoadAt(r->s_.SampleOffset(0), &first) || first.key.size() < l.key_head_skip) {
-      return Status::Corruption("KeySet block first entry does not hold the common key prefix");
-    }
-    if (l.key_head_skip <= sizeof(r->common_prefix_copy_)) {
-      std::memcpy(r->common_prefix_copy_, first.key.data(), l.key_head_skip);
-      r->common_prefix_ = r->common_prefix_copy_;
-    } else {
-      r->common_prefix_ = first.key.data();
-    }
-  }
+  s = r->CheckFirstEntries(l);
+  if (!s.ok()) return s;
   r->hash_index_wanted_.store(options.hash_index && l.count > 0, std::memory_order_relaxed);
   *result = std::move(r);
   return Status::OK();
@@ -360,6 +394,7 @@ Status Reader::HashGet(const HashIndex& index, const Slice& user_key, SequenceNu
   result->type = TagType(entry.tag);
   result->sequence = TagSequence(entry.tag);
   result->value = result->type == ValueType::kValue ? entry.value : Slice();
+  result->value_offset = result->type == ValueType::kValue ? static_cast<uint32_t>(entry.value.data() - s_.values) : 0;
   return Status::OK();
 }
 
@@ -512,10 +547,12 @@ Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* 
   result->type = TagType(entry.tag);
   result->sequence = TagSequence(entry.tag);
   result->value = result->type == ValueType::kValue ? entry.value : Slice();
+  result->value_offset = result->type == ValueType::kValue ? static_cast<uint32_t>(entry.value.data() - s_.values) : 0;
   return Status::OK();
 }
 
 Status Reader::Validate() const {
+  if (key_part_) return Status::NotSupported("a KeySet key part holds no values");
   // Last node seen at each level (0 = the head node, which has every level).
   uint64_t previous_at_level[kMaxHeight] = {};
   uint64_t previous_end = kHeadNodeSize;
@@ -749,10 +786,63 @@ class Iterator final : public InternalIterator {
 
 }  // namespace
 
-std::unique_ptr<InternalIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
+namespace {
+
+// What a key part's reader iterates: nothing, NotSupported.
+class NoValuesIterator final : public InternalIterator {
+ public:
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(const Slice&, SequenceNumber) override {}
+  void Next() override {}
+  void Prev() override {}
+  Status status() const override { return Status::NotSupported("a KeySet key part holds no values"); }
+};
+
+}  // namespace
+
+std::unique_ptr<InternalIterator> Reader::NewIterator() const {
+  if (key_part_) return std::make_unique<NoValuesIterator>();
+  return std::make_unique<Iterator>(this);
+}
+
+Status Reader::CheckFirstEntries(const HeaderLayout& l) {
+  if (DecodeFixed32(s_.keyset + ent::kShape) != PackShape(0, kMaxHeight)) {
+    return Status::Corruption("KeySet block head node is malformed");
+  }
+  if (l.key_head_skip > 0) {
+    EntryView first;
+    if (l.count == 0 || !s_.LoadAt(s_.SampleOffset(0), &first) || first.key.size() < l.key_head_skip) {
+      return Status::Corruption("KeySet block first entry does not hold the common key prefix");
+    }
+    if (l.key_head_skip <= sizeof(common_prefix_copy_)) {
+      std::memcpy(common_prefix_copy_, first.key.data(), l.key_head_skip);
+      common_prefix_ = common_prefix_copy_;
+    } else {
+      common_prefix_ = first.key.data();
+    }
+  }
+  return Status::OK();
+}
 
 Status OpenReader(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader) {
   return Reader::Open(contents, options, reader);
+}
+
+Status ValueRegion(const Slice& header, uint64_t block_size, const Comparator* comparator, uint64_t* begin,
+                   uint64_t* end) {
+  if (keyset::VersionOf(header) != kFormatVersion) return Status::NotSupported("not a KeySet version 2 block");
+  HeaderLayout l;
+  Status s = ParseHeader(header.data(), block_size, comparator, &l);
+  if (!s.ok()) return s;
+  *begin = kHeaderSize;
+  *end = l.keyset_offset;
+  return Status::OK();
+}
+
+Status OpenKeyPartReader(const Slice& key_part, uint64_t block_size, const Comparator* comparator,
+                         std::unique_ptr<BlockReader>* reader) {
+  return Reader::OpenKeyPart(key_part, block_size, comparator, reader);
 }
 
 }  // namespace jigsaw::keyset::v2

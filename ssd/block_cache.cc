@@ -120,11 +120,14 @@ CachedBlockRef BlockCache::Insert(uint64_t table, uint32_t block, CachedBlockRef
 }
 
 void BlockCache::EraseTable(uint64_t table, uint32_t blocks) {
-  for (uint32_t block = 0; block < blocks; ++block) {
-    const uint64_t key = Key(table, block);
+  auto erase = [&](uint64_t key) {
     Shard& shard = ShardFor(key);
     std::lock_guard<std::mutex> lock(shard.mu);
     if (Slot* slot = shard.Find(key)) shard.Remove(slot);
+  };
+  for (uint32_t block = 0; block < blocks; ++block) {
+    erase(Key(table, block));
+    if (block < kKeyPartBit) erase(Key(table, block | kKeyPartBit));
   }
 }
 

@@ -16,13 +16,20 @@
 #include <vector>
 
 #include "format/block.h"
+#include "format/keyset_pieces.h"
+#include "ssd/block_compression.h"
 
 namespace jigsaw::ssd {
 
+// A cached block, or a split-compressed block's key part (its bytes without
+// its value region, docs/ssd_format.md): then `reader` is a key part's
+// (keyset::OpenKeyPartReader), and split_head, parsed from the head copied
+// into `buffer` after the key part, locates the value groups' frames.
 struct CachedBlock {
   std::unique_ptr<uint64_t[]> buffer;  // 8-byte aligned block bytes
   size_t size = 0;
   std::unique_ptr<BlockReader> reader;
+  SplitHead split_head;
   // The block's checksum has been verified (set once, by any reader).
   mutable std::atomic<bool> checksum_verified{false};
   const char* data() const { return reinterpret_cast<const char*>(buffer.get()); }
@@ -34,6 +41,10 @@ class BlockCache {
   // capacity: bytes of block data kept (0: nothing is kept).
   explicit BlockCache(size_t capacity);
 
+  // A block's key part is cached as block `block | kKeyPartBit` of its
+  // table (tables have fewer blocks); EraseTable drops both.
+  static constexpr uint32_t kKeyPartBit = 1u << 23;
+
   // The block `block` of table `table`, or nullptr.
   CachedBlockRef Lookup(uint64_t table, uint32_t block);
   // Whether the block is cached, without counting a hit or miss or touching
@@ -42,7 +53,7 @@ class BlockCache {
   // Inserts (replacing an entry of the same key) and evicts entries in CLOCK
   // order beyond the capacity. Returns `value`.
   CachedBlockRef Insert(uint64_t table, uint32_t block, CachedBlockRef value);
-  // Drops blocks [0, blocks) of a table (a deleted file).
+  // Drops blocks [0, blocks) of a table (a deleted file), key parts too.
   void EraseTable(uint64_t table, uint32_t blocks);
 
   size_t capacity() const { return capacity_; }

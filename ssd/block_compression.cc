@@ -3,6 +3,11 @@
 #include <lz4.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <cstring>
+
+#include "util/coding.h"
+
 namespace jigsaw::ssd {
 namespace {
 
@@ -26,7 +31,134 @@ ZSTD_DCtx* ThreadDecompressionContext() {
   return holder.ctx;
 }
 
+// Appends `n` bytes at `src` compressed as one frame of `compression` (kLZ4
+// or kZstd) to *out; false if the codec failed.
+bool AppendFrame(Compression compression, const char* src, size_t n, std::string* out) {
+  const size_t at = out->size();
+  if (compression == Compression::kLZ4) {
+    if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) return false;
+    out->resize(at + static_cast<size_t>(LZ4_compressBound(static_cast<int>(n))));
+    const int written =
+        LZ4_compress_default(src, out->data() + at, static_cast<int>(n), static_cast<int>(out->size() - at));
+    if (written <= 0) return false;
+    out->resize(at + static_cast<size_t>(written));
+    return true;
+  }
+  out->resize(at + ZSTD_compressBound(n));
+  const size_t written =
+      ZSTD_compressCCtx(ThreadCompressionContext(), out->data() + at, out->size() - at, src, n, kZstdLevel);
+  if (ZSTD_isError(written)) return false;
+  out->resize(at + written);
+  return true;
+}
+
+// Decompresses one frame of a split codec into exactly `size` bytes at dest.
+Status DecompressFrame(StoredCodec codec, const Slice& frame, char* dest, size_t size) {
+  return DecompressBlock(codec == StoredCodec::kLZ4Split ? StoredCodec::kLZ4 : StoredCodec::kZstd, frame, dest, size);
+}
+
 }  // namespace
+
+const char* CodecName(StoredCodec codec) {
+  switch (codec) {
+    case StoredCodec::kRaw:
+      return "uncompressed";
+    case StoredCodec::kLZ4:
+      return "LZ4";
+    case StoredCodec::kZstd:
+      return "Zstandard";
+    case StoredCodec::kLZ4Split:
+      return "LZ4, values in groups";
+    case StoredCodec::kZstdSplit:
+      return "Zstandard, values in groups";
+  }
+  return "unknown";
+}
+
+Status SplitHead::Parse(const Slice& stored, uint64_t stored_size, uint64_t block_size, SplitHead* head) {
+  auto corrupt = [](const char* what) { return Status::Corruption("split block", what); };
+  if (stored.size() < kFixedBytes) return corrupt("head truncated");
+  const char* p = stored.data();
+  SplitHead h;
+  h.block_size_ = block_size;
+  h.region_begin_ = DecodeFixed32(p);
+  h.region_size_ = DecodeFixed32(p + 4);
+  h.key_part_stored_ = DecodeFixed32(p + 8);
+  h.group_count_ = DecodeFixed32(p + 12);
+  if (h.region_begin_ + h.region_size_ > block_size) return corrupt("region outside the block");
+  if (h.group_count_ != (h.region_size_ + kValueGroupBytes - 1) / kValueGroupBytes) return corrupt("group count");
+  if (stored.size() < h.head_size()) return corrupt("head truncated");
+  if (h.key_part_stored_ == 0) return corrupt("empty key part");
+  h.group_ends_ = p + kFixedBytes;
+  uint32_t previous = 0;
+  for (uint32_t g = 0; g < h.group_count_; ++g) {
+    const uint32_t end = DecodeFixed32(h.group_ends_ + 4 * size_t{g});
+    if (end <= previous) return corrupt("group frames out of order");
+    previous = end;
+  }
+  if (h.GroupBegin(h.group_count_) != stored_size) return corrupt("frames disagree with the stored size");
+  *head = h;
+  return Status::OK();
+}
+
+uint64_t SplitHead::GroupEnd(uint32_t g) const { return DecodeFixed32(group_ends_ + 4 * size_t{g}); }
+
+uint64_t SplitHead::GroupSize(uint32_t g) const {
+  return std::min<uint64_t>(kValueGroupBytes, region_size_ - uint64_t{g} * kValueGroupBytes);
+}
+
+StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint64_t region_begin,
+                               uint64_t region_end, std::string* stored) {
+  if (compression == Compression::kNone || region_begin > region_end || region_end > block.size() ||
+      block.size() > 0xffffffffu) {
+    return StoredCodec::kRaw;
+  }
+  const uint64_t region_size = region_end - region_begin;
+  const uint32_t groups = static_cast<uint32_t>((region_size + kValueGroupBytes - 1) / kValueGroupBytes);
+  // The head, its group ends filled in below; then the key part's frame.
+  stored->assign(16 + 4 * size_t{groups}, '\0');
+  EncodeFixed32(stored->data(), static_cast<uint32_t>(region_begin));
+  EncodeFixed32(stored->data() + 4, static_cast<uint32_t>(region_size));
+  EncodeFixed32(stored->data() + 12, groups);
+  thread_local std::string key_part;  // reused: a builder compresses block after block
+  key_part.assign(block.data(), region_begin);
+  key_part.append(block.data() + region_end, block.size() - region_end);
+  const size_t key_frame_at = stored->size();
+  if (!AppendFrame(compression, key_part.data(), key_part.size(), stored)) return StoredCodec::kRaw;
+  EncodeFixed32(stored->data() + 8, static_cast<uint32_t>(stored->size() - key_frame_at));
+  const size_t groups_at = stored->size();
+  for (uint32_t g = 0; g < groups; ++g) {
+    const uint64_t begin = region_begin + uint64_t{g} * kValueGroupBytes;
+    const uint64_t n = std::min<uint64_t>(kValueGroupBytes, region_end - begin);
+    if (!AppendFrame(compression, block.data() + begin, n, stored)) return StoredCodec::kRaw;
+    EncodeFixed32(stored->data() + 16 + 4 * size_t{g}, static_cast<uint32_t>(stored->size() - groups_at));
+  }
+  if (stored->size() > block.size() - block.size() / 8) return StoredCodec::kRaw;  // saves less than an eighth
+  return compression == Compression::kLZ4 ? StoredCodec::kLZ4Split : StoredCodec::kZstdSplit;
+}
+
+Status DecompressKeyPart(StoredCodec codec, const SplitHead& head, const Slice& frame, char* dest) {
+  return DecompressFrame(codec, frame, dest, head.key_part_size());
+}
+
+Status DecompressRegion(StoredCodec codec, const SplitHead& head, const Slice& frames, uint64_t offset,
+                        uint64_t size, std::string* scratch, char* dest) {
+  if (size == 0) return Status::OK();
+  if (offset + size > head.region_size()) return Status::Corruption("split block", "read outside the region");
+  const uint32_t first = static_cast<uint32_t>(offset / kValueGroupBytes);
+  const uint32_t last = static_cast<uint32_t>((offset + size - 1) / kValueGroupBytes);
+  if (frames.size() < head.GroupBegin(last + 1) - head.GroupBegin(first)) {
+    return Status::Corruption("split block", "group frames truncated");
+  }
+  scratch->resize(size_t{last - first + 1} * kValueGroupBytes);
+  for (uint32_t g = first; g <= last; ++g) {
+    const Slice frame(frames.data() + (head.GroupBegin(g) - head.GroupBegin(first)), head.GroupBegin(g + 1) - head.GroupBegin(g));
+    Status s = DecompressFrame(codec, frame, scratch->data() + size_t{g - first} * kValueGroupBytes, head.GroupSize(g));
+    if (!s.ok()) return s;
+  }
+  std::memcpy(dest, scratch->data() + (offset - uint64_t{first} * kValueGroupBytes), size);
+  return Status::OK();
+}
 
 StoredCodec CompressBlock(Compression compression, const Slice& block, std::string* stored) {
   if (compression == Compression::kNone || block.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
@@ -52,6 +184,24 @@ StoredCodec CompressBlock(Compression compression, const Slice& block, std::stri
 }
 
 Status DecompressBlock(StoredCodec codec, const Slice& stored, char* dest, size_t size) {
+  if (IsSplitCodec(codec)) {
+    SplitHead head;
+    Status s = SplitHead::Parse(stored, stored.size(), size, &head);
+    if (!s.ok()) return s;
+    // The key part into the block's tail, its first region_begin bytes
+    // then moved to the front: the region sits between them.
+    const uint64_t begin = head.region_begin(), region = head.region_size();
+    s = DecompressKeyPart(codec, head, Slice(stored.data() + head.head_size(), head.key_part_end() - head.head_size()),
+                          dest + region);
+    if (!s.ok()) return s;
+    std::memmove(dest, dest + region, begin);
+    for (uint32_t g = 0; g < head.group_count(); ++g) {
+      const Slice frame(stored.data() + head.GroupBegin(g), head.GroupBegin(g + 1) - head.GroupBegin(g));
+      s = DecompressFrame(codec, frame, dest + begin + uint64_t{g} * kValueGroupBytes, head.GroupSize(g));
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
   if (codec == StoredCodec::kLZ4) {
     if (stored.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE) || size > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
       return Status::Corruption("LZ4 block too large");

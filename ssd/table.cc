@@ -455,7 +455,10 @@ double SsdTable::ApproximatePosition(const Slice& user_key) const {
 void SsdTable::PlanGet(const Slice& user_key, std::vector<BlockFetch>* fetches) const {
   if (options_.use_mmap || gets_mapping_ != nullptr || !MayContain(user_key)) return;
   const uint32_t i = FirstCandidateBlock(user_key);
-  if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0 || IsLarge(i)) return;
+  if (i >= index_.size() || options_.comparator->Compare(index_[i].smallest, user_key) > 0 || IsLarge(i) ||
+      IsSplitCodec(index_[i].codec)) {  // a split block's Get reads its key part, not the block
+    return;
+  }
   fetches->push_back({this, i});  // FetchBlocks skips it if cached
 }
 
@@ -469,12 +472,21 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
     const Slice smallest = index_[i].smallest;
     if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
     Status s;
-    if (mapped) {
-      s = GetFromMappedBlock(i, user_key, snapshot, type, value, sequence);
-    } else if (IsLarge(i) && !options_.use_mmap) {
-      s = GetFromLargeBlock(i, options, user_key, snapshot, type, value, sequence);
-    } else {
-      s = GetFromBlock(i, options, user_key, snapshot, type, value, sequence);
+    // A split block's key part serves Gets, once a table that verifies
+    // checksums has checked the block whole (verified_once_).
+    const bool split = IsSplitCodec(index_[i].codec) && !options.verify_checksums &&
+                       i < BlockCache::kKeyPartBit &&
+                       (!options_.verify_checksums ||
+                        (verified_once_ != nullptr && verified_once_[i].load(std::memory_order_relaxed)));
+    if (split) s = GetFromSplitBlock(i, user_key, snapshot, type, value, sequence);
+    if (!split || s.IsNotSupported()) {
+      if (mapped) {
+        s = GetFromMappedBlock(i, user_key, snapshot, type, value, sequence);
+      } else if (IsLarge(i) && !options_.use_mmap) {
+        s = GetFromLargeBlock(i, options, user_key, snapshot, type, value, sequence);
+      } else {
+        s = GetFromBlock(i, options, user_key, snapshot, type, value, sequence);
+      }
     }
     if (!s.IsNotFound()) return s;
   }
@@ -493,6 +505,99 @@ Status SsdTable::GetFromBlock(uint32_t i, const ReadOptions& options, const Slic
   *type = lookup.type;
   *sequence = lookup.sequence;
   if (lookup.type == ValueType::kValue) value->assign(lookup.value.data(), lookup.value.size());
+  return Status::OK();
+}
+
+Status SsdTable::CopyStored(uint32_t i, uint64_t begin, uint64_t n, char* dest) const {
+  const TableIndexEntry& e = index_[i];
+  if (begin + n > e.stored_bytes()) return Corrupt("block " + std::to_string(i) + ": read past its stored bytes");
+  const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
+  Status s;
+  if (stored_mapping_ != nullptr) {
+    if (!GuardedRead([&] { std::memcpy(dest, stored_mapping_ + e.offset + begin, n); })) s = MappingFault();
+  } else {
+    Slice got;
+    s = file_->Read(e.offset + begin, n, dest, &got);
+    if (s.ok() && got.size() != n) s = Corrupt("block " + std::to_string(i) + " truncated");
+    if (s.ok() && got.data() != dest) std::memcpy(dest, got.data(), n);
+  }
+  if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
+  return s;
+}
+
+Status SsdTable::ReadKeyPart(uint32_t i, CachedBlockRef* part) const {
+  *part = options_.cache->Lookup(number_, i | BlockCache::kKeyPartBit);
+  if (*part != nullptr) return Status::OK();
+  const TableIndexEntry& e = index_[i];
+  auto corrupt = [&](const Status& s) { return Corrupt("block " + std::to_string(i) + ": " + s.ToString()); };
+  // The head's fixed part says how long the head and the key part's frame
+  // are; then both are read, parsed and decompressed.
+  char fixed[16];
+  if (e.stored_size < sizeof(fixed)) return corrupt(Status::Corruption("split block head truncated"));
+  Status s = CopyStored(i, 0, sizeof(fixed), fixed);
+  if (!s.ok()) return s;
+  const uint64_t head_size = 16 + 4 * uint64_t{DecodeFixed32(fixed + 12)};
+  const uint64_t need = head_size + DecodeFixed32(fixed + 8);
+  if (need > e.stored_size) return corrupt(Status::Corruption("split block head disagrees with its stored size"));
+  std::string stored(need, '\0');
+  s = CopyStored(i, 0, need, stored.data());
+  if (!s.ok()) return s;
+  SplitHead head;
+  s = SplitHead::Parse(stored, e.stored_size, e.size, &head);
+  if (!s.ok()) return corrupt(s);
+  // One buffer: the key part, then (8-byte aligned) a copy of the head, so
+  // that a Get finds the block's key part and its groups in one entry.
+  auto fresh = std::make_shared<CachedBlock>();
+  const uint64_t key_part = head.key_part_size(), head_at = (key_part + 7) & ~uint64_t{7};
+  fresh->size = head_at + head_size;
+  fresh->buffer.reset(new uint64_t[(fresh->size + 7) / 8]);
+  char* dest = reinterpret_cast<char*>(fresh->buffer.get());
+  std::memcpy(dest + head_at, stored.data(), head_size);
+  s = DecompressKeyPart(e.codec, head, Slice(stored.data() + head_size, need - head_size), dest);
+  if (s.ok()) s = SplitHead::Parse(Slice(dest + head_at, head_size), e.stored_size, e.size, &fresh->split_head);
+  // The region must be the block's value region: a value's offset in the
+  // value buffer is then its offset in the region.
+  uint64_t region_begin = 0, region_end = 0;
+  if (s.ok()) s = keyset::ValueRegion(Slice(dest, key_part), e.size, options_.comparator, &region_begin, &region_end);
+  if (s.ok() && (region_begin != head.region_begin() || region_end - region_begin != head.region_size())) {
+    s = Status::Corruption("split block region is not the value region");
+  }
+  if (s.ok()) s = keyset::OpenKeyPartReader(Slice(dest, key_part), e.size, options_.comparator, &fresh->reader);
+  if (s.IsNotSupported()) return s;
+  if (!s.ok()) return corrupt(s);
+  *part = options_.cache->Insert(number_, i | BlockCache::kKeyPartBit, std::move(fresh));
+  return Status::OK();
+}
+
+Status SsdTable::GetFromSplitBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                                   std::string* value, SequenceNumber* sequence) const {
+  CachedBlockRef part;
+  Status s = ReadKeyPart(i, &part);
+  if (!s.ok()) return s;
+  BlockLookup lookup;
+  s = part->reader->Get(user_key, snapshot, &lookup);
+  if (s.IsNotFound()) return s;
+  if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  if (lookup.type == ValueType::kValue && !lookup.value.empty()) {
+    // The value's groups, their stored frames read, then decompressed. The
+    // region starts with the value buffer (keyset::ValueRegion).
+    const SplitHead& head = part->split_head;
+    const uint64_t offset = lookup.value_offset, size = lookup.value.size();
+    const uint32_t first = static_cast<uint32_t>(offset / kValueGroupBytes);
+    const uint32_t last = static_cast<uint32_t>((offset + size - 1) / kValueGroupBytes);
+    if (last >= head.group_count()) return Corrupt("block " + std::to_string(i) + ": value outside its groups");
+    thread_local std::string frames, scratch;
+    frames.resize(head.GroupBegin(last + 1) - head.GroupBegin(first));
+    s = CopyStored(i, head.GroupBegin(first), frames.size(), frames.data());
+    if (!s.ok()) return s;
+    value->resize(size);
+    s = DecompressRegion(index_[i].codec, head, frames, offset, size, &scratch, value->data());
+    if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+  } else if (lookup.type == ValueType::kValue) {
+    value->clear();
+  }
+  *type = lookup.type;
+  *sequence = lookup.sequence;
   return Status::OK();
 }
 

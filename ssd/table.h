@@ -319,6 +319,18 @@ class SsdTable final : public Table {
   // the SIGBUS guard: IOError if a page cannot be read. Result as Get's.
   Status GetFromMappedBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                             std::string* value, SequenceNumber* sequence) const;
+  // Copies stored bytes [begin, begin + n) of block i to dest: from the
+  // mapping of a compressed table under the SIGBUS guard, or read.
+  Status CopyStored(uint32_t i, uint64_t begin, uint64_t n, char* dest) const;
+  // The key part of split-compressed block i (docs/ssd_format.md), from the
+  // block cache or read, decompressed and cached.
+  Status ReadKeyPart(uint32_t i, CachedBlockRef* part) const;
+  // A lookup in split-compressed block i: its key part searched, then only
+  // the value groups that hold the value decompressed. NotSupported if the
+  // block's key part cannot be searched on its own (the caller reads it
+  // whole). Result as Get's.
+  Status GetFromSplitBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
+                           std::string* value, SequenceNumber* sequence) const;
   // A lookup in large block i: in pieces when it can, else the block read
   // whole (not cached). Result as Get's.
   Status GetFromLargeBlock(uint32_t i, const ReadOptions& options, const Slice& user_key, SequenceNumber snapshot,

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "format/keyset_entry.h"
+#include "format/keyset_pieces.h"
 #include "ssd/table_internal.h"
 #include "util/checksum.h"
 #include "util/coding.h"
@@ -161,7 +162,17 @@ Status TableBuilder::FlushBlock() {
   const Slice block(reinterpret_cast<const char*>(buffer_.data()), size);
   // A large block is read in pieces or in place (ssd/table.h): never compressed.
   if (compression_ != Compression::kNone && size <= kLargeBlockBytes) {
-    auto compress = [&] { return CompressBlock(compression_, block, &stored_); };
+    // KeySet blocks split (their values in groups, a Get decompresses one),
+    // other formats whole.
+    auto compress = [&] {
+      uint64_t region_begin = 0, region_end = 0;
+      if (format_ == BlockFormat::kKeySet &&
+          keyset::ValueRegion(block, block.size(), block_options_.comparator, &region_begin, &region_end).ok() &&
+          region_end - region_begin <= keyset::kMaxKeyPartValueRegion) {
+        return CompressBlockSplit(compression_, block, region_begin, region_end, &stored_);
+      }
+      return CompressBlock(compression_, block, &stored_);
+    };
     const StoredCodec codec = encode_ != nullptr ? encode_->RunExact(compress) : compress();
     if (codec != StoredCodec::kRaw) {
       index_.back().codec = codec;

@@ -68,10 +68,12 @@ Status TableFooter::Check(uint64_t file_size, const std::string& path) const {
 }
 
 uint32_t TableVersionFor(const std::vector<TableIndexEntry>& blocks) {
+  uint32_t version = kUncompressedTableVersion;
   for (const TableIndexEntry& e : blocks) {
-    if (e.compressed()) return kTableFormatVersion;
+    if (IsSplitCodec(e.codec)) return kTableFormatVersion;
+    if (e.compressed()) version = kWholeCompressionTableVersion;
   }
-  return kUncompressedTableVersion;
+  return version;
 }
 
 void EncodeIndexEntries(const std::vector<TableIndexEntry>& blocks, uint32_t filter_lines, uint32_t version,
@@ -114,7 +116,9 @@ Status DecodeIndex(const Slice& index, uint64_t index_offset, uint32_t version, 
     if (version >= 2) {
       const uint32_t stored_size = DecodeFixed32(index.data() + pos + 24);
       const uint32_t codec = DecodeFixed32(index.data() + pos + 28);
-      if (!IsKnownCodec(codec)) return corrupt("block " + std::to_string(i) + ": unknown compression");
+      if (!IsKnownCodec(codec) || (version < 3 && IsSplitCodec(static_cast<StoredCodec>(codec)))) {
+        return corrupt("block " + std::to_string(i) + ": unknown compression");
+      }
       e.codec = static_cast<StoredCodec>(codec);
       if (e.compressed() ? stored_size == 0 : stored_size != e.size) {
         return corrupt("block " + std::to_string(i) + ": stored size disagrees with its compression");

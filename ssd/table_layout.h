@@ -5,7 +5,7 @@
 //   file   := block* index footer
 //   index  := u32 blocks, u32 filter_lines, entry{blocks}, filter
 //   entry  := u64 offset, u32 size, u32 entries, u32 smallest_len,
-//             u32 largest_len, [version 2: u32 stored_size, u32 codec,]
+//             u32 largest_len, [versions 2, 3: u32 stored_size, u32 codec,]
 //             smallest, largest, zeros to 8-byte alignment
 //   filter := filter_lines x 64-byte Bloom lines (format/bloom.h)
 //   footer := u64 magic, u32 version, u32 block_format, u64 index_offset,
@@ -25,10 +25,12 @@
 namespace jigsaw::ssd {
 
 inline constexpr uint64_t kTableMagic = 0x315453535753474AULL;  // bytes "JGSWSST1"
-// The newest version read and written. Version 1 (no compressed block) is
-// written while a table holds no compressed block, so such a table reads
-// under releases that know only version 1.
-inline constexpr uint32_t kTableFormatVersion = 2;
+// The newest version read and written. A table is written in the oldest
+// version that can hold it -- 1 without a compressed block, 2 when its
+// blocks are compressed whole only, 3 once one is split -- so it reads
+// under every release that knows that version.
+inline constexpr uint32_t kTableFormatVersion = 3;
+inline constexpr uint32_t kWholeCompressionTableVersion = 2;
 inline constexpr uint32_t kUncompressedTableVersion = 1;
 inline constexpr size_t kTableFooterSize = 48;
 // An index entry's fixed part: offset, size, entries, smallest and largest
@@ -80,12 +82,12 @@ inline size_t IndexEntryBytes(const TableIndexEntry& e, uint32_t version) {
   return IndexEntryFixed(version) + Pad8(e.smallest.size() + e.largest.size());
 }
 
-// The table format version a table of these blocks is written in: 2 if
-// any is compressed, else 1.
+// The table format version a table of these blocks is written in: 3 if
+// any is split, else 2 if any is compressed, else 1.
 uint32_t TableVersionFor(const std::vector<TableIndexEntry>& blocks);
 
 // Appends the index's head and entries in table format `version` (which
-// must be 2 if any block is compressed); its filter (filter_lines x 64
+// must be TableVersionFor(blocks) or newer); its filter (filter_lines x 64
 // bytes) is for the caller to append after them.
 void EncodeIndexEntries(const std::vector<TableIndexEntry>& blocks, uint32_t filter_lines, uint32_t version,
                         std::string* out);

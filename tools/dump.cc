@@ -109,7 +109,7 @@ int DumpTable(std::unique_ptr<RandomAccessFile> file, uint64_t number, const std
     std::printf("block %u at offset %" PRIu64, i, table->block_offset(i));
     const ssd::StoredCodec codec = table->block_codec(i);
     if (codec != ssd::StoredCodec::kRaw) {
-      std::printf(", %s, %" PRIu64 " bytes stored", codec == ssd::StoredCodec::kLZ4 ? "LZ4" : "Zstandard",
+      std::printf(", %s, %" PRIu64 " bytes stored", ssd::CodecName(codec),
                   table->block_stored_bytes(i));
     }
     std::printf(":\n");

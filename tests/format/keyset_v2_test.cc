@@ -1169,5 +1169,61 @@ TEST(KeySetV2PieceReaderTest, DamageIsCorruptionNotAStrayRead) {
   EXPECT_TRUE(v2::PieceReader::Open(truncated, block.size(), BytewiseComparator(), &pieces).IsCorruption());
 }
 
+
+// A key part -- the block without its value region -- answers every lookup
+// as the whole block does, and says where each value lies.
+TEST(KeySetV2KeyPartTest, AnswersEveryLookupAsTheWholeBlockReaderDoesAndLocatesTheValues) {
+  AlignedBuffer buffer;
+  auto entries = VersionedEntries(300);
+  Slice block = Build(entries, &buffer);
+  std::unique_ptr<BlockReader> whole;
+  ASSERT_TRUE(BlockReader::Open(BlockFormat::kKeySet, block, {}, &whole).ok());
+  uint64_t begin = 0, end = 0;
+  ASSERT_TRUE(v2::ValueRegion(block, block.size(), BytewiseComparator(), &begin, &end).ok());
+  EXPECT_EQ(begin, keyset::kHeaderSize);
+  AlignedBuffer part_buffer;
+  part_buffer.Resize(block.size());
+  char* part = part_buffer.data();
+  std::memcpy(part, block.data(), begin);
+  std::memcpy(part + begin, block.data() + end, block.size() - end);
+  const Slice key_part(part, block.size() - (end - begin));
+  std::unique_ptr<BlockReader> reader;
+  ASSERT_TRUE(v2::OpenKeyPartReader(key_part, block.size(), BytewiseComparator(), &reader).ok());
+  const SequenceNumber last = entries.size();
+  for (int i = -1; i <= 601; ++i) {
+    char key[32];
+    std::snprintf(key, sizeof(key), "user%016d", i);
+    for (SequenceNumber snapshot : {SequenceNumber{0}, SequenceNumber{5}, last / 2, last}) {
+      BlockLookup expected, got;
+      const Status e = whole->Get(key, snapshot, &expected);
+      const Status g = reader->Get(key, snapshot, &got);
+      ASSERT_EQ(e.ToString(), g.ToString()) << key;
+      if (!e.ok()) continue;
+      ASSERT_EQ(got.type, expected.type);
+      ASSERT_EQ(got.sequence, expected.sequence);
+      if (got.type != ValueType::kValue) continue;
+      ASSERT_EQ(got.value.size(), expected.value.size());
+      ASSERT_EQ(got.value_offset, expected.value_offset);
+      ASSERT_EQ(Slice(block.data() + begin + got.value_offset, got.value.size()), expected.value) << key;
+    }
+  }
+  // It holds no values to iterate or validate.
+  EXPECT_TRUE(reader->NewIterator()->status().IsNotSupported());
+  EXPECT_TRUE(reader->Validate().IsNotSupported());
+}
+
+TEST(KeySetV2KeyPartTest, AKeyPartOfTheWrongSizeIsCorruption) {
+  AlignedBuffer buffer;
+  auto entries = VersionedEntries(50);
+  Slice block = Build(entries, &buffer);
+  uint64_t begin = 0, end = 0;
+  ASSERT_TRUE(v2::ValueRegion(block, block.size(), BytewiseComparator(), &begin, &end).ok());
+  std::unique_ptr<BlockReader> reader;
+  // The whole block is not a key part; neither is a truncated one.
+  EXPECT_TRUE(v2::OpenKeyPartReader(block, block.size(), BytewiseComparator(), &reader).IsCorruption());
+  EXPECT_TRUE(v2::OpenKeyPartReader(Slice(block.data(), 64), block.size(), BytewiseComparator(), &reader)
+                  .IsCorruption());
+}
+
 }  // namespace
 }  // namespace jigsaw

@@ -150,7 +150,9 @@ TEST_P(CompressedTableTest, EveryReadPathServesTheModelFromFewerBytes) {
   EXPECT_EQ(info.blocks, plain_info.blocks);  // blocks end where they would uncompressed
   EXPECT_LT(info.file_size, plain_info.file_size * 8 / 10);
   EXPECT_EQ(FooterVersion(plain), kUncompressedTableVersion);
-  EXPECT_EQ(FooterVersion(packed), 2u);
+  // KeySet blocks are split (values in groups): version 3; classic blocks
+  // are compressed whole: version 2.
+  EXPECT_EQ(FooterVersion(packed), format == BlockFormat::kKeySet ? kTableFormatVersion : 2u);
   for (const OpenMode& mode : {OpenMode{false, false, true}, OpenMode{false, false, false},
                                OpenMode{true, false, false}, OpenMode{false, true, false}}) {
     SCOPED_TRACE(testing::Message() << "mmap " << mode.mmap << " mapped_gets " << mode.mapped_gets << " verify "
@@ -196,9 +198,106 @@ TEST_P(CompressedTableTest, DamageInACompressedBlockIsCorruptionNamingTheTable) 
   }
 }
 
+// KeySet tables, whose compressed blocks are split, by codec.
+class SplitTableTest : public ::testing::TestWithParam<Compression> {
+ protected:
+  test::ScratchDir dir_;
+};
+
+// A split block (KeySet) damaged anywhere in its stored bytes -- head, key
+// part, value groups: reading it whole is Corruption naming the table,
+// unless the damage decompresses to the same bytes (a match offset changed
+// to another copy of the same bytes: then every Get answers as before);
+// Gets from its key part and value groups are Corruption, NotFound or a
+// wrong value, never a crash or a read outside the buffers (ASan).
+TEST_P(SplitTableTest, DamageAnywhereInASplitBlockIsCaught) {
+  const BlockFormat format = BlockFormat::kKeySet;
+  const Compression compression = GetParam();
+  std::mt19937_64 rng(55);
+  const std::vector<TestEntry> entries = Entries(&rng, 400, /*compressible=*/true);
+  const std::string path = dir_.path() + "/000007.jst";
+  Build(path, entries, format, compression);
+  const std::string intact = ReadFile(path);
+  uint64_t first_stored = 0;
+  {
+    BlockCache cache(1 << 20);
+    std::unique_ptr<SsdTable> table;
+    ASSERT_TRUE(Open(path, &cache, OpenMode{false, true, false}, &table).ok());
+    ASSERT_TRUE(IsSplitCodec(table->block_codec(0)));
+    first_stored = table->block_stored_bytes(0);
+  }
+  int caught = 0, sweeps = 0;
+  for (uint64_t at = 0; at < first_stored; at += 11, ++sweeps) {
+    SCOPED_TRACE(testing::Message() << "byte " << at);
+    std::string damaged = intact;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x5a);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << damaged;
+    }
+    for (const bool mapped_gets : {false, true}) {
+      BlockCache cache(1 << 20);
+      std::unique_ptr<SsdTable> table;
+      ASSERT_TRUE(Open(path, &cache, OpenMode{false, mapped_gets, false}, &table).ok());
+      bool answers_as_before = true;
+      for (size_t k = 0; k < entries.size(); k += 7) {
+        ValueType type;
+        SequenceNumber sequence = 0;
+        std::string value;
+        const Status s = table->Get(ReadOptions(), entries[k].user_key, kMaxSequenceNumber, &type, &value, &sequence);
+        EXPECT_TRUE(s.ok() || s.IsNotFound() || s.IsCorruption()) << s.ToString();
+        const TestEntry* expected = test::ModelGet(entries, entries[k].user_key, kMaxSequenceNumber);
+        answers_as_before = answers_as_before && s.ok() && type == expected->type &&
+                            (type != ValueType::kValue || value == expected->value);
+      }
+      const Status validated = table->Validate();
+      if (validated.ok()) {
+        EXPECT_TRUE(answers_as_before);
+      } else {
+        EXPECT_TRUE(validated.IsCorruption() && validated.ToString().find(path) != std::string::npos)
+            << validated.ToString();
+        ++caught;
+      }
+    }
+  }
+  EXPECT_GT(caught, 2 * sweeps * 9 / 10);  // most damage changes the bytes
+}
+
+// A Get from a split block's key part decompresses the value's groups
+// only: the key part goes to the cache, not the whole block.
+TEST_P(SplitTableTest, AGetFromASplitBlockCachesItsKeyPartAlone) {
+  const BlockFormat format = BlockFormat::kKeySet;
+  const Compression compression = GetParam();
+  std::mt19937_64 rng(56);
+  const std::vector<TestEntry> entries = Entries(&rng, 2000, /*compressible=*/true);
+  const std::string path = dir_.path() + "/000007.jst";
+  Build(path, entries, format, compression);
+  BlockCache cache(64 << 20);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(Open(path, &cache, OpenMode{false, true, false}, &table).ok());
+  const TestEntry* found = nullptr;
+  for (const TestEntry& e : entries) {
+    const TestEntry* newest = test::ModelGet(entries, e.user_key, kMaxSequenceNumber);
+    if (newest == &e && e.type == ValueType::kValue && !e.value.empty()) {
+      found = &e;
+      break;
+    }
+  }
+  ASSERT_NE(found, nullptr);
+  ValueType type;
+  SequenceNumber sequence = 0;
+  std::string value;
+  ASSERT_TRUE(table->Get(ReadOptions(), found->user_key, kMaxSequenceNumber, &type, &value, &sequence).ok());
+  EXPECT_EQ(value, found->value);
+  EXPECT_EQ(sequence, found->sequence);
+  EXPECT_GT(cache.usage(), 0u);
+  EXPECT_LT(cache.usage(), 4u << 10);  // less than the block (4 KiB): its key part
+}
+
 INSTANTIATE_TEST_SUITE_P(FormatsAndCodecs, CompressedTableTest,
                          ::testing::Combine(::testing::Values(BlockFormat::kKeySet, BlockFormat::kClassic),
                                             ::testing::Values(Compression::kLZ4, Compression::kZstd)));
+INSTANTIATE_TEST_SUITE_P(Codecs, SplitTableTest, ::testing::Values(Compression::kLZ4, Compression::kZstd));
 
 TEST(CompressedTableBuildTest, IncompressibleBlocksLeaveTheTableAsItWasUncompressed) {
   test::ScratchDir dir;
