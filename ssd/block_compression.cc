@@ -52,9 +52,10 @@ bool AppendFrame(Compression compression, const char* src, size_t n, std::string
   return true;
 }
 
-// Decompresses one frame of a split codec into exactly `size` bytes at dest.
+// Decompresses one frame of a split block into exactly `size` bytes at dest.
 Status DecompressFrame(StoredCodec codec, const Slice& frame, char* dest, size_t size) {
-  return DecompressBlock(codec == StoredCodec::kLZ4Split ? StoredCodec::kLZ4 : StoredCodec::kZstd, frame, dest, size);
+  (void)codec;  // kLZ4Split, the one split codec
+  return DecompressBlock(StoredCodec::kLZ4, frame, dest, size);
 }
 
 }  // namespace
@@ -69,8 +70,6 @@ const char* CodecName(StoredCodec codec) {
       return "Zstandard";
     case StoredCodec::kLZ4Split:
       return "LZ4, values in groups";
-    case StoredCodec::kZstdSplit:
-      return "Zstandard, values in groups";
   }
   return "unknown";
 }
@@ -109,7 +108,7 @@ uint64_t SplitHead::GroupSize(uint32_t g) const {
 
 StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint64_t region_begin,
                                uint64_t region_end, std::string* stored) {
-  if (compression == Compression::kNone || region_begin > region_end || region_end > block.size() ||
+  if (compression != Compression::kLZ4 || region_begin > region_end || region_end > block.size() ||
       block.size() > 0xffffffffu) {
     return StoredCodec::kRaw;
   }
@@ -134,7 +133,7 @@ StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint
     EncodeFixed32(stored->data() + 16 + 4 * size_t{g}, static_cast<uint32_t>(stored->size() - groups_at));
   }
   if (stored->size() > block.size() - block.size() / 8) return StoredCodec::kRaw;  // saves less than an eighth
-  return compression == Compression::kLZ4 ? StoredCodec::kLZ4Split : StoredCodec::kZstdSplit;
+  return StoredCodec::kLZ4Split;
 }
 
 Status DecompressKeyPart(StoredCodec codec, const SplitHead& head, const Slice& frame, char* dest) {

@@ -14,15 +14,13 @@
 namespace jigsaw::ssd {
 
 // The compression field of a table index entry (docs/ssd_format.md): a
-// block stored whole, compressed whole, or split -- its value region
-// compressed in groups, the rest (its key part) as one frame.
-enum class StoredCodec : uint32_t { kRaw = 0, kLZ4 = 1, kZstd = 2, kLZ4Split = 3, kZstdSplit = 4 };
+// block stored as its bytes, compressed whole, or split with LZ4 -- its
+// value region compressed in groups, the rest (its key part) as one frame.
+enum class StoredCodec : uint32_t { kRaw = 0, kLZ4 = 1, kZstd = 2, kLZ4Split = 3 };
 
 // Whether `code`, as read from an index entry, names a codec.
-inline bool IsKnownCodec(uint32_t code) { return code <= static_cast<uint32_t>(StoredCodec::kZstdSplit); }
-inline bool IsSplitCodec(StoredCodec codec) {
-  return codec == StoredCodec::kLZ4Split || codec == StoredCodec::kZstdSplit;
-}
+inline bool IsKnownCodec(uint32_t code) { return code <= static_cast<uint32_t>(StoredCodec::kLZ4Split); }
+inline bool IsSplitCodec(StoredCodec codec) { return codec == StoredCodec::kLZ4Split; }
 
 // Bytes of the value region one group holds before compression (the last
 // group of a block may hold fewer).
@@ -73,11 +71,13 @@ const char* CodecName(StoredCodec codec);
 // at least an eighth of the block (*stored then holds nothing of use).
 StoredCodec CompressBlock(Compression compression, const Slice& block, std::string* stored);
 
-// Compresses `block` split (kLZ4Split or kZstdSplit by `compression`): its
-// bytes [region_begin, region_end) in groups of kValueGroupBytes, each a
-// frame of its own, and the rest -- the bytes before the region, then those
-// after it -- as one frame, behind the head SplitHead parses. Returns kRaw
-// when compression is kNone or would not save at least an eighth.
+// Compresses `block` split with LZ4 (kLZ4Split): its bytes [region_begin,
+// region_end) in groups of kValueGroupBytes, each a frame of its own, and
+// the rest -- the bytes before the region, then those after it -- as one
+// frame, behind the head SplitHead parses. Returns kRaw when compression
+// is not kLZ4 or would not save at least an eighth. (Zstandard is not
+// split: its per-frame cost makes 1 KiB frames slow to write and read,
+// docs/design/030-compression.md.)
 StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint64_t region_begin,
                                uint64_t region_end, std::string* stored);
 

@@ -162,11 +162,11 @@ Status TableBuilder::FlushBlock() {
   const Slice block(reinterpret_cast<const char*>(buffer_.data()), size);
   // A large block is read in pieces or in place (ssd/table.h): never compressed.
   if (compression_ != Compression::kNone && size <= kLargeBlockBytes) {
-    // KeySet blocks split (their values in groups, a Get decompresses one),
-    // other formats whole.
+    // KeySet blocks split with LZ4 (their values in groups, a Get
+    // decompresses one); Zstandard and other formats whole.
     auto compress = [&] {
       uint64_t region_begin = 0, region_end = 0;
-      if (format_ == BlockFormat::kKeySet &&
+      if (format_ == BlockFormat::kKeySet && compression_ == Compression::kLZ4 &&
           keyset::ValueRegion(block, block.size(), block_options_.comparator, &region_begin, &region_end).ok() &&
           region_end - region_begin <= keyset::kMaxKeyPartValueRegion) {
         return CompressBlockSplit(compression_, block, region_begin, region_end, &stored_);

@@ -125,7 +125,7 @@ TEST(TableLayoutTest, ASplitBlockMakesTheTableVersion3AndIsRefusedInVersion2) {
   std::vector<TableIndexEntry> blocks = {{0, 8192, 10, "a", "c"}, {1504, 8192, 20, "d", "ffff"}};
   blocks[0].codec = StoredCodec::kLZ4;
   blocks[0].stored_size = 1500;
-  blocks[1].codec = StoredCodec::kZstdSplit;
+  blocks[1].codec = StoredCodec::kLZ4Split;
   blocks[1].stored_size = 1000;
   EXPECT_EQ(TableVersionFor(blocks), 3u);
   EXPECT_EQ(TableVersionFor({blocks[0]}), 2u);
@@ -136,7 +136,7 @@ TEST(TableLayoutTest, ASplitBlockMakesTheTableVersion3AndIsRefusedInVersion2) {
   uint32_t lines = 0;
   ASSERT_TRUE(DecodeIndex(index, 2504, 3, "t.jst", &got, &filter, &lines).ok());
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[1].codec, StoredCodec::kZstdSplit);
+  EXPECT_EQ(got[1].codec, StoredCodec::kLZ4Split);
   EXPECT_EQ(got[1].stored_bytes(), 1000u);
   // The same index read as version 2: a split codec is unknown there.
   const Status s = DecodeIndex(index, 2504, 2, "t.jst", &got, &filter, &lines);
