@@ -422,8 +422,9 @@ class PieceReader {
 // A version 2 block's value region, [kHeaderSize, keyset_offset): its
 // value buffer and the buffer's padding, the bytes a split-compressed SSD
 // block stores apart from the rest (docs/ssd_format.md, "Compressed
-// blocks"). `block` may be the header alone (block_size: the block's size).
-// Corruption for a malformed header, NotSupported for another version.
+// blocks"). `header` may be the header alone (block_size: the block's
+// size). Corruption for a malformed or truncated header, NotSupported for
+// another version.
 Status ValueRegion(const Slice& header, uint64_t block_size, const Comparator* comparator, uint64_t* begin,
                    uint64_t* end);
 

@@ -831,6 +831,7 @@ Status OpenReader(const Slice& contents, const BlockReadOptions& options, std::u
 
 Status ValueRegion(const Slice& header, uint64_t block_size, const Comparator* comparator, uint64_t* begin,
                    uint64_t* end) {
+  if (header.size() < kHeaderSize) return Status::Corruption("KeySet block header truncated");
   if (keyset::VersionOf(header) != kFormatVersion) return Status::NotSupported("not a KeySet version 2 block");
   HeaderLayout l;
   Status s = ParseHeader(header.data(), block_size, comparator, &l);

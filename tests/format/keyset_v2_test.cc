@@ -1223,6 +1223,8 @@ TEST(KeySetV2KeyPartTest, AKeyPartOfTheWrongSizeIsCorruption) {
   EXPECT_TRUE(v2::OpenKeyPartReader(block, block.size(), BytewiseComparator(), &reader).IsCorruption());
   EXPECT_TRUE(v2::OpenKeyPartReader(Slice(block.data(), 64), block.size(), BytewiseComparator(), &reader)
                   .IsCorruption());
+  EXPECT_TRUE(v2::ValueRegion(Slice(block.data(), 64), block.size(), BytewiseComparator(), &begin, &end)
+                  .IsCorruption());
 }
 
 }  // namespace
