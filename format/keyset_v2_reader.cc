@@ -128,6 +128,14 @@ class Reader final : public BlockReader {
   // (the lookups without it then report it) or memory ran out.
   // Over a key part (OpenKeyPart): no values to iterate or validate.
   bool key_part_ = false;
+  // *result as `entry`, the version a lookup found, tells it.
+  void SetLookup(const EntryView& entry, BlockLookup* result) const {
+    result->type = TagType(entry.tag);
+    result->sequence = TagSequence(entry.tag);
+    const bool value = result->type == ValueType::kValue;
+    result->value = value ? entry.value : Slice();
+    result->value_offset = value ? static_cast<uint32_t>(entry.value.data() - s_.values) : 0;
+  }
   void BuildHashIndex() const;
   // The head node and, with key heads, the common prefix (which it keeps):
   // the checks every open makes beyond the header.
@@ -274,7 +282,9 @@ Status Reader::OpenKeyPart(const Slice& key_part, uint64_t block_size, const Com
   if (!s.ok()) return s;
   const uint64_t region = l.keyset_offset - kHeaderSize;
   if (region > kMaxKeyPartValueRegion) return Status::NotSupported("value region too large for a key part");
-  if (key_part.size() != block_size - region) return Status::Corruption("KeySet key part size disagrees with its header");
+  if (key_part.size() != block_size - region) {
+    return Status::Corruption("KeySet key part size disagrees with its header");
+  }
   // Every section after the value buffer, moved back by the region's size.
   auto at = [&](uint64_t offset) { return base + (offset - region); };
   std::unique_ptr<Reader> r(new Reader());
@@ -391,10 +401,7 @@ Status Reader::HashGet(const HashIndex& index, const Slice& user_key, SequenceNu
     if (comparator_->Compare(next.key, user_key) != 0) return Status::NotFound(Slice());
     entry = next;
   }
-  result->type = TagType(entry.tag);
-  result->sequence = TagSequence(entry.tag);
-  result->value = result->type == ValueType::kValue ? entry.value : Slice();
-  result->value_offset = result->type == ValueType::kValue ? static_cast<uint32_t>(entry.value.data() - s_.values) : 0;
+  SetLookup(entry, result);
   return Status::OK();
 }
 
@@ -544,10 +551,7 @@ Status Reader::Get(const Slice& user_key, SequenceNumber snapshot, BlockLookup* 
     return Status::Corruption("KeySet block has a malformed entry");
   }
   if (ordinal >= s_.count || comparator_->Compare(entry.key, user_key) != 0) return Status::NotFound(Slice());
-  result->type = TagType(entry.tag);
-  result->sequence = TagSequence(entry.tag);
-  result->value = result->type == ValueType::kValue ? entry.value : Slice();
-  result->value_offset = result->type == ValueType::kValue ? static_cast<uint32_t>(entry.value.data() - s_.values) : 0;
+  SetLookup(entry, result);
   return Status::OK();
 }
 

@@ -31,30 +31,22 @@ ZSTD_DCtx* ThreadDecompressionContext() {
   return holder.ctx;
 }
 
-// Appends `n` bytes at `src` compressed as one frame of `compression` (kLZ4
-// or kZstd) to *out; false if the codec failed.
-bool AppendFrame(Compression compression, const char* src, size_t n, std::string* out) {
+// Appends `n` bytes at `src` compressed as one LZ4 frame to *out; false if
+// LZ4 failed.
+bool AppendLZ4Frame(const char* src, size_t n, std::string* out) {
+  if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) return false;
   const size_t at = out->size();
-  if (compression == Compression::kLZ4) {
-    if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) return false;
-    out->resize(at + static_cast<size_t>(LZ4_compressBound(static_cast<int>(n))));
-    const int written =
-        LZ4_compress_default(src, out->data() + at, static_cast<int>(n), static_cast<int>(out->size() - at));
-    if (written <= 0) return false;
-    out->resize(at + static_cast<size_t>(written));
-    return true;
-  }
-  out->resize(at + ZSTD_compressBound(n));
-  const size_t written =
-      ZSTD_compressCCtx(ThreadCompressionContext(), out->data() + at, out->size() - at, src, n, kZstdLevel);
-  if (ZSTD_isError(written)) return false;
-  out->resize(at + written);
+  out->resize(at + static_cast<size_t>(LZ4_compressBound(static_cast<int>(n))));
+  const int written =
+      LZ4_compress_default(src, out->data() + at, static_cast<int>(n), static_cast<int>(out->size() - at));
+  if (written <= 0) return false;
+  out->resize(at + static_cast<size_t>(written));
   return true;
 }
 
-// Decompresses one frame of a split block into exactly `size` bytes at dest.
-Status DecompressFrame(StoredCodec codec, const Slice& frame, char* dest, size_t size) {
-  (void)codec;  // kLZ4Split, the one split codec
+// Decompresses one frame of a split block (LZ4) into exactly `size` bytes
+// at dest.
+Status DecompressFrame(const Slice& frame, char* dest, size_t size) {
   return DecompressBlock(StoredCodec::kLZ4, frame, dest, size);
 }
 
@@ -106,10 +98,8 @@ uint64_t SplitHead::GroupSize(uint32_t g) const {
   return std::min<uint64_t>(kValueGroupBytes, region_size_ - uint64_t{g} * kValueGroupBytes);
 }
 
-StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint64_t region_begin,
-                               uint64_t region_end, std::string* stored) {
-  if (compression != Compression::kLZ4 || region_begin > region_end || region_end > block.size() ||
-      block.size() > 0xffffffffu) {
+StoredCodec CompressBlockSplit(const Slice& block, uint64_t region_begin, uint64_t region_end, std::string* stored) {
+  if (region_begin > region_end || region_end > block.size() || block.size() > 0xffffffffu) {
     return StoredCodec::kRaw;
   }
   const uint64_t region_size = region_end - region_begin;
@@ -123,25 +113,25 @@ StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint
   key_part.assign(block.data(), region_begin);
   key_part.append(block.data() + region_end, block.size() - region_end);
   const size_t key_frame_at = stored->size();
-  if (!AppendFrame(compression, key_part.data(), key_part.size(), stored)) return StoredCodec::kRaw;
+  if (!AppendLZ4Frame(key_part.data(), key_part.size(), stored)) return StoredCodec::kRaw;
   EncodeFixed32(stored->data() + 8, static_cast<uint32_t>(stored->size() - key_frame_at));
   const size_t groups_at = stored->size();
   for (uint32_t g = 0; g < groups; ++g) {
     const uint64_t begin = region_begin + uint64_t{g} * kValueGroupBytes;
     const uint64_t n = std::min<uint64_t>(kValueGroupBytes, region_end - begin);
-    if (!AppendFrame(compression, block.data() + begin, n, stored)) return StoredCodec::kRaw;
+    if (!AppendLZ4Frame(block.data() + begin, n, stored)) return StoredCodec::kRaw;
     EncodeFixed32(stored->data() + 16 + 4 * size_t{g}, static_cast<uint32_t>(stored->size() - groups_at));
   }
   if (stored->size() > block.size() - block.size() / 8) return StoredCodec::kRaw;  // saves less than an eighth
   return StoredCodec::kLZ4Split;
 }
 
-Status DecompressKeyPart(StoredCodec codec, const SplitHead& head, const Slice& frame, char* dest) {
-  return DecompressFrame(codec, frame, dest, head.key_part_size());
+Status DecompressKeyPart(const SplitHead& head, const Slice& frame, char* dest) {
+  return DecompressFrame(frame, dest, head.key_part_size());
 }
 
-Status DecompressRegion(StoredCodec codec, const SplitHead& head, const Slice& frames, uint64_t offset,
-                        uint64_t size, std::string* scratch, char* dest) {
+Status DecompressRegion(const SplitHead& head, const Slice& frames, uint64_t offset, uint64_t size,
+                        std::string* scratch, char* dest) {
   if (size == 0) return Status::OK();
   if (offset + size > head.region_size()) return Status::Corruption("split block", "read outside the region");
   const uint32_t first = static_cast<uint32_t>(offset / kValueGroupBytes);
@@ -151,8 +141,9 @@ Status DecompressRegion(StoredCodec codec, const SplitHead& head, const Slice& f
   }
   scratch->resize(size_t{last - first + 1} * kValueGroupBytes);
   for (uint32_t g = first; g <= last; ++g) {
-    const Slice frame(frames.data() + (head.GroupBegin(g) - head.GroupBegin(first)), head.GroupBegin(g + 1) - head.GroupBegin(g));
-    Status s = DecompressFrame(codec, frame, scratch->data() + size_t{g - first} * kValueGroupBytes, head.GroupSize(g));
+    const Slice frame(frames.data() + (head.GroupBegin(g) - head.GroupBegin(first)),
+                      head.GroupBegin(g + 1) - head.GroupBegin(g));
+    Status s = DecompressFrame(frame, scratch->data() + size_t{g - first} * kValueGroupBytes, head.GroupSize(g));
     if (!s.ok()) return s;
   }
   std::memcpy(dest, scratch->data() + (offset - uint64_t{first} * kValueGroupBytes), size);
@@ -190,13 +181,13 @@ Status DecompressBlock(StoredCodec codec, const Slice& stored, char* dest, size_
     // The key part into the block's tail, its first region_begin bytes
     // then moved to the front: the region sits between them.
     const uint64_t begin = head.region_begin(), region = head.region_size();
-    s = DecompressKeyPart(codec, head, Slice(stored.data() + head.head_size(), head.key_part_end() - head.head_size()),
+    s = DecompressKeyPart(head, Slice(stored.data() + head.head_size(), head.key_part_end() - head.head_size()),
                           dest + region);
     if (!s.ok()) return s;
     std::memmove(dest, dest + region, begin);
     for (uint32_t g = 0; g < head.group_count(); ++g) {
       const Slice frame(stored.data() + head.GroupBegin(g), head.GroupBegin(g + 1) - head.GroupBegin(g));
-      s = DecompressFrame(codec, frame, dest + begin + uint64_t{g} * kValueGroupBytes, head.GroupSize(g));
+      s = DecompressFrame(frame, dest + begin + uint64_t{g} * kValueGroupBytes, head.GroupSize(g));
       if (!s.ok()) return s;
     }
     return Status::OK();

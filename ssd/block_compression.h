@@ -74,12 +74,10 @@ StoredCodec CompressBlock(Compression compression, const Slice& block, std::stri
 // Compresses `block` split with LZ4 (kLZ4Split): its bytes [region_begin,
 // region_end) in groups of kValueGroupBytes, each a frame of its own, and
 // the rest -- the bytes before the region, then those after it -- as one
-// frame, behind the head SplitHead parses. Returns kRaw when compression
-// is not kLZ4 or would not save at least an eighth. (Zstandard is not
-// split: its per-frame cost makes 1 KiB frames slow to write and read,
-// docs/design/030-compression.md.)
-StoredCodec CompressBlockSplit(Compression compression, const Slice& block, uint64_t region_begin,
-                               uint64_t region_end, std::string* stored);
+// frame, behind the head SplitHead parses. Returns kRaw when that would not
+// save at least an eighth. (Zstandard is not split: its per-frame cost
+// makes 1 KiB frames slow to write and read, docs/design/030-compression.md.)
+StoredCodec CompressBlockSplit(const Slice& block, uint64_t region_begin, uint64_t region_end, std::string* stored);
 
 // Decompresses `stored`, of `codec` (not kRaw), into exactly `size` bytes at
 // dest: the block, whole. Corruption if it does not decompress to exactly
@@ -89,14 +87,14 @@ Status DecompressBlock(StoredCodec codec, const Slice& stored, char* dest, size_
 // A split block's key part, from its frame (the stored bytes
 // [head.head_size(), head.key_part_end())), into head.key_part_size() bytes
 // at dest.
-Status DecompressKeyPart(StoredCodec codec, const SplitHead& head, const Slice& frame, char* dest);
+Status DecompressKeyPart(const SplitHead& head, const Slice& frame, char* dest);
 
 // Bytes [offset, offset + size) of a split block's region into dest, from
 // `frames`: the stored bytes of the groups that hold them, from
 // head.GroupBegin(first) on, first = offset / kValueGroupBytes. `scratch`
 // is reused between calls.
-Status DecompressRegion(StoredCodec codec, const SplitHead& head, const Slice& frames, uint64_t offset,
-                        uint64_t size, std::string* scratch, char* dest);
+Status DecompressRegion(const SplitHead& head, const Slice& frames, uint64_t offset, uint64_t size,
+                        std::string* scratch, char* dest);
 
 }  // namespace jigsaw::ssd
 

@@ -264,10 +264,10 @@ Status SsdTable::OpenReader(const char* data, bool verify, CachedBlock* block) c
   return s;
 }
 
-Status SsdTable::ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const {
+Status SsdTable::ReadBlocks(uint32_t first, uint64_t bytes, char* dest, uint64_t skip) const {
   Slice got;
   const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
-  Status s = file_->Read(index_[first].offset, bytes, dest, &got);
+  Status s = file_->Read(index_[first].offset + skip, bytes, dest, &got);
   if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
   if (!s.ok()) return s;
   if (got.size() != bytes) return Corrupt("block " + std::to_string(first) + " truncated");
@@ -511,18 +511,11 @@ Status SsdTable::GetFromBlock(uint32_t i, const ReadOptions& options, const Slic
 Status SsdTable::CopyStored(uint32_t i, uint64_t begin, uint64_t n, char* dest) const {
   const TableIndexEntry& e = index_[i];
   if (begin + n > e.stored_bytes()) return Corrupt("block " + std::to_string(i) + ": read past its stored bytes");
+  if (stored_mapping_ == nullptr) return ReadBlocks(i, n, dest, begin);
   const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
-  Status s;
-  if (stored_mapping_ != nullptr) {
-    if (!GuardedRead([&] { std::memcpy(dest, stored_mapping_ + e.offset + begin, n); })) s = MappingFault();
-  } else {
-    Slice got;
-    s = file_->Read(e.offset + begin, n, dest, &got);
-    if (s.ok() && got.size() != n) s = Corrupt("block " + std::to_string(i) + " truncated");
-    if (s.ok() && got.data() != dest) std::memcpy(dest, got.data(), n);
-  }
+  const bool read = GuardedRead([&] { std::memcpy(dest, stored_mapping_ + e.offset + begin, n); });
   if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
-  return s;
+  return read ? Status::OK() : MappingFault();
 }
 
 Status SsdTable::ReadKeyPart(uint32_t i, CachedBlockRef* part) const {
@@ -530,31 +523,38 @@ Status SsdTable::ReadKeyPart(uint32_t i, CachedBlockRef* part) const {
   if (*part != nullptr) return Status::OK();
   const TableIndexEntry& e = index_[i];
   auto corrupt = [&](const Status& s) { return Corrupt("block " + std::to_string(i) + ": " + s.ToString()); };
-  // The head's fixed part says how long the head and the key part's frame
-  // are; then both are read, parsed and decompressed.
+  // The head's fixed part says how long the key part, the head and the key
+  // part's frame are. One buffer then holds the key part and, after it
+  // (8-byte aligned), the head, read there and parsed: a Get finds the
+  // block's key part and its groups in one cache entry.
   char fixed[16];
   if (e.stored_size < sizeof(fixed)) return corrupt(Status::Corruption("split block head truncated"));
   Status s = CopyStored(i, 0, sizeof(fixed), fixed);
   if (!s.ok()) return s;
+  const uint64_t region_size = DecodeFixed32(fixed + 4);
   const uint64_t head_size = 16 + 4 * uint64_t{DecodeFixed32(fixed + 12)};
-  const uint64_t need = head_size + DecodeFixed32(fixed + 8);
-  if (need > e.stored_size) return corrupt(Status::Corruption("split block head disagrees with its stored size"));
-  std::string stored(need, '\0');
-  s = CopyStored(i, 0, need, stored.data());
-  if (!s.ok()) return s;
-  SplitHead head;
-  s = SplitHead::Parse(stored, e.stored_size, e.size, &head);
-  if (!s.ok()) return corrupt(s);
-  // One buffer: the key part, then (8-byte aligned) a copy of the head, so
-  // that a Get finds the block's key part and its groups in one entry.
+  const uint64_t frame_size = DecodeFixed32(fixed + 8);
+  if (region_size > e.size || head_size + frame_size > e.stored_size) {
+    return corrupt(Status::Corruption("split block head disagrees with its sizes"));
+  }
   auto fresh = std::make_shared<CachedBlock>();
-  const uint64_t key_part = head.key_part_size(), head_at = (key_part + 7) & ~uint64_t{7};
+  const uint64_t key_part = e.size - region_size, head_at = (key_part + 7) & ~uint64_t{7};
   fresh->size = head_at + head_size;
   fresh->buffer.reset(new uint64_t[(fresh->size + 7) / 8]);
   char* dest = reinterpret_cast<char*>(fresh->buffer.get());
-  std::memcpy(dest + head_at, stored.data(), head_size);
-  s = DecompressKeyPart(e.codec, head, Slice(stored.data() + head_size, need - head_size), dest);
-  if (s.ok()) s = SplitHead::Parse(Slice(dest + head_at, head_size), e.stored_size, e.size, &fresh->split_head);
+  s = CopyStored(i, 0, head_size, dest + head_at);
+  if (!s.ok()) return s;
+  s = SplitHead::Parse(Slice(dest + head_at, head_size), e.stored_size, e.size, &fresh->split_head);
+  if (s.ok() && (fresh->split_head.region_size() != region_size ||
+                 fresh->split_head.key_part_end() != head_size + frame_size)) {
+    s = Status::Corruption("split block head changed between reads");
+  }
+  if (!s.ok()) return corrupt(s);
+  std::string frame(frame_size, '\0');
+  s = CopyStored(i, head_size, frame_size, frame.data());
+  if (!s.ok()) return s;
+  const SplitHead& head = fresh->split_head;
+  s = DecompressKeyPart(head, frame, dest);
   // The region must be the block's value region: a value's offset in the
   // value buffer is then its offset in the region.
   uint64_t region_begin = 0, region_end = 0;
@@ -591,7 +591,7 @@ Status SsdTable::GetFromSplitBlock(uint32_t i, const Slice& user_key, SequenceNu
     s = CopyStored(i, head.GroupBegin(first), frames.size(), frames.data());
     if (!s.ok()) return s;
     value->resize(size);
-    s = DecompressRegion(index_[i].codec, head, frames, offset, size, &scratch, value->data());
+    s = DecompressRegion(head, frames, offset, size, &scratch, value->data());
     if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
   } else if (lookup.type == ValueType::kValue) {
     value->clear();

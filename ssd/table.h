@@ -273,9 +273,10 @@ class SsdTable final : public Table {
   Status OpenReader(const char* data, bool verify, CachedBlock* block) const;
   // Checks the checksum of block i, open in `block`, unless already done.
   Status VerifyChecksum(uint32_t i, const CachedBlock& block) const;
-  // Reads `bytes` from the start of block `first` (blocks are adjacent)
-  // into dest: Corruption naming the file if the file ends early.
-  Status ReadBlocks(uint32_t first, uint64_t bytes, char* dest) const;
+  // Reads `bytes` from `skip` bytes into block `first`'s stored bytes
+  // (blocks are adjacent) into dest: Corruption naming the file if the
+  // file ends early.
+  Status ReadBlocks(uint32_t first, uint64_t bytes, char* dest, uint64_t skip = 0) const;
   // Whether blocks [first, end) can be copied from the mapping without page
   // faults: the table is mapped for Gets, and each block is one a Get has
   // read there (so its pages are mapped in this process; on a VM a first

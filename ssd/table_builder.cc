@@ -169,7 +169,7 @@ Status TableBuilder::FlushBlock() {
       if (format_ == BlockFormat::kKeySet && compression_ == Compression::kLZ4 &&
           keyset::ValueRegion(block, block.size(), block_options_.comparator, &region_begin, &region_end).ok() &&
           region_end - region_begin <= keyset::kMaxKeyPartValueRegion) {
-        return CompressBlockSplit(compression_, block, region_begin, region_end, &stored_);
+        return CompressBlockSplit(block, region_begin, region_end, &stored_);
       }
       return CompressBlock(compression_, block, &stored_);
     };
