@@ -37,7 +37,8 @@ constexpr uint32_t kMaxRun = 1u << 16;
 //                                        and *spliced - 1 entries after it
 //                                        went on as bytes, the last of
 //                                        sequence *last, and the source is
-//                                        past them
+//                                        past them (on error: *spliced
+//                                        entries were read)
 //   Slice user_key(); SequenceNumber sequence(); ValueType type();
 //   Status Keep(bool new_key);           keeps the entry
 //   Status Next();                       moves past it
@@ -54,10 +55,10 @@ Status MergeLoop(Source& source, const MergeRules& rules, OutputSink* sink, uint
       uint32_t spliced = 0;
       SequenceNumber last = 0;
       s = source.StartKey(&spliced, &last);
+      entries += spliced;
       if (!s.ok()) break;
       if (spliced > 0) {
         drop.Passed(last);
-        entries += spliced;
         continue;
       }
     }
@@ -242,6 +243,7 @@ class BlockCursorSource {
                     const std::function<Status()>& after_output, SampledPhase* decode)
       : ucmp_(rules.ucmp),
         bytewise_(rules.ucmp == BytewiseComparator()),
+        gallop_(DropRule::KeepsNewestVersions(rules)),
         sink_(sink),
         after_output_(after_output),
         decode_(decode),
@@ -265,17 +267,14 @@ class BlockCursorSource {
   bool IsNewKey() const {
     const Input& in = *front_;
     const keyset::EntryView& e = in.cursor.entry();
-    return !has_current_ || (bytewise_ ? CompareWithPrefixes(e.key, in.head, current_key_, current_prefix_)
-                                       : ucmp_->Compare(e.key, current_key_)) != 0;
+    return !has_current_ || CompareKeys(e.key, in.head, current_key_, current_prefix_) != 0;
   }
   // The key stays where it lies: copied only if its block is about to go
-  // (Next). Runs are gathered from survivors (Keep), never peeked.
-  Status StartKey(uint32_t* spliced, SequenceNumber* /*last*/) {
-    current_key_ = front_->cursor.entry().key;
-    current_key_input_ = order_.front();
-    current_prefix_ = front_->head;
-    has_current_ = true;
+  // (Next). A newest version that is not a tombstone starts a gallop.
+  Status StartKey(uint32_t* spliced, SequenceNumber* last) {
     *spliced = 0;
+    if (gallop_ && TagType(Entry().tag) != ValueType::kDeletion) return Gallop(spliced, last);
+    SetCurrentKey(order_.front(), *front_);
     return Status::OK();
   }
   Slice user_key() const { return Entry().key; }
@@ -291,15 +290,7 @@ class BlockCursorSource {
     const keyset::EntryView& e = in.cursor.entry();
     Status s;
     if (new_key && TagType(e.tag) != ValueType::kDeletion) {
-      if (Continues(i, in)) {
-        run_.entry_bytes += in.cursor.entry_size();
-        run_.value_bytes += e.value.size();
-        run_.last = in.cursor.entry_bytes();
-        ++run_.count;
-      } else {
-        s = FlushRun();
-        if (s.ok()) StartRun(i, in);
-      }
+      s = KeepInRun(i, in);
     } else {
       s = FlushRun();
       if (s.ok() && new_key) s = CloseIfFull(sink_, after_output_, e.key.size(), e.value.size());
@@ -316,16 +307,8 @@ class BlockCursorSource {
   Status Next() {
     const size_t i = order_.front();
     Status s = AdvanceInput(i);
-    if (!s.ok()) return s;
-    if (!inputs_[i].cursor.Valid()) {
-      order_.erase(order_.begin());
-    } else {
-      for (size_t k = 0; k + 1 < order_.size() && Compare(order_[k], order_[k + 1]) > 0; ++k) {
-        std::swap(order_[k], order_[k + 1]);
-      }
-    }
-    front_ = order_.empty() ? nullptr : &inputs_[order_.front()];
-    return Status::OK();
+    if (s.ok()) Reorder();
+    return s;
   }
   Status Finish() { return FlushRun(); }
 
@@ -340,6 +323,83 @@ class BlockCursorSource {
   };
 
   const keyset::EntryView& Entry() const { return front_->cursor.entry(); }
+
+  void SetCurrentKey(size_t i, const Input& in) {
+    current_key_ = in.cursor.entry().key;
+    current_key_input_ = i;
+    current_prefix_ = in.head;
+    has_current_ = true;
+  }
+  // <0, 0, >0 as user key a (of prefix pa) sorts before, with, after b.
+  int CompareKeys(const Slice& a, const KeyPrefix& pa, const Slice& b, const KeyPrefix& pb) const {
+    return bytewise_ ? CompareWithPrefixes(a, pa, b, pb) : ucmp_->Compare(a, b);
+  }
+
+  // The front entry -- the newest version of a new key and no tombstone, so
+  // kept (DropRule::KeepsNewestVersions) -- joins the pending run, and so do
+  // the entries after it in its input for which the rule has nothing to
+  // decide either: each a new user key, none a tombstone, every one below
+  // the next input's entry (so no other input holds a version of it). They
+  // are passed here, one comparison with the next input and one with the
+  // key before per entry, without a trip through the loop and the order
+  // update each; the last one's key is current after. *spliced counts them.
+  Status Gallop(uint32_t* spliced, SequenceNumber* last) {
+    const size_t i = order_.front();
+    Input& in = inputs_[i];
+    const Input* next = order_.size() > 1 ? &inputs_[order_[1]] : nullptr;
+    uint32_t n = 0;
+    bool after_next = false;  // the front entry is known to sort after the next input's
+    Status s;
+    for (;;) {
+      ++n;
+      s = KeepInRun(i, in);
+      if (!s.ok()) break;
+      *last = TagSequence(in.cursor.entry().tag);
+      SetCurrentKey(i, in);
+      s = AdvanceInput(i);
+      if (!s.ok() || !in.cursor.Valid() || n == kMaxRun) break;
+      const keyset::EntryView& e = in.cursor.entry();
+      const int vs_next = next != nullptr ? CompareKeys(e.key, in.head, next->cursor.entry().key, next->head) : -1;
+      after_next = vs_next > 0;
+      if (vs_next >= 0 || TagType(e.tag) == ValueType::kDeletion ||
+          CompareKeys(e.key, in.head, current_key_, current_prefix_) == 0) {  // an older version
+        break;
+      }
+    }
+    if (s.ok()) Reorder(after_next);
+    *spliced = n;
+    return s;
+  }
+  // A kept newest version that is no tombstone (input i's current entry)
+  // extends the pending run, or ends it and starts the next.
+  Status KeepInRun(size_t i, const Input& in) {
+    if (Continues(i, in)) {
+      run_.entry_bytes += in.cursor.entry_size();
+      run_.value_bytes += in.cursor.entry().value.size();
+      run_.last = in.cursor.entry_bytes();
+      ++run_.count;
+      return Status::OK();
+    }
+    Status s = FlushRun();
+    if (s.ok()) StartRun(i, in);
+    return s;
+  }
+  // After the front input moved on: it leaves the order if it ended, else
+  // sinks to its place (past the second without comparing when
+  // `after_second`: the caller found it sorts after it).
+  void Reorder(bool after_second = false) {
+    const size_t i = order_.front();
+    if (!inputs_[i].cursor.Valid()) {
+      order_.erase(order_.begin());
+    } else {
+      size_t k = 0;
+      if (after_second) std::swap(order_[0], order_[1]), k = 1;
+      for (; k + 1 < order_.size() && Compare(order_[k], order_[k + 1]) > 0; ++k) {
+        std::swap(order_[k], order_[k + 1]);
+      }
+    }
+    front_ = order_.empty() ? nullptr : &inputs_[order_.front()];
+  }
 
   // Whether input i's current entry extends the pending run: same block,
   // right after its last entry, its value right after the last value.
@@ -434,14 +494,14 @@ class BlockCursorSource {
   int Compare(size_t a, size_t b) const {
     const keyset::EntryView& x = inputs_[a].cursor.entry();
     const keyset::EntryView& y = inputs_[b].cursor.entry();
-    const int r = bytewise_ ? CompareWithPrefixes(x.key, inputs_[a].head, y.key, inputs_[b].head)
-                            : ucmp_->Compare(x.key, y.key);
+    const int r = CompareKeys(x.key, inputs_[a].head, y.key, inputs_[b].head);
     if (r != 0) return r;
     return x.tag > y.tag ? -1 : x.tag < y.tag ? 1 : 0;  // newer first
   }
 
   const Comparator* const ucmp_;
   const bool bytewise_;
+  const bool gallop_;  // newest versions that are no tombstones are kept
   OutputSink* const sink_;
   const std::function<Status()>& after_output_;
   SampledPhase* const decode_;

@@ -14,7 +14,10 @@
 //    iterator stack: consecutive survivors of one input block that lie back
 //    to back (values too) form a run handed to the sink as bytes; only a
 //    surviving tombstone, and an older version kept for a snapshot, are
-//    added entry by entry.
+//    added entry by entry. From the newest version of a key that is no
+//    tombstone the cursor gallops: the entries after it that are new keys,
+//    no tombstones and below every other input's entry join the run
+//    without a visit of the loop each.
 // Both keep the same entries of the same inputs; the strategies differ in
 // where an output may end (below) and so in how entries fall into blocks.
 //
@@ -81,6 +84,10 @@ class DropRule {
     newer_sequence_ = sequence;
     return drop;
   }
+  // Whether rule 1 keeps the newest version of every user key (it always
+  // does unless the smallest snapshot is the largest sequence): then a newest
+  // version that is not a tombstone survives without a decision.
+  static bool KeepsNewestVersions(const MergeRules& rules) { return rules.smallest_snapshot < kMaxSequenceNumber; }
   // The current key's newest version, of `sequence`, survived without a
   // decision (it ended a run spliced as bytes, whose entries the merge
   // passes unseen: each the only version of its key in the run).
