@@ -86,6 +86,11 @@ class BlockBuilder {
     return 0;
   }
 
+  // Starts the next block in the same destination, keeping the memory the
+  // builder grew (finished or not, the block so far is dropped); false if
+  // this builder cannot, and the caller makes a new one.
+  virtual bool Restart() { return false; }
+
   virtual uint64_t num_entries() const = 0;
   // User key of the last entry added; requires num_entries() > 0. Valid
   // until the next Add or Finish.

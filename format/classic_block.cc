@@ -89,6 +89,16 @@ Status Builder::Add(const Slice& user_key, SequenceNumber sequence, ValueType ty
   return Status::OK();
 }
 
+bool Builder::Restart() {
+  size_ = 0;
+  restarts_.clear();
+  since_restart_ = 0;
+  entries_ = 0;
+  last_key_.clear();
+  finished_ = false;
+  return true;
+}
+
 Status Builder::Finish(size_t* block_size) {
   assert(!finished_);
   if (CurrentSize() > capacity_) return Status::NoSpace("classic block does not fit");

@@ -34,6 +34,7 @@ class Builder final : public BlockBuilder {
   uint64_t num_entries() const override { return entries_; }
   Slice LastUserKey() const override { return Slice(last_key_.data(), last_key_.size() - 8); }
   size_t CurrentSize() const override { return size_ + 4 * restarts_.size() + kTrailerSize; }
+  bool Restart() override;
 
  private:
   const BlockBuilderOptions options_;

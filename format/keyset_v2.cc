@@ -55,11 +55,25 @@ Builder::Builder(const BlockBuilderOptions& options, char* dest, size_t capacity
   assert(reinterpret_cast<uintptr_t>(dest) % 8 == 0);
   // Start with room for ~1/3 of the destination, the usual share of keys.
   ReserveStaging(std::clamp<uint64_t>(capacity / 3, kHeadNodeSize, uint64_t{4} << 20));
+  Restart();
+}
+
+bool Builder::Restart() {
+  if (placed_values_) return false;
+  entries_ = 0;
+  value_bytes_ = 0;
+  last_offset_ = 0;
+  samples_.clear();
+  key_hashes_.clear();
+  std::fill(std::begin(last_at_level_), std::end(last_at_level_), 0);
+  max_height_ = 1;
+  finished_ = false;
   // The head node: a sentinel entry of full height, empty key, whose links
   // start every level of the skiplist.
   std::memset(keyset_, 0, kHeadNodeSize);
   EncodeFixed32(StagingAt(0) + ent::kShape, PackShape(0, kMaxHeight));
   keyset_bytes_ = kHeadNodeSize;
+  return true;
 }
 
 Builder::Builder(const BlockBuilderOptions& options, char* dest, size_t capacity, uint64_t placed_value_bytes)
@@ -298,6 +312,16 @@ void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag) {
 
 void DropFront(EntryRun* run, uint32_t n) {
   assert(n <= run->count);
+  if (n == run->count) {  // all of it: nothing to walk
+    run->entries += run->entry_bytes;
+    run->values += run->value_bytes;
+    run->first_value_offset += static_cast<uint32_t>(run->value_bytes);
+    run->entry_bytes = 0;
+    run->value_bytes = 0;
+    run->count = 0;
+    run->last = nullptr;
+    return;
+  }
   uint64_t entry_bytes = 0, value_bytes = 0;
   const char* e = run->entries;
   for (uint32_t i = 0; i < n; ++i) {

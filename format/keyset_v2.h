@@ -138,6 +138,8 @@ class Builder final : public PlacedBuilder {
   // how many (0: not even the first fits). Heights stay the source's.
   uint32_t AppendRun(const EntryRun& run, uint64_t size_limit) override;
   Status Finish(size_t* block_size) override;
+  // Every builder but one whose caller places the values.
+  bool Restart() override;
   uint64_t num_entries() const override { return entries_; }
   Slice LastUserKey() const override;
   size_t CurrentSize() const override;

@@ -97,6 +97,9 @@ class TableBuilder {
   uint64_t write_nanos() const { return write_ns_; }
 
  private:
+  // Makes builder_ a builder of the next block in buffer_, of `capacity`
+  // bytes: the last block's, restarted, when it fits.
+  void StartBlock(size_t capacity);
   Status FlushBlock();
   // The table's index section: block index entries, then the table filter.
   void EncodeIndex(std::string* index) const;
@@ -109,6 +112,8 @@ class TableBuilder {
   const BlockFormat format_;
   std::vector<uint64_t> buffer_;
   std::unique_ptr<BlockBuilder> builder_;
+  std::unique_ptr<BlockBuilder> spare_;  // the last block's builder, finished, over buffer_
+  size_t builder_capacity_ = 0;          // of builder_, then of spare_
   std::string block_smallest_, block_largest_;
   std::vector<TableIndexEntry> index_;
   uint64_t offset_ = 0;

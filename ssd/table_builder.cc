@@ -54,9 +54,7 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
   const size_t footprint = MaxEntryFootprint(format_, user_key.size(), value.size()) + 4096;
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (builder_ == nullptr) {
-      const size_t capacity = std::max(2 * block_size_, footprint);
-      if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-      builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+      StartBlock(std::max(2 * block_size_, footprint));
       block_smallest_.assign(user_key.data(), user_key.size());
     }
     Status s = encode_ != nullptr
@@ -73,6 +71,19 @@ Status TableBuilder::Add(const Slice& user_key, SequenceNumber sequence, ValueTy
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+void TableBuilder::StartBlock(size_t capacity) {
+  if (buffer_.size() * 8 < capacity) {
+    buffer_.assign(capacity / 8 + 1, 0);
+    spare_.reset();  // over the old buffer
+  }
+  if (spare_ != nullptr && builder_capacity_ == capacity && spare_->Restart()) {
+    builder_ = std::move(spare_);
+    return;
+  }
+  builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+  builder_capacity_ = capacity;
 }
 
 bool TableBuilder::TakesRuns() const {
@@ -94,9 +105,7 @@ Status TableBuilder::AppendRun(const EntryRun& run, uint64_t table_size_limit, u
     }
     if (*taken > 0 && EstimatedSize() >= table_size_limit) break;
     if (builder_ == nullptr) {
-      const size_t capacity = 2 * block_size_;
-      if (buffer_.size() * 8 < capacity) buffer_.assign(capacity / 8 + 1, 0);
-      builder_ = NewBlockBuilder(format_, block_options_, reinterpret_cast<char*>(buffer_.data()), capacity);
+      StartBlock(2 * block_size_);
       Slice first;
       uint64_t tag = 0;
       keyset::RunEntry(rest, 0, &first, &tag);
@@ -153,7 +162,7 @@ Status TableBuilder::FlushBlock() {
   const uint64_t entries = builder_->num_entries();
   if (entries > 0) block_largest_ = builder_->LastUserKey().ToString();
   Status s = encode_ != nullptr ? encode_->RunExact([&] { return builder_->Finish(&size); }) : builder_->Finish(&size);
-  builder_.reset();
+  spare_ = std::move(builder_);
   if (!s.ok()) return s;
   if (entries == 0) return Status::OK();
   index_.push_back({offset_, static_cast<uint32_t>(size), static_cast<uint32_t>(entries), block_smallest_,

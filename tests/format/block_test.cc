@@ -283,6 +283,36 @@ TEST_P(BlockTest, CurrentSizeIsExact) {
   EXPECT_EQ(size, predicted);
 }
 
+TEST_P(BlockTest, ARestartedBuilderBuildsWhatAFreshOneBuilds) {
+  std::mt19937_64 rng(12);
+  const std::vector<TestEntry> first = test::RandomEntries(&rng, 200, 20, 80);
+  const std::vector<TestEntry> second = test::RandomEntries(&rng, 150, 24, 60);
+  AlignedBuffer fresh_buffer(1 << 20), reused_buffer(1 << 20);
+  auto fresh = NewBlockBuilder(format(), Options(), fresh_buffer.data(), fresh_buffer.size());
+  for (const TestEntry& e : second) ASSERT_TRUE(fresh->Add(e.user_key, e.sequence, e.type, e.value).ok());
+  size_t fresh_size = 0;
+  ASSERT_TRUE(fresh->Finish(&fresh_size).ok());
+
+  auto reused = NewBlockBuilder(format(), Options(), reused_buffer.data(), reused_buffer.size());
+  // Restarted after a finished block, and again in the middle of one.
+  for (size_t keep : {first.size(), first.size() / 2}) {
+    for (size_t i = 0; i < keep; ++i) {
+      ASSERT_TRUE(reused->Add(first[i].user_key, first[i].sequence, first[i].type, first[i].value).ok());
+    }
+    size_t size = 0;
+    if (keep == first.size()) {
+      ASSERT_TRUE(reused->Finish(&size).ok());
+    }
+    if (!reused->Restart()) GTEST_SKIP() << "this builder does not restart";
+    EXPECT_EQ(reused->num_entries(), 0u);
+  }
+  for (const TestEntry& e : second) ASSERT_TRUE(reused->Add(e.user_key, e.sequence, e.type, e.value).ok());
+  size_t reused_size = 0;
+  ASSERT_TRUE(reused->Finish(&reused_size).ok());
+  ASSERT_EQ(reused_size, fresh_size);
+  EXPECT_EQ(std::memcmp(reused_buffer.data(), fresh_buffer.data(), fresh_size), 0);
+}
+
 TEST_P(BlockTest, EveryTruncationIsCorruption) {
   std::mt19937_64 rng(5);
   std::vector<TestEntry> entries = test::RandomEntries(&rng, 60, 12, 40);
