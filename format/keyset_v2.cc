@@ -505,7 +505,7 @@ Status Builder::Finish(size_t* block_size) {
                                                                     : layout.samples_offset + AlignUp8(4 * m);
       std::memset(dest_ + filter_start, 0, layout.block_size - filter_start);
       char* bloom_lines = dest_ + layout.bloom_offset;
-      for (uint32_t hash : key_hashes_) bloom::AddHash(bloom_lines, layout.bloom, hash);
+      bloom::AddHashes(bloom_lines, layout.bloom, key_hashes_.data(), key_hashes_.size());
     });
   }
 

@@ -210,7 +210,7 @@ void TableBuilder::EncodeIndex(std::string* index) const {
     } else if (geometry.lines > 0) {
       const size_t filter_offset = index->size();
       index->resize(filter_offset + size_t{geometry.lines} * bloom::kLineBytes, '\0');
-      for (uint32_t hash : key_hashes_) bloom::AddHash(index->data() + filter_offset, geometry, hash);
+      bloom::AddHashes(index->data() + filter_offset, geometry, key_hashes_.data(), key_hashes_.size());
     }
   });
 }
