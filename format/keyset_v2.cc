@@ -99,10 +99,7 @@ std::unique_ptr<Builder> Builder::WithPlacedValues(const BlockBuilderOptions& op
   return builder;
 }
 
-void Builder::ReserveStaging(uint64_t bytes) {
-  // In place: the layout check before every entry keeps the key set within
-  // the destination.
-  if (placed_values_ || bytes <= staging_capacity_) return;
+void Builder::GrowStaging(uint64_t bytes) {
   const uint64_t capacity = std::max<uint64_t>(AlignUp8(bytes), 2 * staging_capacity_);
   std::unique_ptr<uint64_t[]> grown(new uint64_t[capacity / 8]);  // uninitialised
   if (keyset_bytes_ > 0) std::memcpy(grown.get(), staging_.get(), keyset_bytes_);
@@ -344,7 +341,10 @@ uint32_t Builder::AppendRun(const EntryRun& run, uint64_t size_limit) {
   assert(!finished_);
   if (placed_values_) return 0;
   const uint64_t limit = std::min<uint64_t>(size_limit, capacity_);
-  if (run.count == 1) return AppendOne(run, limit) ? 1 : 0;
+  return run.count == 1 ? (AppendOne(run, limit) ? 1 : 0) : AppendMany(run, limit);
+}
+
+uint32_t Builder::AppendMany(const EntryRun& run, uint64_t limit) {
   // How many entries fit: all of them when a cheap bound says so, else
   // counted entry by entry with the exact layout (once per output block).
   uint32_t take = run.count;

@@ -168,7 +168,16 @@ class Builder final : public PlacedBuilder {
   void LinkAsLast(uint64_t ordinal, uint64_t offset, uint32_t height);
   // AppendRun for a run of one entry; false if it does not fit in `limit`.
   bool AppendOne(const EntryRun& run, uint64_t limit);
-  void ReserveStaging(uint64_t bytes);
+  // AppendRun for a longer run, apart so that a run of one does not pay
+  // for its frame.
+  [[gnu::noinline]] uint32_t AppendMany(const EntryRun& run, uint64_t limit);
+  // Room for `bytes` of key set in the staging buffer (nothing to do in
+  // place: the layout check before every entry keeps the key set within
+  // the destination).
+  void ReserveStaging(uint64_t bytes) {
+    if (!placed_values_ && bytes > staging_capacity_) GrowStaging(bytes);
+  }
+  void GrowStaging(uint64_t bytes);
   char* StagingAt(uint64_t offset) { return keyset_ + offset; }
   const char* StagingAt(uint64_t offset) const { return keyset_ + offset; }
 
