@@ -309,19 +309,11 @@ void RunEntry(const EntryRun& run, uint32_t index, Slice* key, uint64_t* tag) {
 
 void DropFront(EntryRun* run, uint32_t n) {
   assert(n <= run->count);
-  if (n == run->count) {  // all of it: nothing to walk
-    run->entries += run->entry_bytes;
-    run->values += run->value_bytes;
-    run->first_value_offset += static_cast<uint32_t>(run->value_bytes);
-    run->entry_bytes = 0;
-    run->value_bytes = 0;
-    run->count = 0;
-    run->last = nullptr;
-    return;
-  }
-  uint64_t entry_bytes = 0, value_bytes = 0;
+  // The whole run: its totals, no walk.
+  uint64_t entry_bytes = n == run->count ? run->entry_bytes : 0;
+  uint64_t value_bytes = n == run->count ? run->value_bytes : 0;
   const char* e = run->entries;
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; n < run->count && i < n; ++i) {
     const uint32_t shape = DecodeFixed32(e + ent::kShape);
     const uint64_t size = EntrySize(ShapeHeight(shape), ShapeKeySize(shape));
     value_bytes += DecodeFixed64(e + ent::kIndex) >> 32;
