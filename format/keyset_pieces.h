@@ -15,6 +15,7 @@ namespace jigsaw::keyset {
 
 using v2::BlockBytes;
 using v2::kMaxKeyPartValueRegion;
+using v2::KeyPartValueOffset;
 using v2::OpenKeyPartReader;
 using v2::PieceReader;
 using v2::ValueRegion;

@@ -449,13 +449,19 @@ inline constexpr uint64_t kMaxKeyPartValueRegion = uint64_t{1} << 16;
 // `key_part` (8-byte aligned, kept alive and unchanged by the caller) is
 // that of a block of `block_size` bytes. Get finds the entry as over the
 // whole block and tells where its value lies (BlockLookup::value_offset,
-// value.size()); lookup.value's bytes are not the value's (zeros).
-// NewIterator and Validate report NotSupported: a key part holds no values.
-// No checksum is checked (it covers the whole block); structural damage is
+// value.size()); lookup.value's bytes are not the value's (zeros). Its
+// iterators step through the block's entries likewise: keys, tags and value
+// sizes are the block's, the value bytes zeros (KeyPartValueOffset says
+// where each lies), and they hand out no runs or windows. Validate reports
+// NotSupported: a key part holds no values. No checksum is checked (it covers the whole block); structural damage is
 // Corruption, as over the whole block. NotSupported for a value region
 // larger than kMaxKeyPartValueRegion.
 Status OpenKeyPartReader(const Slice& key_part, uint64_t block_size, const Comparator* comparator,
                          std::unique_ptr<BlockReader>* reader);
+
+// Where the current entry's value lies in its block's value buffer, for a
+// valid iterator of a key part's reader (OpenKeyPartReader).
+uint64_t KeyPartValueOffset(const InternalIterator& it);
 
 // Opens a version 2 reader; see BlockReader::Open. Also gives the messages
 // for blocks of no known version.

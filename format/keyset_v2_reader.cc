@@ -21,8 +21,8 @@ namespace jigsaw::keyset::v2 {
 class Reader final : public BlockReader {
  public:
   static Status Open(const Slice& contents, const BlockReadOptions& options, std::unique_ptr<BlockReader>* reader);
-  // A reader over a key part (OpenKeyPartReader), values read as zeros;
-  // its Get alone is meaningful.
+  // A reader over a key part (OpenKeyPartReader), values read as zeros
+  // (kNoValues): its Get and its iterators' keys are the block's.
   static Status OpenKeyPart(const Slice& key_part, uint64_t block_size, const Comparator* comparator,
                             std::unique_ptr<BlockReader>* reader);
 
@@ -53,6 +53,7 @@ class Reader final : public BlockReader {
 
   const Sections& sections() const { return s_; }
   const Comparator* comparator() const { return comparator_; }
+  bool key_part() const { return key_part_; }
 
   // The first entry whose internal key is >= (user_key, tag): its ordinal
   // (count if none) and, when there is one, the entry in *entry. False if a
@@ -619,7 +620,11 @@ namespace {
 class Iterator final : public InternalIterator {
  public:
   explicit Iterator(const Reader* reader)
-      : reader_(reader), comparator_(reader->comparator()), s_(reader->sections()), ordinal_(s_.count) {}
+      : reader_(reader),
+        comparator_(reader->comparator()),
+        s_(reader->sections()),
+        has_values_(!reader->key_part()),
+        ordinal_(s_.count) {}
 
   void SeekToFirst() override { PositionAt(0); }
   void SeekToLast() override { PositionAt(s_.count == 0 ? 0 : s_.count - 1); }
@@ -650,7 +655,7 @@ class Iterator final : public InternalIterator {
 
   uint32_t PeekRun(const Slice* limit_key, uint64_t limit_tag, uint32_t max_entries, EntryRun* run) override {
     assert(Valid());
-    if (TagType(tag_) == ValueType::kDeletion) return 0;
+    if (TagType(tag_) == ValueType::kDeletion || !has_values_) return 0;
     EntryView entry;
     if (!s_.LoadAt(offset_, &entry)) return 0;
     if (limit_key != nullptr &&
@@ -690,6 +695,7 @@ class Iterator final : public InternalIterator {
   }
   bool OpenWindow(BlockWindow* window) override {
     assert(Valid());
+    if (!has_values_) return false;
     window->values = s_.values;
     window->value_buffer_size = s_.value_buffer_size;
     window->keyset = s_.keyset;
@@ -777,6 +783,7 @@ class Iterator final : public InternalIterator {
   const Reader* const reader_;
   const Comparator* const comparator_;
   const Sections s_;
+  const bool has_values_;  // false over a key part: no runs or windows to hand out
   uint32_t ordinal_;     // == count when not valid
   uint64_t offset_ = 0;  // of the current entry, when valid
   uint32_t next_ = 0;    // its level-0 link
@@ -790,25 +797,7 @@ class Iterator final : public InternalIterator {
 
 }  // namespace
 
-namespace {
-
-// What a key part's reader iterates: nothing, NotSupported.
-class NoValuesIterator final : public InternalIterator {
- public:
-  void SeekToFirst() override {}
-  void SeekToLast() override {}
-  void Seek(const Slice&, SequenceNumber) override {}
-  void Next() override {}
-  void Prev() override {}
-  Status status() const override { return Status::NotSupported("a KeySet key part holds no values"); }
-};
-
-}  // namespace
-
-std::unique_ptr<InternalIterator> Reader::NewIterator() const {
-  if (key_part_) return std::make_unique<NoValuesIterator>();
-  return std::make_unique<Iterator>(this);
-}
+std::unique_ptr<InternalIterator> Reader::NewIterator() const { return std::make_unique<Iterator>(this); }
 
 Status Reader::CheckFirstEntries(const HeaderLayout& l) {
   if (DecodeFixed32(s_.keyset + ent::kShape) != PackShape(0, kMaxHeight)) {
@@ -849,5 +838,7 @@ Status OpenKeyPartReader(const Slice& key_part, uint64_t block_size, const Compa
                          std::unique_ptr<BlockReader>* reader) {
   return Reader::OpenKeyPart(key_part, block_size, comparator, reader);
 }
+
+uint64_t KeyPartValueOffset(const InternalIterator& it) { return static_cast<uint64_t>(it.value().data() - kNoValues); }
 
 }  // namespace jigsaw::keyset::v2

@@ -45,9 +45,16 @@ bool AppendLZ4Frame(const char* src, size_t n, std::string* out) {
 }
 
 // Decompresses one frame of a split block (LZ4) into exactly `size` bytes
-// at dest.
-Status DecompressFrame(const Slice& frame, char* dest, size_t size) {
-  return DecompressBlock(StoredCodec::kLZ4, frame, dest, size);
+// at dest; or, with `wanted` < size, only its first `wanted` bytes.
+Status DecompressFrame(const Slice& frame, char* dest, size_t size, size_t wanted) {
+  if (wanted >= size) return DecompressBlock(StoredCodec::kLZ4, frame, dest, size);
+  if (frame.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE) || size > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+    return Status::Corruption("LZ4 block too large");
+  }
+  const int n = LZ4_decompress_safe_partial(frame.data(), dest, static_cast<int>(frame.size()),
+                                            static_cast<int>(wanted), static_cast<int>(size));
+  if (n < 0 || static_cast<size_t>(n) != wanted) return Status::Corruption("LZ4 block does not decompress");
+  return Status::OK();
 }
 
 }  // namespace
@@ -127,26 +134,24 @@ StoredCodec CompressBlockSplit(const Slice& block, uint64_t region_begin, uint64
 }
 
 Status DecompressKeyPart(const SplitHead& head, const Slice& frame, char* dest) {
-  return DecompressFrame(frame, dest, head.key_part_size());
+  const size_t size = head.key_part_size();
+  return DecompressFrame(frame, dest, size, size);
 }
 
-Status DecompressRegion(const SplitHead& head, const Slice& frames, uint64_t offset, uint64_t size,
-                        std::string* scratch, char* dest) {
-  if (size == 0) return Status::OK();
-  if (offset + size > head.region_size()) return Status::Corruption("split block", "read outside the region");
-  const uint32_t first = static_cast<uint32_t>(offset / kValueGroupBytes);
-  const uint32_t last = static_cast<uint32_t>((offset + size - 1) / kValueGroupBytes);
+Status DecompressGroups(const SplitHead& head, const Slice& frames, uint32_t first, uint64_t end, char* dest) {
+  const uint64_t begin = uint64_t{first} * kValueGroupBytes;
+  if (end <= begin || end > head.region_size()) return Status::Corruption("split block", "no such value group");
+  const auto last = static_cast<uint32_t>((end - 1) / kValueGroupBytes);
   if (frames.size() < head.GroupBegin(last + 1) - head.GroupBegin(first)) {
     return Status::Corruption("split block", "group frames truncated");
   }
-  scratch->resize(size_t{last - first + 1} * kValueGroupBytes);
   for (uint32_t g = first; g <= last; ++g) {
     const Slice frame(frames.data() + (head.GroupBegin(g) - head.GroupBegin(first)),
                       head.GroupBegin(g + 1) - head.GroupBegin(g));
-    Status s = DecompressFrame(frame, scratch->data() + size_t{g - first} * kValueGroupBytes, head.GroupSize(g));
+    const uint64_t at = uint64_t{g} * kValueGroupBytes;
+    Status s = DecompressFrame(frame, dest + (at - begin), head.GroupSize(g), end - at);
     if (!s.ok()) return s;
   }
-  std::memcpy(dest, scratch->data() + (offset - uint64_t{first} * kValueGroupBytes), size);
   return Status::OK();
 }
 
@@ -185,12 +190,9 @@ Status DecompressBlock(StoredCodec codec, const Slice& stored, char* dest, size_
                           dest + region);
     if (!s.ok()) return s;
     std::memmove(dest, dest + region, begin);
-    for (uint32_t g = 0; g < head.group_count(); ++g) {
-      const Slice frame(stored.data() + head.GroupBegin(g), head.GroupBegin(g + 1) - head.GroupBegin(g));
-      s = DecompressFrame(frame, dest + begin + uint64_t{g} * kValueGroupBytes, head.GroupSize(g));
-      if (!s.ok()) return s;
-    }
-    return Status::OK();
+    if (head.group_count() == 0) return Status::OK();
+    const Slice frames(stored.data() + head.GroupBegin(0), stored.size() - head.GroupBegin(0));
+    return DecompressGroups(head, frames, 0, head.region_size(), dest + begin);
   }
   if (codec == StoredCodec::kLZ4) {
     if (stored.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE) || size > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {

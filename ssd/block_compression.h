@@ -89,12 +89,22 @@ Status DecompressBlock(StoredCodec codec, const Slice& stored, char* dest, size_
 // at dest.
 Status DecompressKeyPart(const SplitHead& head, const Slice& frame, char* dest);
 
-// Bytes [offset, offset + size) of a split block's region into dest, from
-// `frames`: the stored bytes of the groups that hold them, from
-// head.GroupBegin(first) on, first = offset / kValueGroupBytes. `scratch`
-// is reused between calls.
-Status DecompressRegion(const SplitHead& head, const Slice& frames, uint64_t offset, uint64_t size,
-                        std::string* scratch, char* dest);
+// The groups [*first, *last] of a split block's region that hold its bytes
+// [offset, offset + size) (size > 0); false if those lie outside the region.
+inline bool GroupsHolding(const SplitHead& head, uint64_t offset, uint64_t size, uint32_t* first, uint32_t* last) {
+  if (size == 0 || offset + size > head.region_size()) return false;
+  *first = static_cast<uint32_t>(offset / kValueGroupBytes);
+  *last = static_cast<uint32_t>((offset + size - 1) / kValueGroupBytes);
+  return true;
+}
+
+// A split block's region bytes [first * kValueGroupBytes, end) into dest
+// (first * kValueGroupBytes < end <= head.region_size()): the groups that
+// hold them, the last decompressed only as far as `end` (LZ4 stops there),
+// from `frames`: the stored bytes of those groups, from
+// head.GroupBegin(first) on. Corruption if they are truncated or do not
+// decompress to the groups' sizes.
+Status DecompressGroups(const SplitHead& head, const Slice& frames, uint32_t first, uint64_t end, char* dest);
 
 }  // namespace jigsaw::ssd
 

@@ -472,12 +472,8 @@ Status SsdTable::Get(const ReadOptions& options, const Slice& user_key, Sequence
     const Slice smallest = index_[i].smallest;
     if ((target.bytewise() ? target.Compare(smallest, smallest_prefixes_[i]) : target.Compare(smallest)) > 0) break;
     Status s;
-    // A split block's key part serves Gets, once a table that verifies
-    // checksums has checked the block whole (verified_once_).
-    const bool split = IsSplitCodec(index_[i].codec) && !options.verify_checksums &&
-                       i < BlockCache::kKeyPartBit &&
-                       (!options_.verify_checksums ||
-                        (verified_once_ != nullptr && verified_once_[i].load(std::memory_order_relaxed)));
+    const bool split = ServesFromKeyPart(i, options.verify_checksums, &s);
+    if (!s.ok()) return s;
     if (split) s = GetFromSplitBlock(i, user_key, snapshot, type, value, sequence);
     if (!split || s.IsNotSupported()) {
       if (mapped) {
@@ -518,6 +514,22 @@ Status SsdTable::CopyStored(uint32_t i, uint64_t begin, uint64_t n, char* dest) 
   return read ? Status::OK() : MappingFault();
 }
 
+template <typename Use>
+Status SsdTable::WithStored(uint32_t i, uint64_t begin, uint64_t n, std::string* scratch, Use&& use) const {
+  const TableIndexEntry& e = index_[i];
+  if (begin + n > e.stored_bytes()) return Corrupt("block " + std::to_string(i) + ": read past its stored bytes");
+  if (stored_mapping_ == nullptr) {
+    scratch->resize(n);
+    Status s = ReadBlocks(i, n, scratch->data(), begin);
+    return s.ok() ? use(Slice(*scratch)) : s;
+  }
+  Status s;
+  const uint64_t read_start = options_.time_reads ? SteadyNanos() : 0;
+  const bool read = GuardedRead([&] { s = use(Slice(stored_mapping_ + e.offset + begin, n)); });
+  if (options_.time_reads) t_read_ns += SteadyNanos() - read_start;
+  return read ? s : MappingFault();
+}
+
 Status SsdTable::ReadKeyPart(uint32_t i, CachedBlockRef* part) const {
   *part = options_.cache->Lookup(number_, i | BlockCache::kKeyPartBit);
   if (*part != nullptr) return Status::OK();
@@ -550,11 +562,11 @@ Status SsdTable::ReadKeyPart(uint32_t i, CachedBlockRef* part) const {
     s = Status::Corruption("split block head changed between reads");
   }
   if (!s.ok()) return corrupt(s);
-  std::string frame(frame_size, '\0');
-  s = CopyStored(i, head_size, frame_size, frame.data());
-  if (!s.ok()) return s;
   const SplitHead& head = fresh->split_head;
-  s = DecompressKeyPart(head, frame, dest);
+  std::string scratch;
+  s = WithStored(i, head_size, frame_size, &scratch,
+                 [&](const Slice& frame) { return DecompressKeyPart(head, frame, dest); });
+  if (s.IsIOError()) return s;
   // The region must be the block's value region: a value's offset in the
   // value buffer is then its offset in the region.
   uint64_t region_begin = 0, region_end = 0;
@@ -569,6 +581,28 @@ Status SsdTable::ReadKeyPart(uint32_t i, CachedBlockRef* part) const {
   return Status::OK();
 }
 
+bool SsdTable::ServesFromKeyPart(uint32_t i, bool verify, Status* s) const {
+  if (!IsSplitCodec(index_[i].codec) || verify || i >= BlockCache::kKeyPartBit) return false;
+  if (!options_.verify_checksums || verified_once_[i].load(std::memory_order_relaxed)) return true;
+  // Checked whole, once; not cached: the block's reads need its key part.
+  std::shared_ptr<CachedBlock> whole;
+  *s = ReadBlockCopy(i, /*verify=*/true, /*from_mapping=*/false, &whole);
+  if (!s->ok()) return false;
+  verified_once_[i].store(true, std::memory_order_relaxed);
+  return true;
+}
+
+Status SsdTable::ReadValueGroups(uint32_t i, const SplitHead& head, uint32_t first, uint64_t end,
+                                 std::string* frames, char* dest) const {
+  if (end <= uint64_t{first} * kValueGroupBytes || end > head.region_size()) {
+    return Corrupt("block " + std::to_string(i) + ": value outside its groups");
+  }
+  const auto last = static_cast<uint32_t>((end - 1) / kValueGroupBytes);
+  Status s = WithStored(i, head.GroupBegin(first), head.GroupBegin(last + 1) - head.GroupBegin(first), frames,
+                        [&](const Slice& stored) { return DecompressGroups(head, stored, first, end, dest); });
+  return s.ok() || s.IsIOError() ? s : Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+}
+
 Status SsdTable::GetFromSplitBlock(uint32_t i, const Slice& user_key, SequenceNumber snapshot, ValueType* type,
                                    std::string* value, SequenceNumber* sequence) const {
   CachedBlockRef part;
@@ -581,18 +615,16 @@ Status SsdTable::GetFromSplitBlock(uint32_t i, const Slice& user_key, SequenceNu
   if (lookup.type == ValueType::kValue && !lookup.value.empty()) {
     // The value's groups, their stored frames read, then decompressed. The
     // region starts with the value buffer (keyset::ValueRegion).
-    const SplitHead& head = part->split_head;
     const uint64_t offset = lookup.value_offset, size = lookup.value.size();
-    const uint32_t first = static_cast<uint32_t>(offset / kValueGroupBytes);
-    const uint32_t last = static_cast<uint32_t>((offset + size - 1) / kValueGroupBytes);
-    if (last >= head.group_count()) return Corrupt("block " + std::to_string(i) + ": value outside its groups");
-    thread_local std::string frames, scratch;
-    frames.resize(head.GroupBegin(last + 1) - head.GroupBegin(first));
-    s = CopyStored(i, head.GroupBegin(first), frames.size(), frames.data());
+    uint32_t first = 0, last = 0;
+    if (!GroupsHolding(part->split_head, offset, size, &first, &last)) {
+      return Corrupt("block " + std::to_string(i) + ": value outside its groups");
+    }
+    thread_local std::string frames, groups;
+    groups.resize(size_t{last - first + 1} * kValueGroupBytes);
+    s = ReadValueGroups(i, part->split_head, first, offset + size, &frames, groups.data());
     if (!s.ok()) return s;
-    value->resize(size);
-    s = DecompressRegion(head, frames, offset, size, &scratch, value->data());
-    if (!s.ok()) return Corrupt("block " + std::to_string(i) + ": " + s.ToString());
+    value->assign(groups.data() + (offset - uint64_t{first} * kValueGroupBytes), size);
   } else if (lookup.type == ValueType::kValue) {
     value->clear();
   }

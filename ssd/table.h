@@ -252,6 +252,7 @@ class SsdTable final : public Table {
   class BlockSource;
   class TableBlockScan;
   class MappedBlockIterator;
+  class SplitBlockIterator;
   struct IndexLocation;
   friend void FetchBlocks(IoEngine* io, std::vector<BlockFetch> fetches);
   SsdTable() = default;
@@ -328,9 +329,27 @@ class SsdTable final : public Table {
   // Copies stored bytes [begin, begin + n) of block i to dest: from the
   // mapping of a compressed table under the SIGBUS guard, or read.
   Status CopyStored(uint32_t i, uint64_t begin, uint64_t n, char* dest) const;
+  // Runs use(stored) on stored bytes [begin, begin + n) of compressed block
+  // i and returns its Status: in place in the table's mapping, under the
+  // SIGBUS guard (MappingFault() if a page cannot be read; `use` then stops
+  // where it was, so it must own no heap memory), or read into *scratch.
+  template <typename Use>
+  Status WithStored(uint32_t i, uint64_t begin, uint64_t n, std::string* scratch, Use&& use) const;
   // The key part of split-compressed block i (docs/ssd_format.md), from the
   // block cache or read, decompressed and cached.
   Status ReadKeyPart(uint32_t i, CachedBlockRef* part) const;
+  // Whether block i is split-compressed and its key part may serve a read
+  // (`verify`: the read's verify_checksums, which needs the block whole). A
+  // table that verifies checksums checks each such block whole once, here
+  // on its first read (not cached: its reads use the key part); false with
+  // *s set if that check fails.
+  bool ServesFromKeyPart(uint32_t i, bool verify, Status* s) const;
+  // Region bytes [first * kValueGroupBytes, end) of split-compressed block
+  // i (`head`: its key part's) into dest (DecompressGroups), their groups'
+  // stored frames read into *frames. Corruption naming the table and block
+  // for bytes outside the region or groups that do not decompress.
+  Status ReadValueGroups(uint32_t i, const SplitHead& head, uint32_t first, uint64_t end, std::string* frames,
+                         char* dest) const;
   // A lookup in split-compressed block i: its key part searched, then only
   // the value groups that hold the value decompressed. NotSupported if the
   // block's key part cannot be searched on its own (the caller reads it

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "format/keyset_pieces.h"
 #include "util/guarded_read.h"
 #include "ssd/table_internal.h"
 #include "table/concatenating_iterator.h"
@@ -170,6 +171,89 @@ class SsdTable::MappedBlockIterator final : public InternalIterator {
   Status status_;
 };
 
+// A user's iterator over a split-compressed block that is not cached whole
+// (ServesFromKeyPart): it moves through the block's key part, shared with
+// Gets through the block cache, and decompresses only the value groups that
+// hold its entries' values, keeping the last ones (values are stored in
+// entry order, so stepping through the block decompresses each group once).
+// A seek thus decompresses one 1 KiB group instead of the block. Hands out
+// no runs or windows (a key part has no values to hand out). Thread-safety:
+// one thread at a time, as any iterator.
+class SsdTable::SplitBlockIterator final : public InternalIterator {
+ public:
+  SplitBlockIterator(const SsdTable* table, uint32_t block, CachedBlockRef part)
+      : table_(table), block_(block), part_(std::move(part)), inner_(part_->reader->NewIterator()) {}
+
+  void SeekToFirst() override {
+    inner_->SeekToFirst();
+    Take();
+  }
+  void SeekToLast() override {
+    inner_->SeekToLast();
+    Take();
+  }
+  void Seek(const Slice& user_key, SequenceNumber sequence) override {
+    inner_->Seek(user_key, sequence);
+    Take();
+  }
+  void Next() override {
+    inner_->Next();
+    Take();
+  }
+  void Prev() override {
+    inner_->Prev();
+    Take();
+  }
+  Status status() const override { return status_.ok() ? inner_->status() : status_; }
+
+ private:
+  // Takes the entry the key part's iterator is at, its value decompressed
+  // unless the groups at hand hold it.
+  void Take() {
+    valid_ = false;
+    if (!status_.ok() || !inner_->Valid()) return;
+    value_ = Slice();
+    const uint64_t size = inner_->value().size();
+    if (size > 0) {
+      const SplitHead& head = part_->split_head;
+      const uint64_t offset = keyset::KeyPartValueOffset(*inner_);
+      uint32_t first = 0, last = 0;
+      if (!GroupsHolding(head, offset, size, &first, &last)) {
+        status_ = table_->Corrupt("block " + std::to_string(block_) + ": value outside its groups");
+        return;
+      }
+      if (groups_.empty() || first < first_ || last > last_) {
+        groups_.resize(size_t{last - first + 1} * kValueGroupBytes);
+        const uint64_t end = std::min<uint64_t>(uint64_t{last + 1} * kValueGroupBytes, head.region_size());
+        status_ = table_->ReadValueGroups(block_, head, first, end, &frames_, groups_.data());
+        if (!status_.ok()) {
+          groups_.clear();
+          return;
+        }
+        first_ = first;
+        last_ = last;
+      }
+      value_ = Slice(groups_.data() + (offset - uint64_t{first_} * kValueGroupBytes), size);
+    }
+    user_key_ = inner_->user_key();
+    tag_ = inner_->tag();
+    has_key_hash_ = inner_->carries_key_hash();
+    key_hash_ = has_key_hash_ ? inner_->key_hash() : 0;
+    valid_ = true;
+  }
+
+  const SsdTable* const table_;
+  const uint32_t block_;
+  const CachedBlockRef part_;  // the key part, with its reader and split head (declared before inner_)
+  const std::unique_ptr<InternalIterator> inner_;
+  // Value groups [first_, last_] decompressed, back to back (empty: none),
+  // and the scratch their stored frames are read into.
+  std::string groups_;
+  std::string frames_;
+  uint32_t first_ = 0, last_ = 0;
+  Status status_;
+};
+
 // Iteration concatenates the blocks (table/concatenating_iterator.h): this
 // source opens them, and holds the current block so that eviction cannot
 // free it.
@@ -232,7 +316,22 @@ class SsdTable::BlockSource {
       *child = block_->reader->NewIterator();
       return Status::OK();
     }
-    Status s = decode_ != nullptr ? decode_->RunExact(open) : open();
+    // A split-compressed block a user's iterator seeks into: through its
+    // key part, as Gets read it (SplitBlockIterator).
+    Status s;
+    if (!scan_ && !verify_mapped_ && !scanning && table_->ServesFromKeyPart(static_cast<uint32_t>(i), verify_, &s)) {
+      const auto block = static_cast<uint32_t>(i);
+      CachedBlockRef part;
+      s = table_->ReadKeyPart(block, &part);
+      if (s.ok()) {
+        *child = std::make_unique<SplitBlockIterator>(table_, block, std::move(part));
+        return Status::OK();
+      }
+      if (!s.IsNotSupported()) return s;
+      s = Status::OK();  // its key part cannot be searched alone: read whole, below
+    }
+    if (!s.ok()) return s;
+    s = decode_ != nullptr ? decode_->RunExact(open) : open();
     if (!s.ok()) return s;
     *child = block_->reader->NewIterator();
     return Status::OK();

@@ -288,11 +288,12 @@ struct JIGSAW_EXPORT Options {
   // Compression of the blocks that flushes, merging compactions and
   // TableFileWriter write into SSD tables, each kept only if that saves an
   // eighth of it. With kLZ4 a KeySet block's key part and its values (in
-  // groups of 1 KiB) are compressed apart: a Get keeps the key part it
-  // reads decompressed in the block cache and decompresses only its
-  // value's group. With kZstd, and for classic blocks, blocks are
-  // compressed whole. Scans decompress whole blocks. Gets of a table with compressed
-  // blocks read through the cache (not ssd_mapped_gets' mapping). Pmem blocks and the
+  // groups of 1 KiB) are compressed apart: a Get or an iterator's seek
+  // keeps the key part it reads decompressed in the block cache and
+  // decompresses only the groups of the values it reads. With kZstd, and
+  // for classic blocks, blocks are compressed whole. Scans decompress whole
+  // blocks. Reads of a table with compressed blocks go through the cache
+  // (not ssd_mapped_gets' mapping). Pmem blocks and the
   // pmem blocks that migrate to SSD as their bytes are never compressed:
   // they are read in place. Tables written with one setting are read under
   // any other. Default: kNone.

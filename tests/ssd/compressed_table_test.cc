@@ -251,6 +251,14 @@ TEST_F(SplitTableTest, DamageAnywhereInASplitBlockIsCaught) {
         answers_as_before = answers_as_before && s.ok() && type == expected->type &&
                             (type != ValueType::kValue || value == expected->value);
       }
+      // A user's iterator through the key part and groups: entries or
+      // Corruption, never a crash.
+      auto it = table->NewIterator(ReadOptions());
+      for (size_t k = 0; k < entries.size(); k += 29) {
+        it->Seek(entries[k].user_key, kMaxSequenceNumber);
+        for (int step = 0; step < 5 && it->Valid(); ++step) (step % 2 == 0 ? it->Next() : it->Prev());
+        EXPECT_TRUE(it->status().ok() || it->status().IsCorruption()) << it->status().ToString();
+      }
       const Status validated = table->Validate();
       if (validated.ok()) {
         EXPECT_TRUE(answers_as_before);
@@ -265,7 +273,8 @@ TEST_F(SplitTableTest, DamageAnywhereInASplitBlockIsCaught) {
 }
 
 // A Get from a split block's key part decompresses the value's groups
-// only: the key part goes to the cache, not the whole block.
+// only: the key part goes to the cache, not the whole block -- also in a
+// table that verifies checksums, which checks the block whole first.
 TEST_F(SplitTableTest, AGetFromASplitBlockCachesItsKeyPartAlone) {
   const BlockFormat format = BlockFormat::kKeySet;
   const Compression compression = Compression::kLZ4;
@@ -273,9 +282,6 @@ TEST_F(SplitTableTest, AGetFromASplitBlockCachesItsKeyPartAlone) {
   const std::vector<TestEntry> entries = Entries(&rng, 2000, /*compressible=*/true);
   const std::string path = dir_.path() + "/000007.jst";
   Build(path, entries, format, compression);
-  BlockCache cache(64 << 20);
-  std::unique_ptr<SsdTable> table;
-  ASSERT_TRUE(Open(path, &cache, OpenMode{false, true, false}, &table).ok());
   const TestEntry* found = nullptr;
   for (const TestEntry& e : entries) {
     const TestEntry* newest = test::ModelGet(entries, e.user_key, kMaxSequenceNumber);
@@ -285,14 +291,61 @@ TEST_F(SplitTableTest, AGetFromASplitBlockCachesItsKeyPartAlone) {
     }
   }
   ASSERT_NE(found, nullptr);
-  ValueType type;
-  SequenceNumber sequence = 0;
-  std::string value;
-  ASSERT_TRUE(table->Get(ReadOptions(), found->user_key, kMaxSequenceNumber, &type, &value, &sequence).ok());
-  EXPECT_EQ(value, found->value);
-  EXPECT_EQ(sequence, found->sequence);
+  for (const bool verify : {false, true}) {
+    BlockCache cache(64 << 20);
+    std::unique_ptr<SsdTable> table;
+    ASSERT_TRUE(Open(path, &cache, OpenMode{false, true, verify}, &table).ok());
+    ValueType type;
+    SequenceNumber sequence = 0;
+    std::string value;
+    ASSERT_TRUE(table->Get(ReadOptions(), found->user_key, kMaxSequenceNumber, &type, &value, &sequence).ok());
+    EXPECT_EQ(value, found->value);
+    EXPECT_EQ(sequence, found->sequence);
+    EXPECT_GT(cache.usage(), 0u);
+    EXPECT_LT(cache.usage(), 4u << 10);  // less than the block (4 KiB): its key part
+  }
+}
+
+// A user's iterator seeks in a split block through its key part, shared
+// with Gets in the cache, and decompresses only the groups its entries'
+// values lie in; stepping both ways through every block reads what the
+// model holds.
+TEST_F(SplitTableTest, AnIteratorReadsASplitBlockThroughItsKeyPart) {
+  std::mt19937_64 rng(57);
+  const std::vector<TestEntry> entries = Entries(&rng, 2000, /*compressible=*/true);
+  const std::string path = dir_.path() + "/000007.jst";
+  Build(path, entries, BlockFormat::kKeySet, Compression::kLZ4);
+  BlockCache cache(64 << 20);
+  std::unique_ptr<SsdTable> table;
+  ASSERT_TRUE(Open(path, &cache, OpenMode{false, true, false}, &table).ok());
+  auto it = table->NewIterator(ReadOptions());
+  const TestEntry& middle = entries[entries.size() / 2];
+  it->Seek(middle.user_key, middle.sequence);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->value().ToString(), middle.value);
   EXPECT_GT(cache.usage(), 0u);
-  EXPECT_LT(cache.usage(), 4u << 10);  // less than the block (4 KiB): its key part
+  EXPECT_LT(cache.usage(), 4u << 10);  // its block's key part, not the block (4 KiB)
+  // Backward from the end, then forward from the start, each entry as the
+  // model has it; a second pass finds the key parts in the cache.
+  for (int pass = 0; pass < 2; ++pass) {
+    size_t i = entries.size();
+    for (it->SeekToLast(); it->Valid(); it->Prev()) {
+      ASSERT_GT(i, 0u);
+      --i;
+      ASSERT_EQ(it->user_key().ToString(), entries[i].user_key);
+      ASSERT_EQ(it->tag(), PackTag(entries[i].sequence, entries[i].type));
+      ASSERT_EQ(it->value().ToString(), entries[i].value);
+    }
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    ASSERT_EQ(i, 0u);
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+      ASSERT_LT(i, entries.size());
+      ASSERT_EQ(it->user_key().ToString(), entries[i].user_key);
+      ASSERT_EQ(it->value().ToString(), entries[i].value);
+    }
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    ASSERT_EQ(i, entries.size());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatsAndCodecs, CompressedTableTest,
