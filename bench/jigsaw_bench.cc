@@ -318,21 +318,36 @@ class Runner {
   }
 
   // db_bench's readwhilewriting: `threads` readers read at random while
-  // one more thread overwrites random keys until they finish.
+  // one more thread overwrites random keys until they finish -- as fast as
+  // it can, or at --benchmark_write_rate_limit bytes (key + value) per
+  // second, so that engines whose writers differ in speed can be compared
+  // under the same writes. The writer's puts are reported beside the reads.
   Result MeasureReadWhileWriting(const std::string& benchmark) {
     const uint64_t num = flags_.num;
     std::atomic<bool> readers_done{false};
+    std::atomic<uint64_t> puts{0};
     std::string writer_error;
     std::thread writer([&] {
       std::mt19937_64 rng(7);
       std::string key;
+      const auto start = std::chrono::steady_clock::now();
+      const double rate = static_cast<double>(flags_.benchmark_write_rate_limit);
+      uint64_t bytes = 0;
       while (!readers_done.load(std::memory_order_relaxed) && writer_error.empty()) {
         keys_.MakeInto(rng() % num, &key);
-        writer_error = engine_->Put(key, Value(&rng), false);
+        const std::string_view value = Value(&rng);
+        writer_error = engine_->Put(key, value, false);
+        puts.fetch_add(1, std::memory_order_relaxed);
+        bytes += key.size() + value.size();
+        if (rate > 0) {  // ahead of the rate: wait until the bytes written are due
+          std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                    std::chrono::duration<double>(static_cast<double>(bytes) / rate)));
+        }
       }
     });
     Result r = MeasureParallel(engine_name_, benchmark, flags_.threads, ReadsPerThread(), flags_.histogram,
                                [&](int, uint64_t, std::mt19937_64* rng, ThreadStats* st) { Read(rng, false, st); });
+    r.writer_puts = puts.load(std::memory_order_relaxed);  // while the readers ran
     readers_done = true;
     writer.join();
     if (r.error.empty()) r.error = writer_error;
@@ -562,6 +577,9 @@ void DefineFlags(CLI::App* app, Flags* f) {
   app->add_option("--compression_ratio", f->compression_ratio,
                   "db_bench's: values are pieces of this fraction random characters, repeated to fill them")
       ->check(CLI::Range(0.0, 1.0));
+  app->add_option("--benchmark_write_rate_limit", f->benchmark_write_rate_limit,
+                  "db_bench's: readwhilewriting's writer writes at most this many key + value bytes per second "
+                  "(0: as fast as it can)");
   app->add_option("--compression", f->compression,
                   "table compression: none; default (each engine's own: JigsawDB LZ4, LevelDB and RocksDB Snappy); "
                   "lz4 or zstd (JigsawDB and RocksDB; LevelDB Snappy). LMDB never compresses")
@@ -681,7 +699,11 @@ void PrintResult(const Result& r) {
     std::printf(" %9s %9s %9s", "-", "-", "-");  // not timed per operation (scans)
   }
   if (r.benchmark.rfind("read", 0) == 0 && r.benchmark != "readseq" && r.benchmark != "readreverse") {
-    std::printf("  (%" PRIu64 " of %" PRIu64 " found)", r.found, r.ops);
+    std::printf("  (%" PRIu64 " of %" PRIu64 " found", r.found, r.ops);
+    if (r.benchmark == "readwhilewriting" && r.seconds > 0) {
+      std::printf("; writer %" PRIu64 " puts, %.0f/s", r.writer_puts, static_cast<double>(r.writer_puts) / r.seconds);
+    }
+    std::printf(")");
   }
   std::printf("\n");
   std::fflush(stdout);

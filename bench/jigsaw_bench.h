@@ -40,6 +40,7 @@ struct Flags {
   int64_t write_buffer_size = 4 << 20;  // db_bench's: memtable bytes, every engine
   int bloom_bits = 10;             // db_bench's: Bloom bits per key, every engine
   double compression_ratio = 0.5;  // db_bench's: values compress to about this fraction of their size
+  uint64_t benchmark_write_rate_limit = 0;  // db_bench's: readwhilewriting's writer, key+value bytes/s (0: none)
   std::string compression = "none";  // EngineConfig::compression
   std::string ssd_io = "auto";
   std::string ycsb_distribution = "zipfian";
@@ -62,6 +63,7 @@ struct Result {
   // Whether operations were timed one by one (not for whole-table scans).
   bool has_percentiles() const { return p50_us > 0 || p99_us > 0 || p999_us > 0; }
   uint64_t found = 0;
+  uint64_t writer_puts = 0;  // readwhilewriting: the writer's puts while the readers ran
   std::string error;  // set if an operation failed
   double micros_per_op() const { return ops ? seconds * 1e6 / static_cast<double>(ops) : 0; }
   double ops_per_sec() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }

@@ -142,6 +142,7 @@ void WriteJson(const Flags& f, const std::vector<Result>& results, const std::ma
                    {"pmem_path", f.pmem_path}, {"peer_dir", f.peer_dir},
                    {"memtable_size", f.write_buffer_size}, {"compression", f.compression},
                    {"compression_ratio", f.compression_ratio},
+                   {"benchmark_write_rate_limit", f.benchmark_write_rate_limit},
                    {"bloom_bits_per_key", f.bloom_bits},
                    {"cache_bytes", f.cache_size >= 0 ? static_cast<uint64_t>(f.cache_size) : f.cache_size_mb << 20}};
   out["jigsaw_commit"] = JIGSAW_GIT_COMMIT;
@@ -157,6 +158,7 @@ void WriteJson(const Flags& f, const std::vector<Result>& results, const std::ma
     out["results"].push_back({{"engine", r.engine}, {"benchmark", r.benchmark}, {"num", r.ops},
                               {"micros_per_op", r.micros_per_op()}, {"ops_per_sec", r.ops_per_sec()},
                               {"mb_per_sec", r.mb_per_sec()}});
+    if (r.benchmark == "readwhilewriting") out["results"].back()["writer_puts"] = r.writer_puts;
     if (r.has_percentiles()) {
       out["results"].back()["p50_us"] = r.p50_us;
       out["results"].back()["p99_us"] = r.p99_us;

@@ -6,7 +6,7 @@
 Writes OUT_DIR/report.md: the machine, date and commit; jigsaw_bench's
 figures and JigsawDB's ratio to each peer; the Optane timing model run;
 the machine's floors; disk mode without and with compression (bytes per
-entry); jigsaw_profile at each scale; format_bench; the bindings' point
+entry); two threads (YCSB, readwhilewriting); jigsaw_profile at each scale; format_bench; the bindings' point
 reads; and every target these runs measure, met or missed. Draws
 jigsaw_bench's throughput and latency percentiles per workload and engine
 (OUT_DIR/bench-throughput.png, bench-latency.png) with gnuplot.
@@ -256,6 +256,57 @@ def space_section(plain, packed, targets):
     return lines
 
 
+def writer_rates(data):
+    """readwhilewriting's writer puts per second, per engine (the first pass of each)."""
+    rates = {}
+    for r in data.get("results", []):
+        if r["benchmark"] == "readwhilewriting" and "writer_puts" in r and r["engine"] not in rates:
+            seconds = r["num"] * r["micros_per_op"] / 1e6
+            rates[r["engine"]] = r["writer_puts"] / seconds if seconds > 0 else 0
+    return rates
+
+
+def threads_section(threads, paced, targets):
+    """Two threads: YCSB A-F and readwhilewriting as db_bench runs it (the writer as fast as it can), and
+    readwhilewriting again with every engine's writer at one rate (--benchmark_write_rate_limit)."""
+    if not threads:
+        return []
+    a = Bench(threads)
+    engines = [e for e in ("jigsaw",) + PEERS if any(k[0] == e for k in a.passes)]
+    cfg = threads.get("config", {})
+    header = ["benchmark"] + [f"{NAMES[e]} us/op" for e in engines] + [f"vs {NAMES[p]}" for p in engines[1:]]
+    rows = [[label] + [a.us(e, b, i) for e in engines] + [ratio(a.speedup(p, b, i)) for p in engines[1:]]
+            for label, b, i in a.rows()]
+    rates = writer_rates(threads)
+    ops = cfg.get("reads") or cfg.get("num")
+    lines = [f"Two threads, {cfg.get('num')} entries, {ops} operations per workload, every engine on /dev/shm: "
+             "YCSB A-F (zipfian) and readwhilewriting as db_bench runs it, its writer as fast as it can (puts per "
+             "second: " + ", ".join(f"{NAMES[e]} {rates[e]:,.0f}" for e in engines if e in rates) +
+             "). Microseconds per operation, and JigsawDB's throughput over each peer's:", "",
+             table(header, rows), ""]
+    ycsb = {f"ycsb{c}" for c in "abcdef"}
+    paced_bench = Bench(paced) if paced else None
+    for peer, want in (("lmdb", 2.0), ("leveldb", 3.0)):
+        s = a.speedups(peer, ycsb)
+        if not s:
+            continue
+        rww = paced_bench.speedups(peer, {"readwhilewriting"}) if paced_bench else []
+        value = f"YCSB {min(s):.2f}-{max(s):.2f}x" + (f"; readwhilewriting at one write rate {min(rww):.2f}x"
+                                                        if rww else "")
+        targets.append(target(f"two threads: YCSB A-F and readwhilewriting at least {want:g}x {NAMES[peer]}",
+                              value, min(s + rww) >= want))
+    if paced_bench:
+        pcfg = paced.get("config", {})
+        prates = writer_rates(paced)
+        rows = [[NAMES[e], paced_bench.us(e, "readwhilewriting", 0), f"{prates.get(e, 0):,.0f}",
+                 ratio(paced_bench.speedup(e, "readwhilewriting", 0)) if e != "jigsaw" else "-"] for e in engines]
+        lines += [f"readwhilewriting with every writer at {pcfg.get('benchmark_write_rate_limit', 0) / 1e6:g} MB/s "
+                  "of keys and values (`--benchmark_write_rate_limit`), so that the readers of each engine share "
+                  "the machine with the same writes:", "",
+                  table(["engine", "reader us/op", "writer puts/s", "JigsawDB's readers vs"], rows), ""]
+    return lines
+
+
 def profile_section(profile, targets):
     num = profile["num"]
     configs = {f"{c['storage']}/{c['format']}": c for c in profile.get("configurations", [])}
@@ -353,6 +404,8 @@ def build_report(out):
     body += scale_section(bench, load(os.path.join(out, "jigsaw_bench_scale.json")), targets)
     body += space_section(load(os.path.join(out, "jigsaw_bench_disk_none.json")),
                           load(os.path.join(out, "jigsaw_bench_disk_default.json")), targets)
+    body += threads_section(load(os.path.join(out, "jigsaw_bench_threads.json")),
+                            load(os.path.join(out, "jigsaw_bench_threads_paced.json")), targets)
     profiles = [p for p in (load(f) for f in glob.glob(os.path.join(out, "jigsaw_profile-*.json"))) if p]
     for p in sorted(profiles, key=lambda p: p["num"]):
         body += profile_section(p, targets)

@@ -10,7 +10,9 @@
 #      figures of the first run; with --scale=10m (or --scale=N entries) the
 #      same workload at that scale on JigsawDB and LMDB, 1M reads; and every
 #      engine in disk mode, tables uncompressed and then compressed with its
-#      own codec, with each engine's bytes on disk per entry;
+#      own codec, with each engine's bytes on disk per entry; and two
+#      threads on JigsawDB, LevelDB and LMDB: YCSB A-F and readwhilewriting,
+#      that once more with every engine's writer at the same rate;
 #   2. jigsaw_profile: the conversion-cost profiler -- the same workload in
 #      {Disk+NVM, Disk only} x {KeySet, classic tables in every tier} with
 #      every compaction timed by phase, against LevelDB on the disk and on
@@ -23,7 +25,8 @@
 #   5. scripts/report.py: out/report.md (every table, every target met or
 #      missed), and the results README.md and docs/performance.md quote.
 # Results: out/report.md, out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,
-# out/jigsaw_bench_scale.json (--scale), out/jigsaw_bench_disk_{none,default}.json, out/bench-*.png,
+# out/jigsaw_bench_scale.json (--scale), out/jigsaw_bench_disk_{none,default}.json,
+# out/jigsaw_bench_threads{,_paced}.json, out/bench-*.png,
 # out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png,
 # out/format_bench.json, out/bindings_{python,node}.json.
 # Other arguments go to format_bench. Installs missing Debian packages
@@ -98,6 +101,22 @@ for compression in none default; do
   rm -rf "$diskdir"
 done
 echo
+echo "== jigsaw_bench: two threads, YCSB A-F and readwhilewriting, JigsawDB, LevelDB and LMDB on /dev/shm =="
+# readwhilewriting as db_bench runs it (each writer as fast as it can), then
+# again with every writer at 10 MB/s, below what each reaches beside two
+# readers here, so that every engine's readers share the machine with the
+# same writes.
+rm -rf "$workdir/db" "$workdir/peers"
+build/release/bench/jigsaw_bench --num="$num" --reads=200000 --threads=2 --engines=jigsaw,leveldb,lmdb \
+  --db="$workdir/db" --peer_dir="$workdir/peers" --histogram=0 \
+  --benchmarks=fillrandom,ycsba,ycsbb,ycsbc,ycsbd,ycsbe,ycsbf,readwhilewriting \
+  --json=out/jigsaw_bench_threads.json | sed -n '/^engine/,$p'
+rm -rf "$workdir/db" "$workdir/peers"
+build/release/bench/jigsaw_bench --num="$num" --reads=200000 --threads=2 --engines=jigsaw,leveldb,lmdb \
+  --db="$workdir/db" --peer_dir="$workdir/peers" --histogram=0 --benchmark_write_rate_limit=10000000 \
+  --benchmarks=fillrandom,readwhilewriting --json=out/jigsaw_bench_threads_paced.json | sed -n '/^engine/,$p'
+rm -rf "$workdir/db" "$workdir/peers"
+echo
 echo "== floor_bench: what this machine allows for each workload, beside JigsawDB's run above =="
 build/release/bench/floor_bench --dir="$workdir" --compare_json=out/jigsaw_bench.json --json=out/floor_bench.json
 echo
@@ -127,5 +146,6 @@ echo
 echo
 echo "Full results: out/report.md; out/jigsaw_bench.json, out/jigsaw_bench_optane.json, out/floor_bench.json,"
 echo "out/jigsaw_bench_disk_{none,default}.json, out/jigsaw_bench_scale.json (--scale), out/bench-*.png,"
+echo "out/jigsaw_bench_threads{,_paced}.json,"
 echo "out/jigsaw_profile-<num>.{json,csv}, out/profile-<num>-*.png, out/format_bench.json,"
 echo "out/bindings_python.json, out/bindings_node.json"

@@ -119,6 +119,40 @@ class ReportTest(unittest.TestCase):
         body, _ = report.build_report(self.out)
         self.assertNotIn("readrandom at least 2x LMDB at 10000 entries", self.targets(body))
 
+    def test_threads_section(self):
+        ycsb = [(f"ycsb{c}", 0.5) for c in "abcdef"]
+        threads = bench_json(ycsb + [("readwhilewriting", 0.5)],
+                             [(b, 2.0) for b, _ in ycsb] + [("readwhilewriting", 2.0)],
+                             [(b, 1.1) for b, _ in ycsb] + [("readwhilewriting", 1.2)])
+        paced = bench_json([("readwhilewriting", 0.4)], [("readwhilewriting", 2.0)], [("readwhilewriting", 1.0)])
+        for data, puts in ((threads, {"jigsaw": 400000, "leveldb": 100000, "lmdb": 50000}),
+                           (paced, {"jigsaw": 40000, "leveldb": 40000, "lmdb": 40000})):
+            data["config"]["benchmark_write_rate_limit"] = 10000000
+            for r in data["results"]:
+                r["num"] = 1000000
+                if r["benchmark"] == "readwhilewriting":
+                    r["writer_puts"] = puts[r["engine"]]
+        self.write("jigsaw_bench_threads.json", threads)
+        body, _ = report.build_report(self.out)
+        t = self.targets(body)
+        # YCSB 2.2x LMDB and 4x LevelDB; without the paced run only YCSB is scored.
+        self.assertIn("| YCSB 2.20-2.20x | met |", t["two threads: YCSB A-F and readwhilewriting at least 2x LMDB"])
+        self.assertIn("| YCSB 4.00-4.00x | met |", t["two threads: YCSB A-F and readwhilewriting at least 3x LevelDB"])
+        # Each writer's puts per second: 400000 puts while the readers ran 0.5 s.
+        self.assertIn("JigsawDB 800,000, LevelDB 50,000, LMDB 41,667", "\n".join(body))
+        self.write("jigsaw_bench_threads_paced.json", paced)
+        body, _ = report.build_report(self.out)
+        t = self.targets(body)
+        # At one write rate readwhilewriting leads LMDB by 2.5x and LevelDB by 5x.
+        self.assertIn("readwhilewriting at one write rate 2.50x | met",
+                      t["two threads: YCSB A-F and readwhilewriting at least 2x LMDB"])
+        # Readers' us/op, each writer's puts per second (40000 puts while its readers ran), the ratio.
+        self.assertIn("| LMDB | 1.000 | 40,000 | 2.50x |", "\n".join(body))
+        paced["results"][0]["micros_per_op"] = 0.9  # JigsawDB's readers now 1.11x LMDB's
+        self.write("jigsaw_bench_threads_paced.json", paced)
+        body, _ = report.build_report(self.out)
+        self.assertIn("| missed |", self.targets(body)["two threads: YCSB A-F and readwhilewriting at least 2x LMDB"])
+
     def test_generated_parts_are_replaced_and_the_rest_kept(self):
         path = os.path.join(self.out, "doc.md")
         with open(path, "w") as f:
