@@ -278,7 +278,7 @@ def threads_section(threads, paced, targets):
     rows = [[label] + [a.us(e, b, i) for e in engines] + [ratio(a.speedup(p, b, i)) for p in engines[1:]]
             for label, b, i in a.rows()]
     rates = writer_rates(threads)
-    ops = cfg.get("reads") or cfg.get("num")
+    ops = cfg.get("reads") if (cfg.get("reads") or 0) > 0 else cfg.get("num")  # -1: --num
     lines = [f"Two threads, {cfg.get('num')} entries, {ops} operations per workload, every engine on /dev/shm: "
              "YCSB A-F (zipfian) and readwhilewriting as db_bench runs it, its writer as fast as it can (puts per "
              "second: " + ", ".join(f"{NAMES[e]} {rates[e]:,.0f}" for e in engines if e in rates) +
