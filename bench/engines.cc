@@ -12,6 +12,7 @@
 #endif
 
 #include <filesystem>
+#include <mutex>
 
 #include "jigsaw/db.h"
 #include "jigsaw/table_file_writer.h"
@@ -50,6 +51,42 @@ Options JigsawOptionsFor(const EngineConfig& config) {
 }
 
 namespace {
+
+// Iterators kept between seeks and short scans by engines that can refresh
+// one to the latest writes (JigsawDB's and RocksDB's Iterator::Refresh), as
+// LMDB's engine keeps its cursors: an operation takes an idle one,
+// refreshed, or a new one (`make`), and gives it back. Destroy the pool
+// before its database.
+template <typename It>
+class IteratorPool {
+ public:
+  template <typename Make>
+  std::unique_ptr<It> Take(Make&& make) {
+    std::unique_ptr<It> it;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        it = std::move(idle_.back());
+        idle_.pop_back();
+      }
+    }
+    if (it == nullptr || !it->Refresh().ok()) it.reset(make());
+    return it;
+  }
+  void GiveBack(std::unique_ptr<It> it) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(it));
+  }
+  // Idle iterators pin what they last read: dropped after each benchmark.
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<It>> idle_;
+};
 
 class JigsawEngine final : public Engine {
  public:
@@ -104,14 +141,19 @@ class JigsawEngine final : public Engine {
     return ScanIterator(db_->NewIterator(ReadOptions()).get(), limit, reverse, bytes);
   }
   bool SeekAndRead(const std::string& key) override {
-    auto it = db_->NewIterator(ReadOptions());
+    auto it = TakeIterator();
     it->Seek(key);
-    return it->Valid() && it->value().size() < (size_t{1} << 40);
+    const bool found = it->Valid() && it->value().size() < (size_t{1} << 40);
+    GiveBack(std::move(it));
+    return found;
   }
   uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) override {
-    auto it = db_->NewIterator(ReadOptions());
-    return ScanForward(it.get(), key, count, bytes);
+    auto it = TakeIterator();
+    const uint64_t n = ScanForward(it.get(), key, count, bytes);
+    GiveBack(std::move(it));
+    return n;
   }
+  void EndOfBenchmark() override { iterators_.Clear(); }
   std::string CompactAll() override {
     Status s = db_->CompactRange(nullptr, nullptr);
     return s.ok() ? "" : s.ToString();
@@ -161,10 +203,16 @@ class JigsawEngine final : public Engine {
     return levels + stalls + " read_triggered_compactions " + read_triggered + "\nwrites: " + writes + "\nSSD: " + syncs + ", table bytes " + ssd + "\nblock cache: " + cache + "\nread-ahead: " + io;
   }
 
+  std::unique_ptr<Iterator> TakeIterator() {
+    return iterators_.Take([this] { return db_->NewIterator(ReadOptions()).release(); });
+  }
+  void GiveBack(std::unique_ptr<Iterator> it) { iterators_.GiveBack(std::move(it)); }
+
   Options options_;
   std::string dir_;
   std::unique_ptr<DB> db_;
   std::vector<std::string> values_;  // MultiGet results, reused
+  IteratorPool<Iterator> iterators_;  // declared after db_: destroyed before it
 };
 
 // LevelDB and RocksDB share the shape of their API; one adapter serves both.
@@ -221,14 +269,19 @@ class PeerEngine final : public Engine {
     return ScanIterator(it.get(), limit, reverse, bytes);
   }
   bool SeekAndRead(const std::string& key) override {
-    std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
+    auto it = TakeIterator();
     it->Seek(key);
-    return it->Valid() && it->value().size() < (size_t{1} << 40);
+    const bool found = it->Valid() && it->value().size() < (size_t{1} << 40);
+    GiveBack(std::move(it));
+    return found;
   }
   uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) override {
-    std::unique_ptr<typename Lib::Iterator> it(lib_.db->NewIterator(typename Lib::ReadOptions()));
-    return ScanForward(it.get(), key, count, bytes);
+    auto it = TakeIterator();
+    const uint64_t n = ScanForward(it.get(), key, count, bytes);
+    GiveBack(std::move(it));
+    return n;
   }
+  void EndOfBenchmark() override { iterators_.Clear(); }
   std::string CompactAll() override {
     const auto s = Lib::CompactAll(lib_.db.get());
     return s.ok() ? "" : s.ToString();
@@ -240,8 +293,20 @@ class PeerEngine final : public Engine {
   }
 
  private:
+  // RocksDB's iterators are reused as JigsawDB's (IteratorPool); LevelDB's
+  // cannot be refreshed: a new one per operation.
+  std::unique_ptr<typename Lib::Iterator> TakeIterator() {
+    auto make = [this] { return lib_.db->NewIterator(typename Lib::ReadOptions()); };
+    if constexpr (Lib::kHasRefresh) return iterators_.Take(make);
+    return std::unique_ptr<typename Lib::Iterator>(make());
+  }
+  void GiveBack(std::unique_ptr<typename Lib::Iterator> it) {
+    if constexpr (Lib::kHasRefresh) iterators_.GiveBack(std::move(it));
+  }
+
   typename Lib::State lib_;
   std::vector<std::string> values_;  // MultiGet results, reused
+  IteratorPool<typename Lib::Iterator> iterators_;  // declared after lib_: destroyed before it
 };
 
 #ifdef JIGSAW_BENCH_LEVELDB
@@ -253,6 +318,7 @@ struct LevelDBLib {
   using Iterator = leveldb::Iterator;
   using Slice = leveldb::Slice;
   static constexpr bool kHasMultiGet = false;
+  static constexpr bool kHasRefresh = false;
   struct State {
     // Destroyed in reverse order: the DB before its cache and filter.
     std::unique_ptr<leveldb::Cache> cache;
@@ -290,6 +356,7 @@ struct RocksDBLib {
   using Iterator = rocksdb::Iterator;
   using Slice = rocksdb::Slice;
   static constexpr bool kHasMultiGet = true;
+  static constexpr bool kHasRefresh = true;
   struct State {
     std::unique_ptr<rocksdb::DB> db;
   };

@@ -70,6 +70,9 @@ class Engine {
   // Seeks to `key` and reads up to `count` entries; returns how many, adds
   // their bytes to *bytes.
   virtual uint64_t ScanFrom(const std::string& key, uint64_t count, uint64_t* bytes) = 0;
+  // A benchmark ended: drops what the engine kept between its operations
+  // (JigsawDB's pooled iterators, which pin the data they last read).
+  virtual void EndOfBenchmark() {}
   // Compacts the whole key range (db_bench's "compact"); "" on success.
   virtual std::string CompactAll() = 0;
   // A human-readable line of engine statistics (may be empty).

@@ -176,6 +176,7 @@ class Runner {
       if (!Reopen(kind.fresh && !flags_.use_existing_db)) return false;
     }
     const Result r = Measure(benchmark, kind);
+    engine_->EndOfBenchmark();
     if (!r.error.empty()) {
       std::fprintf(stderr, "%s %s: %s\n", engine_name_.c_str(), benchmark.c_str(), r.error.c_str());
       return false;

@@ -197,6 +197,11 @@ JIGSAW_EXPORT const char* jigsaw_iter_value(const jigsaw_iterator_t* iter, size_
  * not valid may have stopped on one). Memory running out during a move
  * makes the iterator not valid, with that error here. */
 JIGSAW_EXPORT void jigsaw_iter_get_error(const jigsaw_iterator_t* iter, char** errptr);
+/* Makes the iterator read the database as a new iterator with the same
+ * read options would now (Iterator::Refresh), cheaper than a new one; it is
+ * not valid until positioned, and an earlier move's error is cleared. Sets
+ * *errptr if it cannot be refreshed; it is then unchanged. */
+JIGSAW_EXPORT void jigsaw_iter_refresh(jigsaw_iterator_t* iter, char** errptr);
 
 /* ---- Table file writer (TableFileWriter in jigsaw/table_file_writer.h;
  * one thread at a time) ---- */

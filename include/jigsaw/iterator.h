@@ -31,6 +31,16 @@ class JIGSAW_EXPORT Iterator {
   virtual Slice key() const = 0;    // requires Valid()
   virtual Slice value() const = 0;  // requires Valid()
   virtual Status status() const = 0;
+
+  // Makes the iterator read the database as a new iterator with the same
+  // ReadOptions would now -- the latest writes, or the same snapshot if the
+  // options name one -- and leaves it not Valid() until it is positioned
+  // again, with status() OK. Costs less than a new iterator: when nothing
+  // was written, flushed or compacted since, the iterator keeps everything
+  // it had built. The data it read before may be released. NotSupported
+  // for iterators that cannot be refreshed (those of read-only secondaries
+  // and of ReplicatedDB: make a new one); the iterator is then unchanged.
+  virtual Status Refresh();
 };
 
 }  // namespace jigsaw

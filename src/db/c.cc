@@ -531,6 +531,16 @@ const char* jigsaw_iter_value(const jigsaw_iterator_t* iter, size_t* vlen) {
   return value.data();
 }
 
+void jigsaw_iter_refresh(jigsaw_iterator_t* iter, char** errptr) {
+  try {
+    const Status s = iter->rep->Refresh();
+    if (s.ok()) iter->failure = nullptr;
+    SaveError(errptr, s);
+  } catch (...) {
+    SaveException(errptr);
+  }
+}
+
 void jigsaw_iter_get_error(const jigsaw_iterator_t* iter, char** errptr) {
   if (iter->failure != nullptr) {
     SetError(errptr, iter->failure);

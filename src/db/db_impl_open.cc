@@ -719,7 +719,9 @@ Status DBImpl::ReplayWal(RecoveryState* state) {
     if (disk_mode()) {
       const std::string path = LogFileName(name_, w.number);
       log_name = "WAL " + std::to_string(w.number) + " (" + path + ")";
-      s = ReadWalFile(tables_->fs(), path, w.number, on_damage, replay, &read);
+      // A read-only open reads the newest log while its writer may append.
+      const bool live = read_only_ && i + 1 == wal_count;
+      s = ReadWalFile(tables_->fs(), path, w.number, on_damage, replay, &read, live);
     } else {
       // Guarded (util/guarded_read.h): a media error in the segment stops
       // the open with a Corruption naming it, never a SIGBUS. An abandoned

@@ -343,6 +343,16 @@ class DBImpl::ViewProbe final : public SeekProbe {
     return db_->GetInView(options_, view_, key, value).ok();
   }
   std::unique_ptr<InternalIterator> NewMerge() override { return db_->NewMerge(options_, view_, &tombstones_); }
+  std::unique_ptr<SeekProbe> Renew() override {
+    ReadView view = db_->GetReadView(options_);
+    if (view.state == view_.state && view.sequence == view_.sequence) return nullptr;
+    return std::make_unique<ViewProbe>(db_, options_, std::move(view));
+  }
+  SequenceNumber sequence() const override { return view_.sequence; }
+  // Told how many moves an iterator made, which reads owed L0 compactions charge.
+  const IteratorObserver* observer() const override {
+    return view_.state->l0_read_budget != 0 ? view_.state : nullptr;
+  }
 
  private:
   DBImpl* const db_;  // outlives its iterators (DB::NewIterator)
@@ -352,21 +362,9 @@ class DBImpl::ViewProbe final : public SeekProbe {
 };
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  ReadView view = GetReadView(options);
-  // The read state pins the memtables and the version the iterator reads.
-  const IteratorObserver* observer = view.state->l0_read_budget != 0 ? view.state : nullptr;
-  std::vector<std::shared_ptr<const void>> pins = {view.pin};
-  const SequenceNumber sequence = view.sequence;
-  std::unique_ptr<Iterator> iter;
-  if (ucmp_ == BytewiseComparator()) {
-    iter = NewProbingDBIterator(ucmp_, std::make_unique<ViewProbe>(this, options, std::move(view)), sequence,
-                                std::move(pins), observer);
-  } else {
-    std::shared_ptr<const RangeTombstoneSet> tombstones;
-    std::unique_ptr<InternalIterator> merge = NewMerge(options, view, &tombstones);
-    pins.push_back(std::move(tombstones));
-    iter = NewDBIterator(ucmp_, std::move(merge), sequence, std::move(pins), observer);
-  }
+  // The view's read state pins the memtables and the version it reads.
+  std::unique_ptr<Iterator> iter =
+      NewProbingDBIterator(ucmp_, std::make_unique<ViewProbe>(this, options, GetReadView(options)));
   return NewBoundedIterator(ucmp_, std::move(iter), options.iterate_lower_bound, options.iterate_upper_bound);
 }
 

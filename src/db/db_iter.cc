@@ -13,6 +13,8 @@ namespace jigsaw {
 
 Iterator::~Iterator() = default;
 
+Status Iterator::Refresh() { return Status::NotSupported("iterator", "cannot be refreshed: make a new one"); }
+
 namespace {
 
 // What a thread's seek probes paid lately (NewProbingDBIterator): +1 for a
@@ -30,15 +32,19 @@ void CreditProbes(int delta) {
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* comparator, std::unique_ptr<InternalIterator> internal, SequenceNumber sequence,
-         std::vector<std::shared_ptr<const void>> pins, const IteratorObserver* observer,
-         std::unique_ptr<SeekProbe> probe = nullptr)
+         std::vector<std::shared_ptr<const void>> pins, const IteratorObserver* observer)
       : comparator_(comparator),
         bytewise_(comparator == BytewiseComparator()),
         pins_(std::move(pins)),
         observer_(observer),
-        probe_(std::move(probe)),
         iter_(std::move(internal)),
         sequence_(sequence) {}
+  DBIter(const Comparator* comparator, std::unique_ptr<SeekProbe> probe)
+      : comparator_(comparator),
+        bytewise_(comparator == BytewiseComparator()),
+        observer_(probe->observer()),
+        probe_(std::move(probe)),
+        sequence_(probe_->sequence()) {}
   ~DBIter() override {
     LeaveProbe();
     if (observer_ != nullptr) observer_->Closed(moves_);
@@ -65,7 +71,7 @@ class DBIter final : public Iterator {
     ++moves_;
     LeaveProbe();
     in_window_ = false;
-    if (probe_ != nullptr && (t_probe_credit >= 0 || ++t_unprobed_seeks % kProbeSampleEvery == 0)) {
+    if (probe_ != nullptr && bytewise_ && (t_probe_credit >= 0 || ++t_unprobed_seeks % kProbeSampleEvery == 0)) {
       if (probe_->Probe(target, &saved_value_)) {
         // Where the merge would stand, shown as a backward position is:
         // key() and value() from saved_key_ and saved_value_.
@@ -156,6 +162,32 @@ class DBIter final : public Iterator {
       forward_ = false;
     }
     FindPrevUserEntry();
+  }
+
+  Status Refresh() override {
+    if (probe_ == nullptr) return Status::NotSupported("iterator", "made without a read view to renew");
+    LeaveProbe();
+    in_window_ = false;
+    std::unique_ptr<SeekProbe> renewed = probe_->Renew();
+    if (renewed != nullptr) {
+      // The old view's reads are told before it goes, as when an iterator is
+      // destroyed; the merge goes before the view it reads.
+      if (observer_ != nullptr) observer_->Closed(moves_);
+      moves_ = 0;
+      iter_.reset();
+      probe_ = std::move(renewed);
+      observer_ = probe_->observer();
+      sequence_ = probe_->sequence();
+    } else if (iter_ != nullptr && (!status_.ok() || !iter_->status().ok())) {
+      iter_.reset();  // an error sticks to a merge: a new one reads afresh
+    }
+    valid_ = false;
+    forward_ = true;
+    saved_key_.clear();
+    saved_value_.clear();
+    saved_hash_known_ = false;
+    status_ = Status::OK();
+    return Status::OK();
   }
 
  private:
@@ -490,14 +522,15 @@ class DBIter final : public Iterator {
   // What iter_ reads (memtables, the version and its tables): declared
   // before iter_, so destroyed after it.
   std::vector<std::shared_ptr<const void>> pins_;
-  const IteratorObserver* const observer_;  // may be null; kept alive by pins_
-  uint64_t moves_ = 0;                      // seeks and steps
-  // NewProbingDBIterator: looks seek targets up, and builds iter_ when it
-  // is first needed (declared before iter_: the merge reads what it pins).
-  const std::unique_ptr<SeekProbe> probe_;
+  const IteratorObserver* observer_;  // may be null; kept alive by pins_ or probe_
+  uint64_t moves_ = 0;                // seeks and steps
+  // NewProbingDBIterator: the read view -- looks seek targets up, builds
+  // iter_ when it is first needed, renews on Refresh (declared before
+  // iter_: the merge reads what it pins).
+  std::unique_ptr<SeekProbe> probe_;
   bool probed_ = false;  // positioned by a probe: at saved_key_, saved_value_
   std::unique_ptr<InternalIterator> iter_;
-  const SequenceNumber sequence_;
+  SequenceNumber sequence_;
   bool valid_ = false;
   bool forward_ = true;
   std::string saved_key_;    // forward: key to skip; reverse: current key
@@ -580,6 +613,11 @@ class BoundedIterator final : public Iterator {
     iter_->Prev();
     Check();
   }
+  Status Refresh() override {
+    Status s = iter_->Refresh();
+    if (s.ok()) valid_ = false;
+    return s;
+  }
 
  private:
   void Check() {
@@ -608,10 +646,8 @@ std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::uniqu
   return std::make_unique<DBIter>(comparator, std::move(internal), sequence, std::move(pins), observer);
 }
 
-std::unique_ptr<Iterator> NewProbingDBIterator(const Comparator* comparator, std::unique_ptr<SeekProbe> probe,
-                                               SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
-                                               const IteratorObserver* observer) {
-  return std::make_unique<DBIter>(comparator, nullptr, sequence, std::move(pins), observer, std::move(probe));
+std::unique_ptr<Iterator> NewProbingDBIterator(const Comparator* comparator, std::unique_ptr<SeekProbe> probe) {
+  return std::make_unique<DBIter>(comparator, std::move(probe));
 }
 
 }  // namespace jigsaw

@@ -29,13 +29,13 @@ class IteratorObserver {
 // (entries in internal-key order, typically a merging iterator), hiding
 // deletions. `pins` keeps what `internal` reads (memtables, versions) alive
 // as long as the iterator; `observer` (may be null; not owned -- keep it
-// alive through `pins`) is told its moves.
+// alive through `pins`) is told its moves. Refresh: NotSupported.
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* comparator, std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
                                         const IteratorObserver* observer = nullptr);
 
-// Point lookups for a DBIter's seeks (NewProbingDBIterator), in the
-// iterator's read view.
+// A DBIter's read view (NewProbingDBIterator): point lookups for its
+// seeks, the merge it reads, and the view a refreshed iterator reads.
 class SeekProbe {
  public:
   virtual ~SeekProbe() = default;
@@ -46,20 +46,29 @@ class SeekProbe {
   // The merge the iterator reads otherwise (as NewDBIterator's `internal`),
   // asked for once, when first needed; it reads what the probe pins.
   virtual std::unique_ptr<InternalIterator> NewMerge() = 0;
+  // Iterator::Refresh: nullptr if the database's read view for the same
+  // options is still the one this probe reads (the same memtables, tables
+  // and sequence: a merge of it reads what a new one would), else a probe
+  // of that view.
+  virtual std::unique_ptr<SeekProbe> Renew() = 0;
+  // The sequence number the view reads at, and the observer of iterators
+  // over it (may be null; kept alive by the probe).
+  virtual SequenceNumber sequence() const = 0;
+  virtual const IteratorObserver* observer() const = 0;
 };
 
-// As NewDBIterator, for a bytewise comparator, the merge built by `probe`
-// when first needed. A Seek first asks the probe: when its target is a
-// live key -- then the first key at or after it is the target itself --
-// the iterator stands there with the value found, and the merge is neither
-// built nor sought. A step from there seeks the merge to the same entry
+// As NewDBIterator, the merge built by `probe` when first needed, at the
+// probe's sequence, told to its observer; Refresh takes the probe's
+// renewal. With a bytewise comparator a Seek first asks the probe: when
+// its target is a live key -- then the first key at or after it is the
+// target itself -- the iterator stands there with the value found, and the
+// merge is neither built nor sought. (Under another comparator a key found
+// equal to the target may be stored with other bytes: no probes.) A step from there seeks the merge to the same entry
 // first. Since a probe is wasted when the target is absent or the iterator
 // steps on from it (a scan), each thread keeps a credit of what its probes
 // paid lately and probes while it is not negative (and one seek in 16
 // otherwise, to notice when they would pay again).
-std::unique_ptr<Iterator> NewProbingDBIterator(const Comparator* comparator, std::unique_ptr<SeekProbe> probe,
-                                               SequenceNumber sequence, std::vector<std::shared_ptr<const void>> pins,
-                                               const IteratorObserver* observer = nullptr);
+std::unique_ptr<Iterator> NewProbingDBIterator(const Comparator* comparator, std::unique_ptr<SeekProbe> probe);
 
 // Shows only the keys of `iter` in [*lower, *upper) (ReadOptions::
 // iterate_lower_bound, iterate_upper_bound; either may be null: unbounded

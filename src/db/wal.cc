@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "db/write_batch_internal.h"
@@ -207,14 +209,40 @@ Status ReadWholeWal(const char* log, uint64_t end, uint64_t number,
 }
 
 Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number, WalDamage on_damage,
-                   const std::function<Status(const Slice&)>& record, WalReadResult* result) {
-  std::unique_ptr<RandomAccessFile> file;
-  Status s = fs->NewRandomAccessFile(path, &file);
-  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("WAL " + path, "missing") : s;
-  std::vector<uint64_t> buffer(file->Size() / 8 + 1);
+                   const std::function<Status(const Slice&)>& record, WalReadResult* result, bool live) {
+  std::vector<uint64_t> buffer;
   Slice contents;
-  s = file->Read(0, file->Size(), reinterpret_cast<char*>(buffer.data()), &contents);
+  // Reads the whole file, as long as it is now, into buffer.
+  auto read = [&] {
+    std::unique_ptr<RandomAccessFile> file;
+    Status s = fs->NewRandomAccessFile(path, &file);
+    if (!s.ok()) return s.IsNotFound() ? Status::Corruption("WAL " + path, "missing") : s;
+    const uint64_t size = file->Size();
+    buffer.assign(size / 8 + 1, 0);
+    return file->Read(0, size, reinterpret_cast<char*>(buffer.data()), &contents);
+  };
+  Status s = read();
   if (!s.ok()) return s;
+  const auto started = std::chrono::steady_clock::now();
+  uint64_t last_damage = 0;
+  auto last_moved = started;
+  while (live) {
+    WalReadResult dry;
+    s = ReadWalSegment(contents.data(), contents.size(), number, on_damage,
+                       [](const Slice&) { return Status::OK(); }, &dry);
+    if (!s.ok() || !dry.damaged || dry.next_intact_offset == 0) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (dry.damage_offset != last_damage) {
+      last_damage = dry.damage_offset;
+      last_moved = now;
+    } else if (now - last_moved >= kLiveLogPatience) {
+      break;  // it stays: reported below
+    }
+    if (now - started >= 100 * kLiveLogPatience) break;  // the writer keeps tearing reads: give up
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    s = read();
+    if (!s.ok()) return s;
+  }
   s = ReadWalSegment(contents.data(), contents.size(), number, on_damage, record, result);
   if (s.IsCorruption() || s.IsNotSupported()) return Status::Corruption("WAL " + path, s.message());
   return s;

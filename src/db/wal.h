@@ -15,6 +15,7 @@
 #ifndef JIGSAW_DB_WAL_H_
 #define JIGSAW_DB_WAL_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -154,10 +155,23 @@ enum class WalDamage {
 Status ReadWalSegment(const char* segment, uint64_t capacity, uint64_t number, WalDamage on_damage,
                       const std::function<Status(const Slice&)>& record, WalReadResult* result);
 
+// How long damage in a live log must stay in place to be reported
+// (ReadWalFile): far longer than an append's copy, even one whose thread is
+// descheduled in the middle of it.
+inline constexpr std::chrono::milliseconds kLiveLogPatience{200};
+
 // Replays a log file written by FileWalWriter (same contract as
-// ReadWalSegment; a missing file is Corruption).
+// ReadWalSegment; a missing file is Corruption). `live`: a writer may be
+// appending to the log (a read-only open beside it). Appends are copies
+// into a shared mapping, whose bytes need not land in order, and one read
+// of the file copies its pages at different moments: it can catch a record
+// half-copied -- its header still zeros -- and, in later pages, records
+// appended after it completed. So a live log is read again, after a pause,
+// while such damage (intact records after it) moves or lasts less than
+// kLiveLogPatience, and the records of the last read are replayed: damage
+// that stays is reported as any other.
 Status ReadWalFile(FileSystem* fs, const std::string& path, uint64_t number, WalDamage on_damage,
-                   const std::function<Status(const Slice&)>& record, WalReadResult* result);
+                   const std::function<Status(const Slice&)>& record, WalReadResult* result, bool live = false);
 
 // The header of a log file of log `number` (version 1, capacity 0: records
 // run to the end of the file), as FileWalWriter writes it; an archived log

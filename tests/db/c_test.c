@@ -284,6 +284,20 @@ static void TestMode(int mode, const char* mode_name, const char* base) {
     CHECK(!jigsaw_iter_valid(iter));
     jigsaw_iter_get_error(iter, &err);
     CHECK_NO_ERROR(err);
+    /* A write after the iterator was made: seen once it is refreshed. */
+    jigsaw_put(db, woptions, "bz", 2, "e", 1, &err);
+    CHECK_NO_ERROR(err);
+    jigsaw_iter_seek(iter, "bb", 2);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_refresh(iter, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(!jigsaw_iter_valid(iter));
+    jigsaw_iter_seek(iter, "bb", 2);
+    CHECK_ITER(iter, "box", "c");
+    jigsaw_iter_next(iter);
+    CHECK_ITER(iter, "bz", "e");
+    jigsaw_delete(db, woptions, "bz", 2, &err);
+    CHECK_NO_ERROR(err);
     jigsaw_iter_destroy(iter);
   }
 

@@ -66,6 +66,23 @@ class DBTest : public ::testing::TestWithParam<StorageMode> {
     return forward;
   }
 
+  // n random puts and deletes (one in delete_one_in) of keys k00000 ..
+  // k02999, applied to *model as well.
+  void WriteRandomly(int n, int delete_one_in, std::mt19937_64* rng, std::map<std::string, std::string>* model) {
+    char key[16];
+    for (int i = 0; i < n; ++i) {
+      std::snprintf(key, sizeof(key), "k%05d", static_cast<int>((*rng)() % 3000));
+      if ((*rng)() % delete_one_in == 0) {
+        ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
+        model->erase(key);
+      } else {
+        const std::string value(10 + (*rng)() % 90, static_cast<char>('a' + (*rng)() % 26));
+        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
+        (*model)[key] = value;
+      }
+    }
+  }
+
   ScratchDir dir_;
   std::unique_ptr<DB> db_;
 };
@@ -1151,24 +1168,93 @@ TEST_P(DBTest, SequenceNumbersCountEveryOperationAndSurviveReopening) {
 // over keys in the memtable, L0 and deeper levels, live and deleted, at
 // the latest state and at a snapshot: scans both ways and seeks see
 // exactly the model's keys in [lower, upper).
+// A refreshed iterator reads what a new one would: the latest writes
+// (through flushes and compactions, or none at all since), its bounds, or
+// its snapshot; it is not valid until positioned. Also under a comparator
+// of its own, whose iterators never probe.
+TEST_P(DBTest, ARefreshedIteratorReadsWhatANewOneWould) {
+  static ReverseComparator reverse;  // outlives the fixture's DB
+  for (const Comparator* comparator : {BytewiseComparator(), static_cast<const Comparator*>(&reverse)}) {
+    SCOPED_TRACE(comparator->Name());
+    db_.reset();
+    ASSERT_TRUE(DestroyDB(dir_.path(), ModeOptions()).ok());
+    Options options = ModeOptions();
+    options.comparator = comparator;
+    Open(options);
+    std::map<std::string, std::string> model;
+    std::mt19937_64 rng(91);
+    auto write = [&](int n) { WriteRandomly(n, 5, &rng, &model); };
+    write(3000);
+    const Snapshot* snapshot = db_->GetSnapshot();
+    const std::map<std::string, std::string> at_snapshot = model;
+    // [lower, upper) in the comparator's order.
+    const std::string lower = comparator == &reverse ? "k02000" : "k01000";
+    const std::string upper = comparator == &reverse ? "k01000" : "k02000";
+    const Slice lower_slice(lower), upper_slice(upper);
+    ReadOptions bounded;
+    bounded.iterate_lower_bound = &lower_slice;
+    bounded.iterate_upper_bound = &upper_slice;
+    ReadOptions at;
+    at.snapshot = snapshot;
+    auto plain = db_->NewIterator(ReadOptions());
+    auto inside = db_->NewIterator(bounded);
+    auto old = db_->NewIterator(at);
+    // `it` shows `want` (within the bounds when `bounds`): forwards,
+    // backwards and at seeks to its keys.
+    auto expect = [&](Iterator* it, const std::map<std::string, std::string>& want, bool bounds) {
+      std::vector<std::pair<std::string, std::string>> expected;
+      for (const auto& kv : want) {
+        if (!bounds || (comparator->Compare(kv.first, lower) >= 0 && comparator->Compare(kv.first, upper) < 0)) {
+          expected.push_back(kv);
+        }
+      }
+      if (comparator == &reverse) std::reverse(expected.begin(), expected.end());
+      std::vector<std::pair<std::string, std::string>> got;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) got.emplace_back(it->key().ToString(), it->value().ToString());
+      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+      EXPECT_EQ(got, expected);
+      got.clear();
+      for (it->SeekToLast(); it->Valid(); it->Prev()) got.emplace_back(it->key().ToString(), it->value().ToString());
+      std::reverse(got.begin(), got.end());
+      EXPECT_EQ(got, expected);
+      for (int k = 0; k < 10 && !expected.empty(); ++k) {
+        const auto& target = expected[rng() % expected.size()];
+        it->Seek(target.first);
+        ASSERT_TRUE(it->Valid());
+        EXPECT_EQ(it->key().ToString(), target.first);
+        EXPECT_EQ(it->value().ToString(), target.second);
+      }
+    };
+    for (int round = 0; round < 8; ++round) {
+      SCOPED_TRACE(round);
+      // Rounds 0 and 4 write nothing; others write, flush or compact.
+      if (round % 4 != 0) write(round % 2 == 0 ? 5 : 1500);
+      if (round == 3) {
+        ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+      }
+      for (Iterator* it : {plain.get(), inside.get(), old.get()}) {
+        it->SeekToFirst();
+        ASSERT_TRUE(it->Refresh().ok());
+        EXPECT_FALSE(it->Valid());
+        EXPECT_TRUE(it->status().ok());
+      }
+      expect(plain.get(), model, false);
+      expect(inside.get(), model, true);
+      expect(old.get(), at_snapshot, false);
+    }
+    plain.reset();
+    inside.reset();
+    old.reset();
+    db_->ReleaseSnapshot(snapshot);
+  }
+}
+
 TEST_P(DBTest, IteratorBoundsShowOnlyTheKeysBetweenThem) {
   Open();
   std::map<std::string, std::string> model;
   std::mt19937_64 rng(77);
   char key[16];
-  auto write = [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      std::snprintf(key, sizeof(key), "k%05d", static_cast<int>(rng() % 3000));
-      if (rng() % 6 == 0) {
-        ASSERT_TRUE(db_->Delete(WriteOptions(), key).ok());
-        model.erase(key);
-      } else {
-        const std::string value(10 + rng() % 90, static_cast<char>('a' + rng() % 26));
-        ASSERT_TRUE(db_->Put(WriteOptions(), key, value).ok());
-        model[key] = value;
-      }
-    }
-  };
+  auto write = [&](int n) { WriteRandomly(n, 6, &rng, &model); };
   write(20000);
   ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
   write(6000);  // on top: memtable and L0 over the compacted levels

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/coding.h"
+#include "util/memory_file.h"
 
 #include "tests/support/block_test_util.h"
 #include "tests/support/db_test_util.h"
@@ -382,6 +383,92 @@ TEST(WalTest, LogFileAppendsSyncsAndReadsBackUpToATornTail) {
   std::filesystem::remove(path);
   read_log(5, &s);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+}
+
+// A file system whose first `torn_reads` opens of a file serve `torn`
+// instead of its bytes: what reads of a log catch while its writer copies
+// a record into it.
+class TornReadsFileSystem final : public test::ForwardingFileSystem {
+ public:
+  TornReadsFileSystem(std::string torn, int torn_reads) : torn_(std::move(torn)), left_(torn_reads) {}
+  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* file) override {
+    ++opens_;
+    if (left_ == 0) return base_->NewRandomAccessFile(path, file);
+    if (left_ > 0) --left_;
+    *file = std::make_unique<MemoryRandomAccessFile>(Slice(torn_));
+    return Status::OK();
+  }
+  int opens() const { return opens_; }
+
+ private:
+  const std::string torn_;
+  int left_;  // -1: every open
+  int opens_ = 0;
+};
+
+// A live log (a read-only open beside its writer) read while a record's
+// header is still zeros and records after it are whole -- an append caught
+// half-copied: it is read again, and once the record is whole all of it
+// replays. A header that stays zeros is damage like any other, reported
+// once it has stayed kLiveLogPatience; a log read as not live reports it
+// at once.
+TEST(WalTest, ALiveLogIsReadAgainPastAnAppendCaughtHalfCopied) {
+  test::ScratchDir dir;
+  const std::string path = dir.path() + "/000005.log";
+  std::unique_ptr<FileWalWriter> writer;
+  ASSERT_TRUE(FileWalWriter::Create(FileSystem::Default(), path, 5, /*reuse=*/"", &writer).ok());
+  std::vector<std::string> written;
+  for (int i = 0; i < 20; ++i) {
+    written.push_back(BatchPayload(i + 1, 100));
+    ASSERT_TRUE(writer->Append(written.back(), /*sync=*/false).ok());
+  }
+  ASSERT_TRUE(writer->Sync().ok());
+  writer.reset();
+  const std::vector<uint64_t> at = RecordOffsets(written);
+  std::ifstream in(path, std::ios::binary);
+  std::string torn((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::memset(torn.data() + at[3], 0, kWalRecordHeaderSize);  // record 3 "in flight"
+  auto read = [&](FileSystem* fs, bool live, Status* status, WalReadResult* result) {
+    std::vector<std::string> records;
+    *status = ReadWalFile(
+        fs, path, 5, WalDamage::kStop,
+        [&](const Slice& r) {
+          records.push_back(r.ToString());
+          return Status::OK();
+        },
+        result, live);
+    return records;
+  };
+  Status s;
+  WalReadResult result;
+  {
+    // Not live: the damage at once, records 0-2 replayed.
+    TornReadsFileSystem fs(torn, 1);
+    EXPECT_EQ(read(&fs, false, &s, &result).size(), 3u);
+    EXPECT_EQ(fs.opens(), 1);
+    ASSERT_TRUE(result.damaged);
+    EXPECT_EQ(result.damage_offset, at[3]);
+    EXPECT_EQ(result.next_intact_offset, at[4]);
+  }
+  {
+    // Live, the record whole by the third read: every record, no damage.
+    TornReadsFileSystem fs(torn, 2);
+    EXPECT_EQ(read(&fs, true, &s, &result), written);
+    EXPECT_EQ(fs.opens(), 3);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_FALSE(result.damaged) << DescribeWalDamage(result);
+  }
+  {
+    // Live, a header that stays zeros: read again until it has stayed the
+    // patience, then reported.
+    TornReadsFileSystem fs(torn, -1);
+    EXPECT_EQ(read(&fs, true, &s, &result).size(), 3u);
+    EXPECT_GT(fs.opens(), 1);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(result.damaged);
+    EXPECT_EQ(result.damage_offset, at[3]);
+    EXPECT_EQ(result.next_intact_offset, at[4]);
+  }
 }
 
 // A log file torn inside the zero padding of its last record (found by
