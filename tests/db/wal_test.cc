@@ -46,17 +46,18 @@ std::vector<std::string> ReadAll(const char* segment, uint64_t capacity, uint64_
   return records;
 }
 
-// The same for a log file.
+// The same for a log file (through `fs`, `live` as ReadWalFile takes it).
 std::vector<std::string> ReadAllFromFile(const std::string& path, uint64_t number, Status* status,
-                                         WalReadResult* result) {
+                                         WalReadResult* result, FileSystem* fs = FileSystem::Default(),
+                                         bool live = false) {
   std::vector<std::string> records;
   *status = ReadWalFile(
-      FileSystem::Default(), path, number, WalDamage::kStop,
+      fs, path, number, WalDamage::kStop,
       [&](const Slice& r) {
         records.push_back(r.ToString());
         return Status::OK();
       },
-      result);
+      result, live);
   return records;
 }
 
@@ -429,15 +430,7 @@ TEST(WalTest, ALiveLogIsReadAgainPastAnAppendCaughtHalfCopied) {
   std::string torn((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::memset(torn.data() + at[3], 0, kWalRecordHeaderSize);  // record 3 "in flight"
   auto read = [&](FileSystem* fs, bool live, Status* status, WalReadResult* result) {
-    std::vector<std::string> records;
-    *status = ReadWalFile(
-        fs, path, 5, WalDamage::kStop,
-        [&](const Slice& r) {
-          records.push_back(r.ToString());
-          return Status::OK();
-        },
-        result, live);
-    return records;
+    return ReadAllFromFile(path, 5, status, result, fs, live);
   };
   Status s;
   WalReadResult result;
