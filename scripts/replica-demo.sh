@@ -28,12 +28,26 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT
 
-# Six free loopback ports, the kernel's picks.
+# Six free loopback ports below the kernel's ephemeral range: a port from
+# that range can become the local end of another socket's connect while
+# the replica listening on it is down, and the restarted replica could not
+# take it back.
 read -r -a ports < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(6)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))')
+import os, random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+picked = []
+for port in random.Random(os.getpid()).sample(range(10000, max(low, 11000)), 200):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        picked.append(port)
+    except OSError:
+        pass
+    finally:
+        s.close()
+    if len(picked) == 6:
+        break
+print(" ".join(map(str, picked)))')
 bootstrap=""
 for i in 1 2 3; do
   raft[$i]=127.0.0.1:${ports[$((i - 1))]}

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   uint64_t id = 0;
   std::string raft_address, client_address, dir, bootstrap, mode = "disk", pmem_path;
   uint64_t pool_mb = 1024;
-  unsigned election_ms = 1000, heartbeat_ms = 100, snapshot_threshold = 65536, snapshot_trailing = 8192;
+  unsigned election_ms = 1000, heartbeat_ms = 100, snapshot_threshold = 65536, snapshot_trailing = 8192,
+           install_snapshot_ms = 30000;
   app.add_option("--id", id, "this server's raft id (> 0)")->required();
   app.add_option("--raft", raft_address, "host:port for raft traffic")->required();
   app.add_option("--client", client_address, "host:port for clients (jigsaw --cluster)")->required();
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat_ms", heartbeat_ms, "raft heartbeat timeout")->capture_default_str();
   app.add_option("--snapshot_threshold", snapshot_threshold, "entries between snapshots")->capture_default_str();
   app.add_option("--snapshot_trailing", snapshot_trailing, "entries kept after a snapshot")->capture_default_str();
+  app.add_option("--install_snapshot_ms", install_snapshot_ms, "wait for a follower to acknowledge a snapshot")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   jigsaw::ReplicaOptions options;
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
   options.heartbeat_timeout_ms = heartbeat_ms;
   options.snapshot_threshold = snapshot_threshold;
   options.snapshot_trailing = snapshot_trailing;
+  options.install_snapshot_timeout_ms = install_snapshot_ms;
 
   // SIGINT and SIGTERM are taken by sigwait below, never by a handler:
   // blocked before any thread starts, so every thread inherits the mask.

@@ -54,6 +54,10 @@ struct ReplicaOptions {
   // the log since the last snapshot in memory.
   unsigned snapshot_threshold = 65536;
   unsigned snapshot_trailing = 8192;
+  // How long the leader waits for a follower to acknowledge a snapshot it
+  // sent before it sends it again (a follower that was down when it was
+  // sent never does).
+  unsigned install_snapshot_timeout_ms = 30000;
   // How long Write, a linearizable read or a membership change waits
   // before it returns IOError (the outcome of a timed-out write is unknown:
   // it may still commit).

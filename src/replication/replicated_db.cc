@@ -213,6 +213,7 @@ Status ReplicatedDBImpl::Start() {
   raft_set_heartbeat_timeout(&raft_, options_.heartbeat_timeout_ms);
   raft_set_snapshot_threshold(&raft_, options_.snapshot_threshold);
   raft_set_snapshot_trailing(&raft_, options_.snapshot_trailing);
+  raft_set_install_snapshot_timeout(&raft_, options_.install_snapshot_timeout_ms);
   raft_set_pre_vote(&raft_, true);
   rv = raft_start(&raft_);
   if (rv != 0) return Status::IOError("raft_start", raft_errmsg(&raft_));

@@ -9,9 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,18 +24,34 @@
 
 namespace jigsaw::test {
 
-// A loopback port nothing listens on now (the kernel's pick).
+// A loopback port nothing is bound to now, below the kernel's ephemeral
+// range: a port from that range, once its replica closes, can become the
+// local end of another socket's connect() (even a connection to itself) or
+// another test's pick, and a replica reopened on it would then receive
+// messages meant for another. Each process starts at its own offset.
 inline int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  static int next = -1;
+  int low = 32768;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    int high = 0;
+    if (std::fscanf(f, "%d %d", &low, &high) != 2) low = 32768;
+    std::fclose(f);
+  }
+  const int first = 10000, span = std::max(low - first, 1000);
+  if (next < 0) next = static_cast<int>((static_cast<unsigned>(::getpid()) * 61u) % static_cast<unsigned>(span));
+  for (int tries = 0; tries < span; ++tries) {
+    const int port = first + (next++ % span);
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (free) return port;
+  }
+  ADD_FAILURE() << "no free loopback port below " << low;
+  return 0;
 }
 
 // Polls `done` until it holds or 60 s pass: a wait, not a measurement.
@@ -68,6 +87,7 @@ class ReplicaCluster {
     options.heartbeat_timeout_ms = 50;
     options.snapshot_threshold = 64;
     options.snapshot_trailing = 16;
+    options.install_snapshot_timeout_ms = 2000;
     return options;
   }
   void Open(size_t i, bool bootstrap = true) {
@@ -78,10 +98,11 @@ class ReplicaCluster {
   ReplicatedDB* replica(size_t i) { return replicas_[i].get(); }
   const ReplicaServer& server(size_t i) const { return servers_[i]; }
 
-  // The index of the replica that leads, once one does.
+  // The index of the replica that leads, once one does; throws (failing
+  // the test) if none does within the wait.
   size_t Leader() {
     size_t leader = 0;
-    EXPECT_TRUE(WaitFor([&] {
+    const bool found = WaitFor([&] {
       for (size_t i = 0; i < replicas_.size(); ++i) {
         if (replicas_[i] != nullptr && replicas_[i]->GetStatus().role == "leader") {
           leader = i;
@@ -89,7 +110,8 @@ class ReplicaCluster {
         }
       }
       return false;
-    }));
+    });
+    if (!found) throw std::runtime_error("no replica became the leader within the wait");
     return leader;
   }
 
