@@ -212,20 +212,47 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
       options.iterate_upper_bound = &upper_slice_;
     }
     it_ = db->NewIterator(options);
-    if (reverse_) {
-      it_->SeekToLast();
-      // An inclusive stop: the engine bound is open; start at the stop.
-      if (range_.stop.has_value() && range_.include_stop) {
-        it_->Seek(*range_.stop);
-        if (!it_->Valid()) {
-          it_->SeekToLast();
-        } else if (it_->key().compare(*range_.stop) > 0) {
-          it_->Prev();
-        }
+    PositionAtEdge(reverse_);
+  }
+
+  // The next item is the first in the iteration's direction at or past
+  // `target` (forwards: the first key >= target; backwards: the last key
+  // <= target), within the range.
+  void Seek(const py::bytes& target_bytes) {
+    const std::string target = AsSlice(target_bytes).ToString();
+    WithIterator([&] {
+      if (!reverse_) {
+        if (range_.start.has_value() && target.compare(*range_.start) < 0) return PositionAtEdge(false);
+        it_->Seek(target);
+        return;
       }
-    } else {
-      it_->SeekToFirst();
-    }
+      if (range_.stop.has_value() && target.compare(*range_.stop) >= 0) return PositionAtEdge(true);
+      it_->Seek(target);
+      if (!it_->Valid()) {
+        if (it_->status().ok()) it_->SeekToLast();
+      } else if (it_->key().compare(target) > 0) {
+        it_->Prev();
+      }
+    });
+  }
+
+  // The next item is the range's first (seek_to_start) or last
+  // (seek_to_stop) in key order; iterating from there goes on in the
+  // iterator's direction.
+  void SeekToEdge(bool last) {
+    WithIterator([&] { PositionAtEdge(last); });
+  }
+
+  // Reads the database as a new iterator with the same arguments would now
+  // (a snapshot's iterator goes on reading at its snapshot), and starts
+  // again at the range's edge.
+  void Refresh() {
+    Status status;
+    WithIterator([&] {
+      status = it_->Refresh();
+      if (status.ok()) PositionAtEdge(reverse_);
+    });
+    Check(status);
   }
 
   void CloseWithDb() override { it_.reset(); }
@@ -260,7 +287,6 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
           Step();
           break;
         }
-        if (done) it_.reset();
       }
     }
     Check(status);
@@ -278,6 +304,41 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
   }
 
  private:
+  // Runs `move` on the engine iterator with the GIL released; UseError if
+  // the database or the iterator is closed.
+  template <typename Move>
+  void WithIterator(Move move) {
+    py::gil_scoped_release nogil;
+    std::shared_lock<std::shared_mutex> lock(handle_->mutex);
+    if (handle_->db == nullptr) throw UseError("the database is closed");
+    if (it_ == nullptr) throw UseError("the iterator is closed");
+    move();
+  }
+
+  // Positions at the range's last key (last) or first key.
+  void PositionAtEdge(bool last) {
+    if (!last) {
+      it_->SeekToFirst();
+      // An exclusive start: the engine bound is closed; step over it (in
+      // key order, whatever the iterator's direction).
+      if (range_.start.has_value() && !range_.include_start && it_->Valid() &&
+          it_->key().compare(*range_.start) == 0) {
+        it_->Next();
+      }
+      return;
+    }
+    it_->SeekToLast();
+    // An inclusive stop: the engine bound is open; start at the stop.
+    if (range_.stop.has_value() && range_.include_stop) {
+      it_->Seek(*range_.stop);
+      if (!it_->Valid()) {
+        if (it_->status().ok()) it_->SeekToLast();
+      } else if (it_->key().compare(*range_.stop) > 0) {
+        it_->Prev();
+      }
+    }
+  }
+
   void Step() {
     if (reverse_) {
       it_->Prev();
@@ -662,6 +723,10 @@ PYBIND11_MODULE(_jigsawdb, m) {
   py::class_<PyIterator, std::shared_ptr<PyIterator>>(m, "Iterator")
       .def("__iter__", [](const std::shared_ptr<PyIterator>& it) { return it; })
       .def("__next__", &PyIterator::Next)
+      .def("seek", &PyIterator::Seek, py::arg("target"))
+      .def("seek_to_start", [](PyIterator& it) { it.SeekToEdge(false); })
+      .def("seek_to_stop", [](PyIterator& it) { it.SeekToEdge(true); })
+      .def("refresh", &PyIterator::Refresh)
       .def("close", &PyIterator::Close)
       .def("__enter__", [](const std::shared_ptr<PyIterator>& it) { return it; })
       .def("__exit__", [](PyIterator& it, const py::object&, const py::object&, const py::object&) {

@@ -134,6 +134,77 @@ def test_iterators_match_a_model(open_db):
     assert list(db.iterator(include_value=False, start=lo, stop=hi)) == [k for k in keys if lo <= k < hi]
 
 
+def expected_after_seek(keys, lo, hi, include_start, include_stop, reverse, target):
+    """What a model says an iterator over [lo, hi) (with the include flags)
+    yields after seek(target)."""
+    def inside(k):
+        return ((lo is None or k > lo or (include_start and k == lo)) and
+                (hi is None or k < hi or (include_stop and k == hi)))
+    in_range = [k for k in keys if inside(k)]
+    if reverse:
+        return [k for k in reversed(in_range) if k <= target]
+    return [k for k in in_range if k >= target]
+
+
+def test_seeks_land_where_a_model_says(open_db):
+    db = open_db()
+    keys = sorted(fill(db, 400))[::2]  # every other key present
+    for k in sorted(fill(db, 400)):
+        if k not in keys:
+            db.delete(k)
+    db.compact_range(start=key(0), stop=key(200))  # half in tables, half not
+    targets = [b"", key(0), key(1), key(57), key(100), key(101), key(250), key(398), key(399), b"zzz"]
+    ranges = [(None, None, True, False), (key(100), key(300), True, False),
+              (key(100), key(300), False, True), (key(101), key(299), True, True)]
+    for lo, hi, include_start, include_stop in ranges:
+        for reverse in (False, True):
+            it = db.iterator(include_value=False, reverse=reverse, start=lo, stop=hi,
+                             include_start=include_start, include_stop=include_stop)
+            for target in targets:
+                it.seek(target)
+                want = expected_after_seek(keys, lo, hi, include_start, include_stop, reverse, target)
+                assert list(it) == want, (lo, hi, include_start, include_stop, reverse, target)
+            every = expected_after_seek(keys, lo, hi, include_start, include_stop, False, b"")
+            it.seek_to_start()
+            assert next(it, None) == (every[0] if every else None)
+            it.seek_to_stop()
+            assert next(it, None) == (every[-1] if every else None)
+
+
+def test_a_refreshed_iterator_reads_what_a_new_one_would(open_db):
+    db = open_db()
+    model = fill(db, 1000)
+    it = db.iterator(start=key(100), stop=key(900))
+    snap = db.snapshot()
+    at_snapshot = snap.iterator(include_value=False)
+    assert len(list(it)) == 800  # exhausted; refresh starts it again
+    for round_ in range(4):
+        for i in range(round_, 1000, 7):
+            db.put(key(i), b"r%d" % round_)
+            model[key(i)] = b"r%d" % round_
+        for i in range(round_ * 3, 1000, 11):
+            db.delete(key(i))
+            model.pop(key(i), None)
+        if round_ == 2:
+            db.compact_range()
+        it.refresh()
+        want = [(k, model[k]) for k in sorted(model) if key(100) <= k < key(900)]
+        assert list(it) == want
+        assert list(it) == []  # until the next refresh
+        at_snapshot.refresh()
+        assert list(at_snapshot) == [key(i) for i in range(1000)]
+    it.refresh()
+    it.seek(key(500))
+    assert next(it)[0] == min(k for k in model if k >= key(500))
+    it.close()
+    with pytest.raises(jigsawdb.Error, match="closed"):
+        it.refresh()
+    with pytest.raises(jigsawdb.Error, match="closed"):
+        it.seek(key(1))
+    at_snapshot.close()
+    snap.release()
+
+
 def test_snapshots_keep_what_they_saw(open_db):
     db = open_db()
     model = fill(db, 500)
