@@ -62,6 +62,40 @@ class UserKeyIterator final : public Iterator {
   Status error_;
 };
 
+// libraft 0.15's TCP transport parses "host:port" with strtok, whose state
+// is the process's: two replicas of one process connecting at once (each
+// on its own loop thread) could each connect to a port parsed from the
+// other's address. Every call into the transport that parses an address
+// -- listen and connect -- runs under one lock.
+std::mutex transport_parse_mutex;
+int (*tcp_listen)(struct raft_uv_transport*, raft_uv_accept_cb) = nullptr;
+int (*tcp_connect)(struct raft_uv_transport*, struct raft_uv_connect*, raft_id, const char*,
+                   raft_uv_connect_cb) = nullptr;
+
+int SerializedListen(struct raft_uv_transport* transport, raft_uv_accept_cb cb) {
+  std::lock_guard<std::mutex> lock(transport_parse_mutex);
+  return tcp_listen(transport, cb);
+}
+
+int SerializedConnect(struct raft_uv_transport* transport, struct raft_uv_connect* req, raft_id id,
+                      const char* address, raft_uv_connect_cb cb) {
+  std::lock_guard<std::mutex> lock(transport_parse_mutex);
+  return tcp_connect(transport, req, id, address, cb);
+}
+
+// Routes a TCP transport's listen and connect through the lock above.
+void SerializeAddressParsing(struct raft_uv_transport* transport) {
+  std::lock_guard<std::mutex> lock(transport_parse_mutex);
+  if (transport->listen != &SerializedListen) {
+    tcp_listen = transport->listen;
+    transport->listen = &SerializedListen;
+  }
+  if (transport->connect != &SerializedConnect) {
+    tcp_connect = transport->connect;
+    transport->connect = &SerializedConnect;
+  }
+}
+
 Status RaftStatus(int rv, const char* what) {
   if (rv == RAFT_NOTLEADER || rv == RAFT_LEADERSHIPLOST) return Status::IOError(kNotLeaderMessage, what);
   if (rv == RAFT_SHUTDOWN) return Status::IOError(what, "the replica is closing");
@@ -182,6 +216,7 @@ Status ReplicatedDBImpl::Start() {
   rv = raft_uv_tcp_init(&transport_, &loop_);
   if (rv != 0) return RaftStatus(rv, "raft_uv_tcp_init");
   transport_ready_ = true;
+  SerializeAddressParsing(&transport_);
   const std::string raft_dir = options_.dir + "/raft";
   rv = raft_uv_init(&io_, &loop_, raft_dir.c_str(), &transport_);
   if (rv != 0) return Status::IOError("raft_uv_init", io_.errmsg);

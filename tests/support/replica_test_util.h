@@ -25,10 +25,9 @@
 namespace jigsaw::test {
 
 // A loopback port nothing is bound to now, below the kernel's ephemeral
-// range: a port from that range, once its replica closes, can become the
-// local end of another socket's connect() (even a connection to itself) or
-// another test's pick, and a replica reopened on it would then receive
-// messages meant for another. Each process starts at its own offset.
+// range: a port from that range, while its replica is closed, can become
+// the local end of an outgoing connection or another test's pick, and the
+// replica could not reopen on it. Each process starts at its own offset.
 inline int FreePort() {
   static int next = -1;
   int low = 32768;
