@@ -227,12 +227,7 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
         return;
       }
       if (range_.stop.has_value() && target.compare(*range_.stop) >= 0) return PositionAtEdge(true);
-      it_->Seek(target);
-      if (!it_->Valid()) {
-        if (it_->status().ok()) it_->SeekToLast();
-      } else if (it_->key().compare(target) > 0) {
-        it_->Prev();
-      }
+      SeekAtOrBefore(target);
     });
   }
 
@@ -327,15 +322,21 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
       }
       return;
     }
-    it_->SeekToLast();
     // An inclusive stop: the engine bound is open; start at the stop.
     if (range_.stop.has_value() && range_.include_stop) {
-      it_->Seek(*range_.stop);
-      if (!it_->Valid()) {
-        if (it_->status().ok()) it_->SeekToLast();
-      } else if (it_->key().compare(*range_.stop) > 0) {
-        it_->Prev();
-      }
+      SeekAtOrBefore(*range_.stop);
+    } else {
+      it_->SeekToLast();
+    }
+  }
+
+  // Positions at the last key <= target.
+  void SeekAtOrBefore(const Slice& target) {
+    it_->Seek(target);
+    if (!it_->Valid()) {
+      if (it_->status().ok()) it_->SeekToLast();
+    } else if (it_->key().compare(target) > 0) {
+      it_->Prev();
     }
   }
 
