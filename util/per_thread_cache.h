@@ -63,6 +63,9 @@ class PerThreadCache {
     }
     // The object, or nullptr for an empty lease.
     const T* get() const { return held_ != nullptr ? held_->get() : nullptr; }
+    // A reference of the caller's own to the object (null for an empty
+    // lease): it outlives the lease and any Invalidate().
+    std::shared_ptr<const T> Share() const { return held_ != nullptr ? *held_ : nullptr; }
 
    private:
     friend class PerThreadCache;

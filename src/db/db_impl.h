@@ -480,7 +480,12 @@ class DBImpl final : public DB {
   // older value, or one deleted, instead. Writes up to the sequence that
   // the state lacks went into a memtable switched in after it: all newer
   // than everything the state holds, so the view is still a prefix.
+  // The state is the one a Get of this thread would read (its lease on
+  // read_state_cache_), or the published one.
   ReadView GetReadView(const ReadOptions& options) EXCLUDES(mutex_);
+  // True if a view GetReadView took now would read what `view` does (the
+  // same state and sequence); takes no lock and no reference.
+  bool IsCurrentReadView(const ReadOptions& options, const ReadView& view) EXCLUDES(mutex_);
   // The published read state (a copy taken under read_state_mutex_).
   std::shared_ptr<const ReadState> PublishedReadState() const EXCLUDES(read_state_mutex_);
   // The sequence a read loads after its state: the snapshot's, or the

@@ -94,10 +94,25 @@ void DBImpl::PublishReadState() {
 
 DBImpl::ReadView DBImpl::GetReadView(const ReadOptions& options) {
   ReadView view;
-  view.pin = PublishedReadState();
+  {
+    // The state a Get on this thread would read, taken from the thread's
+    // lease without read_state_mutex_ (which every reading core would
+    // otherwise pass between them).
+    const PerThreadCache<ReadState>::Lease lease = read_state_cache_.Acquire([this] { return PublishedReadState(); });
+    view.pin = lease.get() != nullptr ? lease.Share() : PublishedReadState();
+  }
   view.state = view.pin.get();
   view.sequence = ReadSequence(options);
   return view;
+}
+
+bool DBImpl::IsCurrentReadView(const ReadOptions& options, const ReadView& view) {
+  const PerThreadCache<ReadState>::Lease lease = read_state_cache_.Acquire([this] { return PublishedReadState(); });
+  if (lease.get() == nullptr) {
+    const ReadView now = GetReadView(options);
+    return now.state == view.state && now.sequence == view.sequence;
+  }
+  return lease.get() == view.state && ReadSequence(options) == view.sequence;
 }
 
 std::shared_ptr<const DBImpl::ReadState> DBImpl::PublishedReadState() const {
@@ -115,7 +130,10 @@ SequenceNumber DBImpl::ReadSequence(const ReadOptions& options) const {
 
 DBImpl::ReadView DBImpl::GetCompleteReadView() {
   for (;;) {
-    ReadView view = GetReadView(ReadOptions());
+    ReadView view;
+    view.pin = PublishedReadState();
+    view.state = view.pin.get();
+    view.sequence = ReadSequence(ReadOptions());
     MutexLock lock(&read_state_mutex_);
     if (read_state_ == view.pin) return view;
   }
@@ -344,9 +362,8 @@ class DBImpl::ViewProbe final : public SeekProbe {
   }
   std::unique_ptr<InternalIterator> NewMerge() override { return db_->NewMerge(options_, view_, &tombstones_); }
   std::unique_ptr<SeekProbe> Renew() override {
-    ReadView view = db_->GetReadView(options_);
-    if (view.state == view_.state && view.sequence == view_.sequence) return nullptr;
-    return std::make_unique<ViewProbe>(db_, options_, std::move(view));
+    if (db_->IsCurrentReadView(options_, view_)) return nullptr;
+    return std::make_unique<ViewProbe>(db_, options_, db_->GetReadView(options_));
   }
   SequenceNumber sequence() const override { return view_.sequence; }
   // Told how many moves an iterator made, which reads owed L0 compactions charge.

@@ -1249,6 +1249,36 @@ TEST_P(DBTest, ARefreshedIteratorReadsWhatANewOneWould) {
   }
 }
 
+// A reading thread keeps its read state cached between reads; a refresh
+// there still sees what another thread wrote, flushed and compacted.
+TEST_P(DBTest, ARefreshSeesWhatAnotherThreadWroteAndCompacted) {
+  Open();
+  ASSERT_TRUE(db_->Put(WriteOptions(), "a", "1").ok());
+  auto it = db_->NewIterator(ReadOptions());
+  std::string value;
+  ASSERT_TRUE(db_->Get(ReadOptions(), "a", &value).ok());  // this thread's cached state
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    const std::string key = "b" + std::to_string(round);
+    std::thread writer([&] {
+      ASSERT_TRUE(db_->Put(WriteOptions(), key, "2").ok());
+      if (round > 0) {
+        ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+      }
+    });
+    writer.join();
+    ASSERT_TRUE(it->Refresh().ok());
+    it->Seek(key);
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), key);
+    EXPECT_EQ(it->value().ToString(), "2");
+    int keys = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
+    EXPECT_EQ(keys, round + 2);
+    ASSERT_TRUE(db_->Get(ReadOptions(), key, &value).ok());
+  }
+}
+
 TEST_P(DBTest, IteratorBoundsShowOnlyTheKeysBetweenThem) {
   Open();
   std::map<std::string, std::string> model;
