@@ -73,12 +73,16 @@ class KeyMaker {
   size_t key_size_;
 };
 
-// What one thread measured.
-struct ThreadStats {
+// What one thread measured. Each thread's own cache lines: the counters
+// change at every operation, and threads sharing a line would pass it
+// between their cores each time (a cost the engines would be charged).
+struct alignas(64) ThreadStats {
   uint64_t ops = 0, bytes = 0, found = 0;
   std::vector<uint32_t> latencies_ns;
   std::string error;
+  std::atomic<uint64_t> progress{0};  // ops, published every kProgressEvery for the progress line
 };
+constexpr uint64_t kProgressEvery = 4096;
 
 // Runs op(thread, i, rng, stats) for i in [0, per_thread) on `threads`
 // threads and merges what they measured; progress on stderr.
@@ -86,7 +90,6 @@ template <typename Op>
 Result MeasureParallel(const std::string& engine, const std::string& benchmark, int threads, uint64_t per_thread,
                        bool record, Op op) {
   std::vector<ThreadStats> stats(static_cast<size_t>(threads));
-  std::atomic<uint64_t> done{0};
   const auto start = std::chrono::steady_clock::now();
   auto body = [&](int t) {
     ThreadStats& st = stats[static_cast<size_t>(t)];
@@ -109,11 +112,16 @@ Result MeasureParallel(const std::string& engine, const std::string& benchmark, 
         last_end = end;
       }
       ++st.ops;
-      const uint64_t total = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (t != 0 || total % 4096 != 0) continue;
+      // No counter shared by the threads: each publishes its own count now
+      // and then, and thread 0 adds them up for the progress line.
+      if (st.ops % kProgressEvery != 0) continue;
+      st.progress.store(st.ops, std::memory_order_relaxed);
+      if (t != 0) continue;
       const auto now = std::chrono::steady_clock::now();
       if (now - last_report > std::chrono::seconds(2)) {
         last_report = now;
+        uint64_t total = 0;
+        for (const ThreadStats& other : stats) total += other.progress.load(std::memory_order_relaxed);
         std::fprintf(stderr, "  ... %s %s: %" PRIu64 "/%" PRIu64 " ops\n", engine.c_str(), benchmark.c_str(), total,
                      per_thread * static_cast<uint64_t>(threads));
       }
