@@ -12,8 +12,8 @@
 #endif
 
 #include <filesystem>
-#include <mutex>
 
+#include "bench/idle_pool.h"
 #include "jigsaw/db.h"
 #include "jigsaw/table_file_writer.h"
 
@@ -54,38 +54,26 @@ namespace {
 
 // Iterators kept between seeks and short scans by engines that can refresh
 // one to the latest writes (JigsawDB's and RocksDB's Iterator::Refresh), as
-// LMDB's engine keeps its cursors: an operation takes an idle one,
-// refreshed, or a new one (`make`), and gives it back. Destroy the pool
-// before its database.
+// LMDB's engine keeps its cursors: an operation takes one of its thread's
+// idle ones, refreshed, or a new one (`make`), and gives it back. Destroy
+// the pool before its database.
 template <typename It>
 class IteratorPool {
  public:
   template <typename Make>
   std::unique_ptr<It> Take(Make&& make) {
     std::unique_ptr<It> it;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!idle_.empty()) {
-        it = std::move(idle_.back());
-        idle_.pop_back();
-      }
-    }
-    if (it == nullptr || !it->Refresh().ok()) it.reset(make());
+    if (!idle_.Take(&it) || it == nullptr || !it->Refresh().ok()) it.reset(make());
     return it;
   }
-  void GiveBack(std::unique_ptr<It> it) {
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_.push_back(std::move(it));
-  }
+  void GiveBack(std::unique_ptr<It> it) { idle_.GiveBack(std::move(it)); }
   // Idle iterators pin what they last read: dropped after each benchmark.
   void Clear() {
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_.clear();
+    idle_.Drain([](std::unique_ptr<It>& it) { it.reset(); });
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::unique_ptr<It>> idle_;
+  IdlePool<std::unique_ptr<It>> idle_;
 };
 
 class JigsawEngine final : public Engine {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/engines.h"
+#include "bench/idle_pool.h"
 
 namespace jigsaw::bench {
 
@@ -62,10 +63,10 @@ class LmdbEngine final : public Engine {
 
   // Contract: no operation is in flight (every pooled transaction is idle).
   ~LmdbEngine() override {
-    for (Reader& r : idle_) {
+    idle_.Drain([](Reader& r) {
       if (r.cursor != nullptr) mdb_cursor_close(r.cursor);
       mdb_txn_abort(r.txn);
-    }
+    });
     if (env_ != nullptr) mdb_env_close(env_);
   }
 
@@ -251,13 +252,7 @@ class LmdbEngine final : public Engine {
   // Takes an idle read transaction from the pool (or begins one) and
   // renews it: a snapshot of the latest commit. Give it back with Return.
   int Checkout(Reader* r) {
-    {
-      std::lock_guard<std::mutex> lock(pool_mu_);
-      if (!idle_.empty()) {
-        *r = idle_.back();
-        idle_.pop_back();
-      }
-    }
+    if (!idle_.Take(r)) *r = Reader();
     if (r->txn == nullptr) {
       const int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &r->txn);
       if (rc != MDB_SUCCESS) r->txn = nullptr;
@@ -280,8 +275,7 @@ class LmdbEngine final : public Engine {
   // Ends the reader's snapshot (its reader slot stays reserved) and pools it.
   void Return(const Reader& r) {
     mdb_txn_reset(r.txn);
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    idle_.push_back(r);
+    idle_.GiveBack(r);
   }
 
   // Frees a reader that failed to renew.
@@ -298,8 +292,7 @@ class LmdbEngine final : public Engine {
   uint64_t map_size_ = 0;
   std::mutex write_mu_;
   bool durable_ = false;  // MDB_NOSYNC is off; guarded by write_mu_
-  std::mutex pool_mu_;
-  std::vector<Reader> idle_;  // reset read transactions; guarded by pool_mu_
+  IdlePool<Reader> idle_;  // reset read transactions, each thread's own
 };
 
 }  // namespace
