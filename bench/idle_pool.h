@@ -1,17 +1,19 @@
 // IdlePool<T>: objects an engine adapter keeps between operations -- its
 // iterators, its read transactions -- so that an operation reuses one
 // instead of making it. Each thread gives back to and takes from a shard
-// of its own (on cache lines of its own), so the threads of a benchmark do
-// not contend on the pool: its cost is not charged to the engine.
+// of its own, on cache lines of its own, without a lock, as an application
+// thread keeps its own cursor or transaction: the pool's cost is not
+// charged to the engine.
 #ifndef JIGSAW_BENCH_IDLE_POOL_H_
 #define JIGSAW_BENCH_IDLE_POOL_H_
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "util/per_thread_cache.h"  // ThreadSlot
 
 namespace jigsaw::bench {
 
@@ -21,40 +23,49 @@ class IdlePool {
   // Moves one of the calling thread's idle objects into *item; false if
   // it has none.
   bool Take(T* item) {
-    Shard& shard = Mine();
-    std::lock_guard<std::mutex> lock(shard.mu);
-    if (shard.idle.empty()) return false;
-    *item = std::move(shard.idle.back());
-    shard.idle.pop_back();
-    return true;
+    return OnMyShard([&](std::vector<T>& idle) {
+      if (idle.empty()) return false;
+      *item = std::move(idle.back());
+      idle.pop_back();
+      return true;
+    });
   }
   void GiveBack(T item) {
-    Shard& shard = Mine();
-    std::lock_guard<std::mutex> lock(shard.mu);
-    shard.idle.push_back(std::move(item));
+    OnMyShard([&](std::vector<T>& idle) {
+      idle.push_back(std::move(item));
+      return true;
+    });
   }
-  // Hands every idle object of every thread to drop(T&), then forgets it.
+  // Hands every idle object to drop(T&), then forgets it. Requires that no
+  // Take or GiveBack runs meanwhile (between benchmarks, at destruction).
   template <typename Drop>
   void Drain(Drop&& drop) {
-    for (Shard& shard : shards_) {
-      std::lock_guard<std::mutex> lock(shard.mu);
-      for (T& item : shard.idle) drop(item);
-      shard.idle.clear();
-    }
+    auto drain = [&](std::vector<T>& idle) {
+      for (T& item : idle) drop(item);
+      idle.clear();
+    };
+    for (Shard& shard : shards_) drain(shard.idle);
+    std::lock_guard<std::mutex> lock(shared_mu_);
+    drain(shared_);
   }
 
  private:
-  static constexpr size_t kShards = 64;  // more threads share shards, still correctly
   struct alignas(64) Shard {
-    std::mutex mu;
-    std::vector<T> idle;
+    std::vector<T> idle;  // touched only by the thread owning the slot
   };
-  Shard& Mine() {
-    static std::atomic<size_t> next_thread{0};
-    thread_local const size_t index = next_thread.fetch_add(1, std::memory_order_relaxed) % kShards;
-    return shards_[index];
+  // A shard per ThreadSlot (a live thread's own; a slot, and what its
+  // shard holds, passes to a later thread only after its owner exited);
+  // threads beyond kThreadSlots share one list under a lock.
+  template <typename Op>
+  bool OnMyShard(Op&& op) {
+    const size_t slot = ThreadSlot();
+    if (slot != kNoThreadSlot) return op(shards_[slot].idle);
+    std::lock_guard<std::mutex> lock(shared_mu_);
+    return op(shared_);
   }
-  std::array<Shard, kShards> shards_;
+  std::array<Shard, kThreadSlots> shards_;
+  std::mutex shared_mu_;
+  std::vector<T> shared_;
 };
 
 }  // namespace jigsaw::bench
