@@ -92,17 +92,14 @@ TEST_F(ReplicatedDBTest, AClosedLeaderIsReplacedAndResumesWhereItStopped) {
 TEST_F(ReplicatedDBTest, AReplicaWhoseAddressIsTakenFailsToOpenAndLeavesNothingRunning) {
   const int port = std::stoi(cluster_.server(0).address.substr(cluster_.server(0).address.rfind(':') + 1));
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
+  const sockaddr_in addr = test::LoopbackAddress(port);
+  const bool taken = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0 && ::listen(fd, 4) == 0;
   std::unique_ptr<ReplicatedDB> db;
-  const Status s = ReplicatedDB::Open(cluster_.OptionsFor(0, true), &db);
+  const Status s = taken ? ReplicatedDB::Open(cluster_.OptionsFor(0, true), &db) : Status::OK();
+  ::close(fd);
+  ASSERT_TRUE(taken) << "could not listen on " << port;
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(db, nullptr);
-  ::close(fd);
   OpenReplica(0);  // the same directory opens once the address is free
   EXPECT_NE(replica(0), nullptr);
 }

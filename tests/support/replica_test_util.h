@@ -24,6 +24,15 @@
 
 namespace jigsaw::test {
 
+// 127.0.0.1:port.
+inline sockaddr_in LoopbackAddress(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
 // A loopback port nothing is bound to now, below the kernel's ephemeral
 // range: a port from that range, while its replica is closed, can become
 // the local end of an outgoing connection or another test's pick, and the
@@ -41,11 +50,8 @@ inline int FreePort() {
   for (int tries = 0; tries < span; ++tries) {
     const int port = first + (next++ % span);
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    const sockaddr_in addr = LoopbackAddress(port);
+    const bool free = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
     ::close(fd);
     if (free) return port;
   }

@@ -222,7 +222,8 @@ class PyIterator final : public Closable, public std::enable_shared_from_this<Py
     const std::string target = AsSlice(target_bytes).ToString();
     WithIterator([&] {
       if (!reverse_) {
-        if (range_.start.has_value() && target.compare(*range_.start) < 0) return PositionAtEdge(false);
+        // Below the range the engine's lower bound seeks to the start, and
+        // Next steps over an excluded start.
         it_->Seek(target);
         return;
       }
