@@ -15,16 +15,15 @@ class Zipfian {
  public:
   explicit Zipfian(uint64_t n, double theta = 0.99) : n_(n) {
     for (uint64_t i = 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
-    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
+    zeta2_ = 1.0 + 1.0 / std::pow(2.0, theta);
     alpha_ = 1.0 / (1.0 - theta);
-    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan_);
-    second_bound_ = 1.0 + std::pow(0.5, theta);
+    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2_ / zetan_);
   }
   uint64_t Next(std::mt19937_64* rng) const {
     const double u = std::uniform_real_distribution<double>(0, 1)(*rng);
     const double uz = u * zetan_;
     if (uz < 1.0) return 0;
-    if (uz < second_bound_) return 1;
+    if (uz < zeta2_) return 1;
     const auto v = static_cast<uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
     return std::min(v, n_ - 1);
   }
@@ -32,7 +31,7 @@ class Zipfian {
  private:
   uint64_t n_;
   double zetan_ = 0, alpha_ = 0, eta_ = 0;
-  double second_bound_ = 0;  // zeta(2) = 1 + 0.5^theta: below it, u * zeta(n) picks rank 0 or 1
+  double zeta2_ = 0;  // 1 + 2^-theta: below it, u * zeta(n) picks rank 0 or 1
 };
 
 // Scatters Zipfian ranks over the key space (YCSB's scrambled Zipfian), so
